@@ -1,0 +1,49 @@
+"""Paydesk: the application factory."""
+from __future__ import annotations
+
+from flask import Flask
+from flask_wtf.csrf import CSRFProtect
+
+from app.config import INSTANCE, Config
+from app.payments.services import Deps
+from app.providers.simulator import PROVIDERS
+from app.store.db import make_engine
+from app.store.repository import UnitOfWork
+from app.util import utcnow
+
+csrf = CSRFProtect()
+
+
+def create_app(config: Config | None = None) -> Flask:
+    """Build the web application: configuration, database, blueprints and CLI."""
+    config = config or Config()
+    app = Flask(__name__, template_folder="../templates", static_folder="../static",
+                instance_path=str(INSTANCE))
+    app.config.from_object(config)
+    engine = make_engine(config.DATABASE_URL, pool_size=config.DB_POOL_SIZE)
+    app.extensions["paydesk"] = Deps(
+        uow=lambda write=True: UnitOfWork(engine, write=write),
+        providers=PROVIDERS,
+        clock=utcnow,
+        pending_expiry=config.PENDING_EXPIRY,
+    )
+    app.extensions["paydesk.engine"] = engine
+
+    from app.api import api
+    from app.checkout import checkout
+    from app.cli import register_cli
+
+    csrf.init_app(app)
+    csrf.exempt(api)
+    app.register_blueprint(api)
+    app.register_blueprint(checkout)
+    register_cli(app)
+
+    @app.get("/healthz")
+    def health():
+        """Load balancer check: the process answers and the database is reachable."""
+        with engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+        return {"status": "ok"}
+
+    return app

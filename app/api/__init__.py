@@ -1,0 +1,6 @@
+"""The /api/v1 JSON blueprint: parse, call the services, shape responses and errors."""
+from flask import Blueprint
+
+api = Blueprint("api", __name__, url_prefix="/api/v1")
+
+from . import routes  # noqa: E402,F401  (registers the views on the blueprint)

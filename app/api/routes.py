@@ -1,0 +1,282 @@
+"""The /api/v1 endpoints: authenticate, parse, call the services, translate errors."""
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+from flask import current_app, g, request
+
+from app.payments import services
+from app.payments.model import (
+    BankListRefused,
+    DuplicateReference,
+    FieldErrors,
+    InvalidMove,
+    Mode,
+    RefundRejected,
+    Status,
+    TransactionNotFound,
+)
+from app.payments.requests import parse_create, parse_refund
+from app.payments.sandbox import install_fixtures
+from app.store.merchants import authenticate_token, merchant_by_id
+
+from . import api
+from .idempotency import MAX_KEY_LENGTH, request_hash, run_once
+from .openapi import openapi_document
+from .shapes import create_body, json_response, method_body, refund_body, status_body
+
+AUTH_ERROR = {"error": "Authentication Error", "message": "Invalid client credentials"}
+BANKS_FAILURE = {
+    "error": "Internal Server Error",
+    "message": "An error occurred while fetching the bank list. Please contact support.",
+}
+# Transaction numbers are short; a longer path segment cannot name one.
+MAX_TX_NO_LENGTH = 100
+
+
+def deps() -> services.Deps:
+    return current_app.extensions["paydesk"]
+
+
+class BadJson(Exception):
+    """The body is not JSON (or not parseable exactly)."""
+
+
+def _reject_constant(name: str):
+    raise BadJson(f"{name} is not a valid JSON number")
+
+
+def read_json():
+    """The request body parsed exactly: numbers as Decimal, NaN and Infinity refused."""
+    raw = request.get_data(cache=True)
+    try:
+        return json.loads(raw, parse_float=Decimal, parse_constant=_reject_constant)
+    except (ValueError, BadJson, RecursionError):
+        raise FieldErrors.one("Body", "Request body must be valid JSON") from None
+
+
+@api.before_request
+def authenticate():
+    """Every endpoint needs a bearer token; it fixes the merchant and mode of everything after."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    caller = None
+    if scheme.lower() == "bearer" and token.strip():
+        with deps().uow(write=False) as uow:
+            caller = authenticate_token(uow.conn, token.strip())
+    if caller is None:
+        return json_response(AUTH_ERROR, 401)
+    g.caller = caller.__class__(caller.merchant_id, caller.mode, caller.actor, request.remote_addr)
+
+
+@api.errorhandler(FieldErrors)
+def field_errors(error: FieldErrors):
+    return json_response({"errors": error.errors}, 400)
+
+
+@api.errorhandler(RefundRejected)
+def refund_rejected(error: RefundRejected):
+    return json_response({"error": str(error)}, 400)
+
+
+@api.errorhandler(TransactionNotFound)
+def not_found(error: TransactionNotFound):
+    return json_response({"error": str(error)}, 404)
+
+
+@api.errorhandler(DuplicateReference)
+def duplicate_reference(error: DuplicateReference):
+    return json_response({"error": str(error), "transactionId": error.existing_tx_no}, 409)
+
+
+@api.errorhandler(InvalidMove)
+def invalid_move(error: InvalidMove):
+    return json_response({"error": str(error)}, 409)
+
+
+@api.errorhandler(404)
+def unknown_path(_error):
+    return json_response({"error": "Not found"}, 404)
+
+
+@api.errorhandler(405)
+def wrong_method(_error):
+    return json_response({"error": "Method not allowed"}, 405)
+
+
+@api.errorhandler(413)
+def too_large(_error):
+    return json_response({"errors": {"Body": ["Request body is too large"]}}, 413)
+
+
+def idempotency_key() -> str | None:
+    """The Idempotency-Key header, checked; None when absent."""
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        return None
+    if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
+        raise FieldErrors.one("Idempotency-Key",
+                              f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable characters")
+    return key
+
+
+def idempotent(body, run, answer_from):
+    """Run the request under its Idempotency-Key, if it has one."""
+    key = idempotency_key()
+    if key is None:
+        return run(None)
+    fingerprint = request_hash(request.method, request.path, body)
+    return run_once(deps(), g.caller, key, fingerprint, run, answer_from)
+
+
+@api.post("/transactions")
+def create_transaction():
+    """Create a payment or payout; 200 with the create response."""
+    body = read_json()
+    checkout_url = current_app.config["CHECKOUT_URL"]
+
+    def answer(tx):
+        return json_response(create_body(tx, checkout_url))
+
+    def run(on_created):
+        try:
+            parsed = parse_create(body)
+            tx = services.create_transaction(deps(), g.caller, parsed, on_created)
+        except (FieldErrors, DuplicateReference) as error:
+            return current_app.handle_user_exception(error)
+        return answer(tx)
+
+    return idempotent(body, run, answer)
+
+
+@api.get("/transactions/<path:tx_no>/status")
+def transaction_status(tx_no: str):
+    """The stored status of a transaction (a refund's too), read without calling the provider."""
+    if len(tx_no) > MAX_TX_NO_LENGTH or not tx_no.isprintable():
+        raise TransactionNotFound(tx_no[:MAX_TX_NO_LENGTH])
+    return json_response(status_body(services.get_status(deps(), g.caller, tx_no)))
+
+
+@api.post("/transactions/refund")
+def refund_transaction():
+    """Refund a Captured payment in full or in part; 200 with the refund response."""
+    body = read_json()
+
+    def answer(refund):
+        return json_response(refund_body(refund))
+
+    def run(on_created):
+        try:
+            parsed = parse_refund(body)
+            refund = services.refund(deps(), g.caller, parsed, on_created)
+        except (FieldErrors, RefundRejected) as error:
+            return current_app.handle_user_exception(error)
+        return answer(refund)
+
+    return idempotent(body, run, answer)
+
+
+@api.post("/transactions/banks")
+def banks():
+    """The banks of a payout method for a currency (and country), cacheable for an hour."""
+    try:
+        body = read_json()
+    except FieldErrors:
+        return _bank_validation("Request body must be a JSON object")
+    if not isinstance(body, dict):
+        return _bank_validation("Request body must be a JSON object")
+    unknown = sorted(set(body) - {"paymentMethod", "currency", "country"})
+    if unknown:
+        return _bank_validation(f"Unknown field {unknown[0][:64]}")
+    method, currency, country = body.get("paymentMethod"), body.get("currency"), body.get("country")
+    if method is None or method == "":
+        return _bank_validation("Payment method is required")
+    if currency is None or currency == "":
+        return _bank_validation("Currency is required")
+    for label, value in (("Payment method", method), ("Currency", currency), ("Country", country)):
+        if value is not None and (not isinstance(value, str) or len(value) > 100
+                                  or not value.isprintable()):
+            return _bank_validation(f"{label} must be a string of at most 100 characters")
+    try:
+        found = services.list_banks(deps(), g.caller, method, currency, country or None)
+    except BankListRefused as error:
+        return _bank_validation(str(error))
+    except Exception:  # the provider's failure, answered as the interface shows
+        current_app.logger.exception("bank list failed for %s", method)
+        return json_response(BANKS_FAILURE, 500)
+    response = json_response([{"code": b.code, "name": b.name} for b in found])
+    response.headers["Cache-Control"] = "private, max-age=3600"
+    response.add_etag()
+    return response.make_conditional(request)
+
+
+def _bank_validation(message: str):
+    return json_response({"error": "Validation Error", "message": message}, 400)
+
+
+@api.get("/payment-methods")
+def payment_methods():
+    """The token's merchant's payment methods."""
+    with deps().uow(write=False) as uow:
+        methods = uow.methods.list(g.caller.merchant_id)
+    return json_response([method_body(m) for m in methods])
+
+
+def _sandbox_only():
+    if g.caller.mode is not Mode.SANDBOX:
+        return json_response({"error": "Sandbox only"}, 403)
+    return None
+
+
+SANDBOX_OUTCOMES = {Status.CAPTURED, Status.DECLINED, Status.FAILED, Status.AUTHORIZED,
+                    Status.CHARGEBACK}
+
+
+@api.post("/sandbox/transactions/<path:tx_no>/outcome")
+def sandbox_outcome(tx_no: str):
+    """Move a sandbox payment or payout as its provider would, with its webhook."""
+    refused = _sandbox_only()
+    if refused:
+        return refused
+    body = read_json()
+    if not isinstance(body, dict):
+        raise FieldErrors.one("Body", "Request body must be a JSON object")
+    unknown = sorted(set(body) - {"status", "declineReason"})
+    if unknown:
+        raise FieldErrors({k[:64]: ["Unknown field"] for k in unknown})
+    words = ", ".join(s.value for s in sorted(SANDBOX_OUTCOMES))
+    try:
+        status = Status(body.get("status"))
+    except ValueError:
+        status = None
+    if status not in SANDBOX_OUTCOMES:
+        raise FieldErrors.one("Status", f"Status must be one of {words}")
+    reason = body.get("declineReason")
+    if reason is not None and (not isinstance(reason, str) or not reason.strip()
+                               or len(reason) > 100 or not reason.isprintable()):
+        raise FieldErrors.one("DeclineReason", "DeclineReason must be a text of at most 100 characters")
+    if len(tx_no) > MAX_TX_NO_LENGTH or not tx_no.isprintable():
+        raise TransactionNotFound(tx_no[:MAX_TX_NO_LENGTH])
+    tx = services.move_by_provider(deps(), g.caller, tx_no, status, reason, source="sandbox")
+    return json_response(status_body(tx))
+
+
+@api.post("/sandbox/reset")
+def sandbox_reset():
+    """Restore the sandbox test transactions to their starting states."""
+    refused = _sandbox_only()
+    if refused:
+        return refused
+    with deps().uow() as uow:
+        merchant = merchant_by_id(uow.conn, g.caller.merchant_id)
+        install_fixtures(uow, merchant.id, merchant.default_callback_url, deps().clock())
+        uow.audit(merchant.id, Mode.SANDBOX, g.caller.actor, "sandbox.reset", ip=g.caller.ip)
+        uow.commit()
+    return json_response({"status": "ok", "message": "Sandbox test transactions restored"})
+
+
+@api.get("/openapi.json")
+def openapi():
+    """The OpenAPI 3.1 description of this API."""
+    return json_response(openapi_document(current_app.config["BASE_URL"]))

@@ -1,0 +1,79 @@
+"""Response bodies exactly as the interface names their fields."""
+from __future__ import annotations
+
+from flask import Response
+
+from app.payments.model import Kind, PaymentMethod, Transaction
+from app.payments.money import quantize
+from app.util import dumps, iso_utc
+
+
+def json_response(body, status: int = 200, headers: dict | None = None) -> Response:
+    """A JSON response written with exact amounts."""
+    response = Response(dumps(body), status=status, mimetype="application/json")
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def create_body(tx: Transaction, checkout_url: str) -> dict:
+    """Create response; the interface writes the initial status in upper case."""
+    what = "Payout" if tx.kind is Kind.PAYOUT else "Transaction"
+    return {
+        "transactionId": tx.tx_no,
+        "reference": tx.reference,
+        "currency": tx.currency,
+        "amount": quantize(tx.amount, tx.currency),
+        "status": "PENDING",
+        "message": f"{what} created",
+        "checkoutUrl": f"{checkout_url}/{tx.tx_no}",
+    }
+
+
+def status_body(tx: Transaction) -> dict:
+    """Status response, PascalCase as the interface shows it."""
+    return {
+        "TransactionId": tx.tx_no,
+        "Status": tx.status.value,
+        "Amount": quantize(tx.amount, tx.currency),
+        "Currency": tx.currency,
+        "Reference": tx.reference,
+        "DeclineReason": tx.decline_reason,
+        "CreatedAt": iso_utc(tx.created_at),
+        "ProviderTransactionId": tx.provider_transaction_id,
+        "ProviderStatus": tx.provider_status,
+        "ProviderMessage": tx.provider_message,
+        "SuccessUrl": tx.success_url,
+        "PendingUrl": tx.pending_url,
+        "FailureUrl": tx.failure_url,
+        "UserDefinedField1": tx.udf1,
+        "UserDefinedField2": tx.udf2,
+        "UserDefinedField3": tx.udf3,
+    }
+
+
+def refund_body(refund: Transaction) -> dict:
+    """Refund response: the refund's state after the provider's immediate answer."""
+    return {
+        "refundTxNo": refund.tx_no,
+        "originalTxNo": refund.original_tx_no,
+        "amount": quantize(refund.amount, refund.currency),
+        "currency": refund.currency,
+        "status": refund.status.value,
+        "message": refund.provider_message or "Refund is being processed",
+        "providerRefundId": refund.provider_transaction_id,
+        "createdAt": iso_utc(refund.created_at),
+    }
+
+
+def method_body(method: PaymentMethod) -> dict:
+    """An element of GET /payment-methods."""
+    return {
+        "id": method.method_id,
+        "name": method.name,
+        "kind": method.kind,
+        "currencies": method.currencies,
+        "countries": method.countries,
+        "bankList": bool(method.bank_list),
+        "partialRefunds": method.partial_refunds,
+    }

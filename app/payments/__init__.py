@@ -1,0 +1,1 @@
+"""The rules of the payment interface: money, statuses, moves, refunds. No Flask, no SQL."""

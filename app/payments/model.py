@@ -1,0 +1,283 @@
+"""Transactions as the interface shows them: statuses, kinds, allowed moves, decline reasons, domain errors."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+
+import secrets
+
+from .money import fits_currency, format_amount, minor_digits
+
+
+class Status(StrEnum):
+    """Transaction status words, exactly as the interface writes them."""
+
+    PENDING = "Pending"
+    CAPTURED = "Captured"
+    FAILED = "Failed"
+    DECLINED = "Declined"
+    REFUNDED = "Refunded"
+    AUTHORIZED = "Authorized"
+    CHARGEBACK = "Chargeback"
+
+
+class Kind(StrEnum):
+    """What a transaction is; the webhook's transactionType is its title-cased value."""
+
+    PAYMENT = "payment"
+    PAYOUT = "payout"
+    REFUND = "refund"
+
+    @property
+    def transaction_type(self) -> str:
+        """The webhook's transactionType word: Payment, Payout or Refund."""
+        return self.value.title()
+
+
+class Mode(StrEnum):
+    """Every token, transaction and webhook secret is live or sandbox."""
+
+    LIVE = "live"
+    SANDBOX = "sandbox"
+
+
+COMMON_DECLINE_REASONS = (
+    "Transaction Expired",
+    "Payment Cancelled By User",
+    "Declined By Bank",
+    "Insufficient Funds",
+    "Provider Error",
+    "Country Not Supported On Payment Method",
+    "Currency Not Supported",
+    "Payment Method Not Available",
+    "Invalid Card Details",
+    "Card Expired",
+    "3DS Authentication Failed",
+    "Suspected Fraud",
+    "Daily Limit Exceeded",
+    "Restricted Card",
+)
+EXPIRED = "Transaction Expired"
+
+# The moves a payment or payout may make through its provider (checkout, sandbox
+# helper, worker). Refunded is reached only through refunds, never set directly.
+PAYMENT_MOVES: dict[Status, frozenset[Status]] = {
+    Status.PENDING: frozenset({Status.AUTHORIZED, Status.CAPTURED, Status.DECLINED, Status.FAILED}),
+    Status.AUTHORIZED: frozenset({Status.CAPTURED, Status.DECLINED, Status.FAILED}),
+    Status.CAPTURED: frozenset({Status.CHARGEBACK}),
+}
+REFUND_MOVES: dict[Status, frozenset[Status]] = {
+    Status.PENDING: frozenset({Status.CAPTURED, Status.FAILED, Status.DECLINED}),
+}
+# Refunds that hold part of the original: Failed and Declined ones free their amount.
+ACTIVE_REFUND_STATUSES = (Status.PENDING, Status.CAPTURED)
+FINAL_REFUND_STATUSES = frozenset({Status.CAPTURED, Status.FAILED, Status.DECLINED})
+DECLINE_STATUSES = frozenset({Status.DECLINED, Status.FAILED})
+
+
+def can_move(kind: Kind, current: Status, target: Status) -> bool:
+    """Whether a transaction of this kind may move from current to target."""
+    moves = REFUND_MOVES if kind is Kind.REFUND else PAYMENT_MOVES
+    return target in moves.get(current, frozenset())
+
+
+TX_NO_PREFIX = {Kind.PAYMENT: "PAY", Kind.PAYOUT: "POU", Kind.REFUND: "RFD"}
+
+
+def new_tx_no(kind: Kind) -> str:
+    """A fresh, unguessable transaction number, e.g. RFD-9F2C41D07A3B5E68."""
+    return f"{TX_NO_PREFIX[kind]}-{secrets.token_hex(8).upper()}"
+
+
+class PaymentError(Exception):
+    """A request the rules refuse; str() is the message the merchant reads."""
+
+
+class FieldErrors(PaymentError):
+    """Field validation failures: {"Amount": ["Amount must be greater than 0"]}."""
+
+    def __init__(self, errors: dict[str, list[str]]):
+        super().__init__("; ".join(f"{k}: {', '.join(v)}" for k, v in errors.items()))
+        self.errors = errors
+
+    @classmethod
+    def one(cls, field_name: str, message: str) -> "FieldErrors":
+        """A single field's single error."""
+        return cls({field_name: [message]})
+
+
+class RefundRejected(PaymentError):
+    """A refund refused by one of the interface's refund rules (HTTP 400 {error})."""
+
+
+class TransactionNotFound(PaymentError):
+    """No transaction with this number for this merchant and mode."""
+
+    def __init__(self, tx_no: str):
+        super().__init__(f"Transaction with TxNo {tx_no} not found")
+        self.tx_no = tx_no
+
+
+class DuplicateReference(PaymentError):
+    """A create whose reference the merchant already used in this mode."""
+
+    def __init__(self, reference: str, existing_tx_no: str):
+        super().__init__(f"Transaction with reference {reference} already exists")
+        self.existing_tx_no = existing_tx_no
+
+
+class ReferenceTaken(PaymentError):
+    """The store refused a second transaction with the same reference (a race the service resolves)."""
+
+
+class InvalidMove(PaymentError):
+    """A status change the transaction's current state does not allow."""
+
+    def __init__(self, tx_no: str, current: Status, target: Status):
+        super().__init__(f"Transaction {tx_no} cannot move from {current} to {target}")
+
+
+class BankListRefused(PaymentError):
+    """The bank list endpoint's Validation Error, with its message."""
+
+
+@dataclass
+class RefundState:
+    """What the refund rules need of an original transaction."""
+
+    tx_no: str
+    kind: Kind
+    status: Status
+    amount: Decimal
+    currency: str
+    refunded_or_pending: Decimal
+    partial_refunds: bool
+    payment_method: str = ""
+
+    @property
+    def remaining_refundable(self) -> Decimal:
+        """Original amount minus refunds that are Pending or Captured."""
+        return self.amount - self.refunded_or_pending
+
+
+def check_refund(original: RefundState | None, tx_no: str, amount: Decimal) -> None:
+    """Apply the refund rules in the interface's order; raise on the first that fails.
+
+    Rule 3 (amount > 0) is field validation and runs before this, as decided.
+    """
+    if original is None:
+        raise RefundRejected(f"Original transaction with TxNo {tx_no} not found")
+    if original.kind is not Kind.PAYMENT:
+        raise RefundRejected(
+            f"Only payments can be refunded; transaction {tx_no} is a {original.kind.value}"
+        )
+    if original.status is not Status.CAPTURED:
+        raise RefundRejected(
+            f"Transaction must be in Captured status to be refunded. Current status: {original.status}"
+        )
+    currency = original.currency
+    if not fits_currency(amount, currency):
+        raise FieldErrors.one(
+            "Amount", f"Amount has more decimal places than {currency} allows ({minor_digits(currency)})"
+        )
+    if amount > original.amount:
+        raise RefundRejected(
+            f"Refund amount ({format_amount(amount, currency)}) cannot exceed original "
+            f"transaction amount ({format_amount(original.amount, currency)})"
+        )
+    if amount > original.remaining_refundable:
+        raise RefundRejected(
+            f"Refund amount ({format_amount(amount, currency)}) exceeds remaining refundable "
+            f"amount ({format_amount(original.remaining_refundable, currency)})"
+        )
+    if not original.partial_refunds and amount != original.amount:
+        raise RefundRejected(
+            f"Partial refunds are not supported for payment method {original.payment_method}"
+        )
+
+
+def original_after_refunds(original_amount: Decimal, captured_refunds: Decimal) -> Status:
+    """Captured refunds reaching the original amount make it Refunded; below, it stays Captured."""
+    return Status.REFUNDED if captured_refunds >= original_amount else Status.CAPTURED
+
+
+@dataclass
+class Outcome:
+    """A provider's answer about a transaction: where it now stands and what it said."""
+
+    status: Status
+    provider_transaction_id: str | None = None
+    provider_status: str | None = None
+    provider_message: str | None = None
+    decline_reason: str | None = None
+    # When the provider has not decided yet: ask again at this time.
+    check_again_at: datetime | None = None
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class PaymentMethod:
+    """A merchant's payment method: a card method or a payout method."""
+
+    method_id: str
+    name: str
+    kind: str  # "card" | "payout"
+    currencies: list[str]
+    countries: list[str]  # alpha-2; empty means any
+    bank_list: str | None  # bank data source, None when the method has no bank list
+    account_rule: str | None
+    partial_refunds: bool
+    provider: str = "simulator"
+
+    @property
+    def is_payout(self) -> bool:
+        """Payout methods send money out; card methods take it in."""
+        return self.kind == "payout"
+
+
+@dataclass
+class Transaction:
+    """A payment, payout or refund as stored."""
+
+    merchant_id: int
+    mode: Mode
+    tx_no: str
+    kind: Kind
+    status: Status
+    amount: Decimal
+    currency: str
+    reference: str
+    payment_method: str
+    created_at: datetime
+    updated_at: datetime
+    id: int | None = None
+    statement_descriptor: str | None = None
+    callback_url: str | None = None
+    billing: dict = field(default_factory=dict)
+    payment_details: dict = field(default_factory=dict)
+    original_id: int | None = None
+    original_tx_no: str | None = None
+    decline_reason: str | None = None
+    provider_transaction_id: str | None = None
+    provider_status: str | None = None
+    provider_message: str | None = None
+    success_url: str | None = None
+    pending_url: str | None = None
+    failure_url: str | None = None
+    udf1: str | None = None
+    udf2: str | None = None
+    udf3: str | None = None
+    created_by: str = "api"
+    provider_check_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is acting: the merchant and mode every read and write is scoped to."""
+
+    merchant_id: int
+    mode: Mode
+    actor: str  # "api:<token prefix>" or a dashboard user's e-mail
+    ip: str | None = None

@@ -1,0 +1,422 @@
+"""The operations of the interface: plain values in, results out, one unit of work each.
+
+The API and the dashboard both call these, so a rule or a message never differs between them.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from app.providers.banks import Bank, BankListError, is_known_bank, resolve_country
+from app.providers.base import Provider, ProviderUnavailable
+
+from .accounts import AccountNumberError, validate_account_number
+from .model import (
+    DECLINE_STATUSES,
+    EXPIRED,
+    BankListRefused,
+    Caller,
+    DuplicateReference,
+    FieldErrors,
+    InvalidMove,
+    Kind,
+    Outcome,
+    PaymentMethod,
+    ReferenceTaken,
+    RefundState,
+    Status,
+    Transaction,
+    TransactionNotFound,
+    can_move,
+    check_refund,
+    new_tx_no,
+    original_after_refunds,
+)
+from .money import from_minor
+from .requests import CreateRequest, RefundRequest
+
+# A refund the web process committed but has not yet settled with the provider
+# is left alone by the worker for this long; after it, the worker takes it over.
+RECOVERY_GRACE = timedelta(seconds=30)
+# While one worker asks the provider about a transaction, others skip it this long.
+CLAIM_FOR = timedelta(seconds=30)
+
+
+@dataclass
+class Deps:
+    """What the services need: units of work, providers, a clock, the expiry window."""
+
+    uow: Callable[..., Any]  # uow(write=True) -> app.store.repository.UnitOfWork
+    providers: Mapping[str, Provider]
+    clock: Callable[[], datetime]
+    pending_expiry: timedelta = timedelta(minutes=30)
+
+
+# A hook the caller may pass to run inside the unit of work that creates a
+# transaction (the API links its Idempotency-Key record to it there).
+OnCreated = Callable[[Any, Transaction], None] | None
+
+
+def get_status(deps: Deps, caller: Caller, tx_no: str) -> Transaction:
+    """The stored transaction (no provider call); TransactionNotFound outside the caller's scope."""
+    with deps.uow(write=False) as uow:
+        tx = uow.transactions.get(caller.merchant_id, caller.mode, tx_no)
+    if tx is None:
+        raise TransactionNotFound(tx_no)
+    return tx
+
+
+def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
+                       on_created: OnCreated = None) -> Transaction:
+    """Create a payment or payout in Pending and open it at the provider."""
+    now = deps.clock()
+    with deps.uow() as uow:
+        method = uow.methods.get(caller.merchant_id, request.payment.payment_method)
+        _check_method(deps, method, request)
+        kind = Kind.PAYOUT if method.is_payout else Kind.PAYMENT
+        tx = Transaction(
+            merchant_id=caller.merchant_id,
+            mode=caller.mode,
+            tx_no=new_tx_no(kind),
+            kind=kind,
+            status=Status.PENDING,
+            amount=request.amount,
+            currency=request.currency,
+            reference=request.reference,
+            payment_method=method.method_id,
+            created_at=now,
+            updated_at=now,
+            statement_descriptor=request.statement_descriptor,
+            callback_url=request.callback_url,
+            billing=_billing_dict(request),
+            payment_details=_payout_details(deps, method, request),
+            success_url=request.success_url,
+            pending_url=request.pending_url,
+            failure_url=request.failure_url,
+            udf1=request.user_defined_fields[0],
+            udf2=request.user_defined_fields[1],
+            udf3=request.user_defined_fields[2],
+            created_by=caller.actor,
+        )
+        outcome = deps.providers[method.provider].create(tx, method)
+        _take_provider_answer(tx, outcome)
+        try:
+            uow.transactions.add(tx)
+        except ReferenceTaken:
+            existing = _existing_reference(deps, caller, request.reference)
+            raise DuplicateReference(request.reference, existing) from None
+        uow.record_history(tx, None, caller.actor)
+        if kind is Kind.PAYOUT:
+            uow.audit(caller.merchant_id, caller.mode, caller.actor, "payout.create", tx.tx_no,
+                      tx.amount, tx.currency, {"method": method.method_id}, caller.ip)
+        if on_created:
+            on_created(uow, tx)
+        uow.commit()
+    return tx
+
+
+def _existing_reference(deps: Deps, caller: Caller, reference: str) -> str:
+    with deps.uow(write=False) as uow:
+        return uow.transactions.find_by_reference(caller.merchant_id, caller.mode, reference)
+
+
+def _check_method(deps: Deps, method: PaymentMethod | None, request: CreateRequest) -> None:
+    """The method must exist, take the currency and country, and get the fields its kind needs."""
+    if method is None:
+        raise FieldErrors.one(
+            "Payment.PaymentMethod", f"Payment method {request.payment.payment_method} not found"
+        )
+    errors: dict[str, list[str]] = {}
+    if request.currency not in method.currencies:
+        errors["Currency"] = [
+            f"Currency {request.currency} is not supported by payment method {method.method_id}"
+        ]
+    country = request.billing.country
+    if country and method.countries and country not in method.countries:
+        errors["Billing.Country"] = [
+            f"Country {country} is not supported by payment method {method.method_id}"
+        ]
+    payment = request.payment
+    if method.is_payout:
+        if request.transaction_action != "PAYMENT":
+            errors["TransactionAction"] = [
+                f"TransactionAction must be PAYMENT for payout method {method.method_id}"
+            ]
+        if not payment.holder:
+            errors["Payment.Holder"] = ["Payment.Holder is required for payouts"]
+        if not payment.account_number:
+            errors["Payment.AccountNumber"] = ["Payment.AccountNumber is required for payouts"]
+        if method.bank_list and not payment.bank:
+            errors["Payment.Bank"] = [f"Payment.Bank is required for payment method {method.method_id}"]
+        if not method.bank_list and payment.bank:
+            errors["Payment.Bank"] = [f"Payment method {method.method_id} does not take a bank"]
+    else:
+        if request.transaction_action is not None:
+            errors["TransactionAction"] = ["TransactionAction applies to payout methods only"]
+        for label, value in (("Payment.Bank", payment.bank), ("Payment.Holder", payment.holder),
+                             ("Payment.AccountNumber", payment.account_number)):
+            if value is not None:
+                errors[label] = [f"{label} applies to payout methods only"]
+    if errors:
+        raise FieldErrors(errors)
+
+
+def _payout_details(deps: Deps, method: PaymentMethod, request: CreateRequest) -> dict:
+    """Checked destination account of a payout: bank from the method's list, number by its rule."""
+    if not method.is_payout:
+        return {}
+    payment = request.payment
+    errors: dict[str, list[str]] = {}
+    if method.bank_list and not is_known_bank(method.bank_list, payment.bank, request.billing.country):
+        errors["Payment.Bank"] = [
+            f"Bank {payment.bank} is not in the bank list of payment method {method.method_id}"
+        ]
+    account = payment.account_number
+    if method.account_rule:
+        try:
+            account = validate_account_number(method.account_rule, account, payment.bank)
+        except AccountNumberError as error:
+            errors["Payment.AccountNumber"] = [str(error)]
+    if errors:
+        raise FieldErrors(errors)
+    return {"bank": payment.bank, "holder": payment.holder, "accountNumber": account}
+
+
+def _billing_dict(request: CreateRequest) -> dict:
+    billing = request.billing
+    data = {
+        "firstName": billing.first_name,
+        "lastName": billing.last_name,
+        "email": billing.email,
+        "customerReference": billing.customer_reference,
+    }
+    if billing.country:
+        data["country"] = billing.country
+    return data
+
+
+def refund(deps: Deps, caller: Caller, request: RefundRequest,
+           on_created: OnCreated = None) -> Transaction:
+    """Check the refund rules and commit a Pending refund under a lock on the original, then settle it.
+
+    The provider is asked after the commit, never while the lock is held; if it
+    cannot answer, the refund stays Pending and the worker finishes it.
+    """
+    now = deps.clock()
+    with deps.uow() as uow:
+        original = uow.transactions.get(caller.merchant_id, caller.mode, request.tx_no, for_update=True)
+        check_refund(_refund_state(uow, original), request.tx_no, request.amount)
+        new_refund = Transaction(
+            merchant_id=caller.merchant_id,
+            mode=caller.mode,
+            tx_no=new_tx_no(Kind.REFUND),
+            kind=Kind.REFUND,
+            status=Status.PENDING,
+            amount=request.amount,
+            currency=original.currency,
+            reference=original.reference,
+            payment_method=original.payment_method,
+            created_at=now,
+            updated_at=now,
+            callback_url=original.callback_url,
+            original_id=original.id,
+            original_tx_no=original.tx_no,
+            udf1=request.reason,
+            udf2=request.description,
+            created_by=caller.actor,
+            provider_check_at=now + RECOVERY_GRACE,
+        )
+        uow.transactions.add(new_refund)
+        uow.record_history(new_refund, None, caller.actor)
+        uow.audit(caller.merchant_id, caller.mode, caller.actor, "refund.create", new_refund.tx_no,
+                  new_refund.amount, new_refund.currency,
+                  {"originalTxNo": original.tx_no, "reason": request.reason}, caller.ip)
+        if on_created:
+            on_created(uow, new_refund)
+        uow.commit()
+    return settle_with_provider(deps, new_refund.id, source="provider")
+
+
+def _refund_state(uow, original: Transaction | None) -> RefundState | None:
+    if original is None:
+        return None
+    method = uow.methods.get(original.merchant_id, original.payment_method)
+    return RefundState(
+        tx_no=original.tx_no,
+        kind=original.kind,
+        status=original.status,
+        amount=original.amount,
+        currency=original.currency,
+        refunded_or_pending=from_minor(uow.transactions.refund_total(original.id), original.currency),
+        partial_refunds=method.partial_refunds if method else True,
+        payment_method=original.payment_method,
+    )
+
+
+def settle_with_provider(deps: Deps, tx_id: int, *, source: str) -> Transaction:
+    """Ask the provider where a Pending transaction stands and record its answer."""
+    with deps.uow(write=False) as uow:
+        tx = uow.transactions.get_by_id(tx_id)
+        original = uow.transactions.get_by_id(tx.original_id) if tx.original_id else None
+        method = uow.methods.get(tx.merchant_id, tx.payment_method)
+    if tx.status is not Status.PENDING:
+        return tx
+    provider = deps.providers[method.provider if method else "simulator"]
+    now = deps.clock()
+    try:
+        if tx.kind is Kind.REFUND and tx.provider_transaction_id is None:
+            outcome = provider.refund(tx, original, now)  # never reached the provider: submit it
+        else:
+            outcome = provider.status(tx, original, now)
+    except ProviderUnavailable as error:
+        return _provider_unavailable(deps, tx, str(error))
+    return apply_outcome(deps, tx_id, outcome, source=source)
+
+
+def _provider_unavailable(deps: Deps, tx: Transaction, message: str) -> Transaction:
+    """Keep the transaction Pending and ask again later."""
+    with deps.uow() as uow:
+        current = uow.transactions.get_by_id(tx.id, for_update=True)
+        if current.status is Status.PENDING:
+            current.provider_message = message[:500]
+            current.provider_check_at = deps.clock() + CLAIM_FOR
+            current.updated_at = deps.clock()
+            uow.transactions.save_state(current)
+            uow.commit()
+        return current
+
+
+def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
+                  strict: bool = False) -> Transaction:
+    """Record a provider's answer: status, history, webhook and, for refunds, the original's status.
+
+    All of it is one database transaction. A move the current status does not
+    allow is ignored (another process already settled it) unless strict.
+    """
+    with deps.uow() as uow:
+        peek = uow.transactions.get_by_id(tx_id)
+        # Lock the original before the refund: the order refund creation uses too.
+        original = (uow.transactions.get_by_id(peek.original_id, for_update=True)
+                    if peek.original_id else None)
+        tx = uow.transactions.get_by_id(tx_id, for_update=True)
+        now = deps.clock()
+        if outcome.status is tx.status:
+            if tx.status is Status.PENDING:
+                _take_provider_answer(tx, outcome)
+                if tx.kind is not Kind.PAYMENT and tx.provider_check_at is None:
+                    tx.provider_check_at = now + CLAIM_FOR  # the provider still owes an answer
+                tx.updated_at = now
+                uow.transactions.save_state(tx)
+                uow.commit()
+            return tx
+        if not can_move(tx.kind, tx.status, outcome.status):
+            if strict:
+                raise InvalidMove(tx.tx_no, tx.status, outcome.status)
+            return tx
+        previous = tx.status
+        tx.status = outcome.status
+        tx.decline_reason = outcome.decline_reason if outcome.status in DECLINE_STATUSES else None
+        _take_provider_answer(tx, outcome)
+        tx.provider_check_at = None
+        tx.updated_at = now
+        uow.transactions.save_state(tx)
+        uow.record_history(tx, previous, source, outcome.provider_message)
+        uow.enqueue_webhook(tx)
+        if tx.kind is Kind.REFUND and tx.status is Status.CAPTURED:
+            _settle_original(uow, original, now, source)
+        uow.commit()
+    return tx
+
+
+def _settle_original(uow, original: Transaction, now: datetime, source: str) -> None:
+    """A full refund moves the original to Refunded; partial ones leave it Captured."""
+    captured = from_minor(uow.transactions.refund_total(original.id, (Status.CAPTURED,)),
+                          original.currency)
+    if original.status is Status.CAPTURED and \
+            original_after_refunds(original.amount, captured) is Status.REFUNDED:
+        original.status = Status.REFUNDED
+        original.updated_at = now
+        uow.transactions.save_state(original)
+        uow.record_history(original, Status.CAPTURED, source, "Refunded in full")
+
+
+def _take_provider_answer(tx: Transaction, outcome: Outcome) -> None:
+    tx.provider_transaction_id = outcome.provider_transaction_id or tx.provider_transaction_id
+    tx.provider_status = outcome.provider_status
+    tx.provider_message = outcome.provider_message
+    tx.provider_check_at = outcome.check_again_at
+
+
+def move_by_provider(deps: Deps, caller: Caller, tx_no: str, status: Status,
+                     decline_reason: str | None, source: str) -> Transaction:
+    """Move a payment or payout as its provider would (sandbox helper, hosted checkout)."""
+    tx = get_status(deps, caller, tx_no)
+    if tx.kind is Kind.REFUND:
+        raise InvalidMove(tx.tx_no, tx.status, status)
+    if status in DECLINE_STATUSES and not decline_reason:
+        decline_reason = "Declined By Bank" if status is Status.DECLINED else "Provider Error"
+    outcome = Outcome(
+        status,
+        provider_transaction_id=tx.provider_transaction_id,
+        provider_status=status.value.upper(),
+        provider_message=f"{status.value} by {source}",
+        decline_reason=decline_reason,
+    )
+    return apply_outcome(deps, tx.id, outcome, source=source, strict=True)
+
+
+def run_due_provider_checks(deps: Deps, limit: int = 100) -> int:
+    """Worker: settle Pending transactions whose provider answer is due (async, crashed, payouts)."""
+    now = deps.clock()
+    with deps.uow(write=False) as uow:
+        due = uow.transactions.due_provider_checks(now, limit)
+    settled = 0
+    for tx_id in due:
+        with deps.uow() as uow:
+            claimed = uow.transactions.claim_provider_check(tx_id, now, now + CLAIM_FOR)
+            uow.commit()
+        if claimed:
+            settle_with_provider(deps, tx_id, source="worker")
+            settled += 1
+    return settled
+
+
+def expire_pending(deps: Deps, limit: int = 100) -> int:
+    """Worker: Pending payments and payouts past the window become Declined, Transaction Expired."""
+    now = deps.clock()
+    with deps.uow(write=False) as uow:
+        ids = uow.transactions.expired_pending(now - deps.pending_expiry, limit)
+    outcome = Outcome(Status.DECLINED, provider_status="EXPIRED",
+                      provider_message="Transaction expired before completion", decline_reason=EXPIRED)
+    for tx_id in ids:
+        apply_outcome(deps, tx_id, replace(outcome), source="worker")
+    return len(ids)
+
+
+def list_banks(deps: Deps, caller: Caller, payment_method: str, currency: str,
+               country: str | None) -> list[Bank]:
+    """The banks of a payout method for a currency (and country); BankListRefused when it cannot."""
+    with deps.uow(write=False) as uow:
+        method = uow.methods.get(caller.merchant_id, payment_method)
+    if method is None:
+        raise BankListRefused("Payment method not found. Please check your payment method from request")
+    if not method.bank_list:
+        raise BankListRefused(f"Payment method {method.method_id} does not support bank lists")
+    if currency not in method.currencies:
+        raise BankListRefused(
+            f"Currency {currency} is not supported by payment method {method.method_id}")
+    alpha2 = None
+    if country is not None:
+        try:
+            alpha2 = resolve_country(country)
+        except BankListError as error:
+            raise BankListRefused(error.message) from None
+        if method.countries and alpha2 not in method.countries:
+            raise BankListRefused(
+                f"Country {alpha2} is not supported by payment method {method.method_id}")
+    try:
+        return deps.providers[method.provider].banks(method, currency, alpha2)
+    except BankListError as error:
+        raise BankListRefused(error.message) from None

@@ -1,0 +1,1 @@
+"""Payment providers behind one small interface, and the simulator that serves sandbox and demo."""

@@ -1,0 +1,77 @@
+"""The simulator provider: answers like a real one, decided by the sandbox test numbers."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from app.payments.model import Kind, Outcome, PaymentMethod, Status, Transaction
+
+from .banks import Bank, bank_list
+
+# How long asynchronous answers (SBX-REFUND-ASYNC refunds, payouts) take to settle.
+SETTLE_AFTER = timedelta(seconds=2)
+
+DECLINE_REFUNDS = "SBX-REFUND-DECLINED"
+FAIL_REFUNDS = "SBX-REFUND-FAILED"
+ASYNC_REFUNDS = "SBX-REFUND-ASYNC"
+
+
+class SimulatorProvider:
+    """A provider with no network: hosted checkout, refunds and payouts answered from rules."""
+
+    name = "simulator"
+
+    def create(self, tx: Transaction, method: PaymentMethod) -> Outcome:
+        """Open a checkout session (payments) or queue a payout that settles shortly."""
+        if tx.kind is Kind.PAYOUT:
+            return Outcome(
+                Status.PENDING,
+                provider_transaction_id=f"sim_{tx.tx_no}",
+                provider_status="PROCESSING",
+                provider_message="Payout accepted for processing",
+                check_again_at=tx.created_at + SETTLE_AFTER,
+            )
+        return Outcome(
+            Status.PENDING,
+            provider_transaction_id=f"sim_{tx.tx_no}",
+            provider_status="CREATED",
+            provider_message="Awaiting customer at checkout",
+        )
+
+    def refund(self, refund: Transaction, original: Transaction, now: datetime) -> Outcome:
+        """Captured at once, except for the sandbox numbers that decline, fail or answer later."""
+        provider_id = f"simr_{refund.tx_no}"
+        if original.tx_no == DECLINE_REFUNDS:
+            return Outcome(Status.DECLINED, provider_id, "DECLINED", "Refund declined by the issuer",
+                           decline_reason="Declined By Bank")
+        if original.tx_no == FAIL_REFUNDS:
+            return Outcome(Status.FAILED, provider_id, "ERROR", "Refund could not be processed",
+                           decline_reason="Provider Error")
+        if original.tx_no == ASYNC_REFUNDS and now < refund.created_at + SETTLE_AFTER:
+            return Outcome(Status.PENDING, provider_id, "PROCESSING", "Refund is being processed",
+                           check_again_at=refund.created_at + SETTLE_AFTER)
+        return Outcome(Status.CAPTURED, provider_id, "SUCCESS", "Refund processed successfully")
+
+    def status(self, tx: Transaction, original: Transaction | None, now: datetime) -> Outcome:
+        """Refunds answer as refund() does; payouts are paid once they have settled."""
+        if tx.kind is Kind.REFUND:
+            assert original is not None
+            return self.refund(tx, original, now)
+        if tx.kind is Kind.PAYOUT and tx.status is Status.PENDING:
+            if now >= tx.created_at + SETTLE_AFTER:
+                return Outcome(Status.CAPTURED, tx.provider_transaction_id, "PAID", "Payout paid")
+            return Outcome(Status.PENDING, tx.provider_transaction_id, "PROCESSING",
+                           "Payout accepted for processing", check_again_at=tx.created_at + SETTLE_AFTER)
+        return Outcome(tx.status, tx.provider_transaction_id, tx.provider_status, tx.provider_message,
+                       decline_reason=tx.decline_reason)
+
+    def banks(self, method: PaymentMethod, currency: str, country: str | None) -> list[Bank]:
+        """Real bank data for the method's bank list source."""
+        return bank_list(method.bank_list, currency, country)
+
+
+PROVIDERS = {"simulator": SimulatorProvider()}
+
+
+def provider_for(method_provider: str):
+    """The provider registered under this name."""
+    return PROVIDERS[method_provider]

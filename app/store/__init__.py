@@ -1,0 +1,1 @@
+"""Storage: SQLAlchemy Core tables, the engine, repositories and the unit of work."""

@@ -1,0 +1,186 @@
+"""Merchants and their credentials: API tokens, webhook secrets, inbox keys, dashboard users."""
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from argon2 import PasswordHasher
+from sqlalchemy import Connection, insert, select, update
+
+from app.payments.methods import DEFAULT_METHODS
+from app.payments.model import Caller, Mode
+from app.payments.sandbox import install_fixtures
+from app.util import utcnow
+
+from .repository import UnitOfWork
+from .tables import api_tokens, merchants, users, webhook_secrets
+
+ROLES = ("support", "finance", "payouts", "admin")
+TOKEN_PREFIX = {Mode.LIVE: "pd_live_", Mode.SANDBOX: "pd_test_"}
+password_hasher = PasswordHasher()  # Argon2id with the library's current parameters
+
+
+@dataclass
+class NewMerchant:
+    """Everything `merchant create` prints; the tokens are never shown again."""
+
+    merchant_id: int
+    name: str
+    live_token: str
+    sandbox_token: str
+    live_webhook_secret: str
+    sandbox_webhook_secret: str
+    inbox_url: str
+
+    def as_json(self) -> dict:
+        """The CLI's --json keys."""
+        return {
+            "merchantId": self.merchant_id,
+            "liveToken": self.live_token,
+            "sandboxToken": self.sandbox_token,
+            "liveWebhookSecret": self.live_webhook_secret,
+            "sandboxWebhookSecret": self.sandbox_webhook_secret,
+            "inboxUrl": self.inbox_url,
+        }
+
+
+def hash_token(token: str) -> str:
+    """Stored form of an API token (256 random bits, so SHA-256 suffices)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_webhook_secret() -> str:
+    """A Standard Webhooks secret: whsec_ and 24 random bytes in base64."""
+    import base64
+
+    return "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
+
+
+def inbox_url(base_url: str, inbox_key: str) -> str:
+    """Where the merchant's inbox receives webhooks."""
+    return f"{base_url}/inbox/{inbox_key}"
+
+
+def issue_token(conn: Connection, merchant_id: int, mode: Mode, label: str = "") -> str:
+    """Create an API token and return it; only its hash is kept."""
+    token = TOKEN_PREFIX[mode] + secrets.token_urlsafe(32)
+    conn.execute(
+        insert(api_tokens).values(
+            merchant_id=merchant_id,
+            mode=mode.value,
+            token_hash=hash_token(token),
+            prefix=token[:12],
+            label=label,
+            created_at=utcnow(),
+        )
+    )
+    return token
+
+
+def revoke_token(conn: Connection, merchant_id: int, token_id: int) -> bool:
+    """Revoke one of the merchant's tokens; False when it is not theirs or already revoked."""
+    result = conn.execute(
+        update(api_tokens)
+        .where(api_tokens.c.id == token_id, api_tokens.c.merchant_id == merchant_id,
+               api_tokens.c.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+    )
+    return result.rowcount == 1
+
+
+def add_webhook_secret(conn: Connection, merchant_id: int, mode: Mode) -> str:
+    """Create a merchant's webhook secret for the mode and return it."""
+    secret = new_webhook_secret()
+    conn.execute(
+        insert(webhook_secrets).values(
+            merchant_id=merchant_id, mode=mode.value, secret=secret, created_at=utcnow()
+        )
+    )
+    return secret
+
+
+def rotate_webhook_secret(conn: Connection, merchant_id: int, mode: Mode,
+                          overlap: timedelta = timedelta(hours=24)) -> str:
+    """A new secret; the old ones keep signing beside it for `overlap` so receivers can switch."""
+    now = utcnow()
+    conn.execute(
+        update(webhook_secrets)
+        .where(webhook_secrets.c.merchant_id == merchant_id, webhook_secrets.c.mode == mode.value,
+               webhook_secrets.c.expires_at.is_(None))
+        .values(expires_at=now + overlap)
+    )
+    return add_webhook_secret(conn, merchant_id, mode)
+
+
+def active_webhook_secrets(conn: Connection, merchant_id: int, mode: Mode,
+                           now: datetime | None = None) -> list[str]:
+    """Secrets that sign deliveries now, newest first."""
+    now = now or utcnow()
+    rows = conn.execute(
+        select(webhook_secrets.c.secret)
+        .where(webhook_secrets.c.merchant_id == merchant_id, webhook_secrets.c.mode == mode.value,
+               (webhook_secrets.c.expires_at.is_(None)) | (webhook_secrets.c.expires_at > now))
+        .order_by(webhook_secrets.c.id.desc())
+    )
+    return list(rows.scalars())
+
+
+def authenticate_token(conn: Connection, token: str) -> Caller | None:
+    """The caller a bearer token stands for, or None for an unknown or revoked token."""
+    row = conn.execute(
+        select(api_tokens.c.merchant_id, api_tokens.c.mode, api_tokens.c.prefix).where(
+            api_tokens.c.token_hash == hash_token(token), api_tokens.c.revoked_at.is_(None)
+        )
+    ).first()
+    if row is None:
+        return None
+    return Caller(merchant_id=row.merchant_id, mode=Mode(row.mode), actor=f"api:{row.prefix}")
+
+
+def create_merchant(uow: UnitOfWork, name: str, base_url: str) -> NewMerchant:
+    """A merchant with tokens and secrets for both modes, the default methods and sandbox fixtures."""
+    now = utcnow()
+    inbox_key = secrets.token_urlsafe(24)
+    merchant_id = uow.conn.execute(
+        insert(merchants)
+        .values(name=name, inbox_key=inbox_key, created_at=now,
+                default_callback_url=inbox_url(base_url, inbox_key))
+        .returning(merchants.c.id)
+    ).scalar_one()
+    for method in DEFAULT_METHODS:
+        uow.methods.add(merchant_id, method)
+    result = NewMerchant(
+        merchant_id=merchant_id,
+        name=name,
+        live_token=issue_token(uow.conn, merchant_id, Mode.LIVE, "created with the merchant"),
+        sandbox_token=issue_token(uow.conn, merchant_id, Mode.SANDBOX, "created with the merchant"),
+        live_webhook_secret=add_webhook_secret(uow.conn, merchant_id, Mode.LIVE),
+        sandbox_webhook_secret=add_webhook_secret(uow.conn, merchant_id, Mode.SANDBOX),
+        inbox_url=inbox_url(base_url, inbox_key),
+    )
+    install_fixtures(uow, merchant_id, inbox_url(base_url, inbox_key), now)
+    return result
+
+
+def merchant_by_name(conn: Connection, name: str):
+    """The merchant row with this name, or None."""
+    return conn.execute(select(merchants).where(merchants.c.name == name)).first()
+
+
+def merchant_by_id(conn: Connection, merchant_id: int):
+    """The merchant row with this id, or None."""
+    return conn.execute(select(merchants).where(merchants.c.id == merchant_id)).first()
+
+
+def create_user(conn: Connection, merchant_id: int, email: str, role: str, password: str) -> int:
+    """A dashboard user of the merchant, with an Argon2id password hash."""
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}")
+    return conn.execute(
+        insert(users)
+        .values(merchant_id=merchant_id, email=email.lower(), role=role,
+                password_hash=password_hasher.hash(password), created_at=utcnow())
+        .returning(users.c.id)
+    ).scalar_one()

@@ -1,0 +1,420 @@
+"""Repositories over one connection, and the unit of work that commits them together."""
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from sqlalchemy import Connection, Engine, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from app.payments.model import (
+    ACTIVE_REFUND_STATUSES,
+    Kind,
+    Mode,
+    PaymentMethod,
+    ReferenceTaken,
+    Status,
+    Transaction,
+)
+from app.payments.money import from_minor, to_minor
+from app.payments.sandbox import FIXTURE_CREATED_BY
+from app.util import dumps, utcnow
+from app.webhooks.payload import event_payload, event_type, new_webhook_id
+
+from .tables import (
+    audit_log,
+    idempotency_keys,
+    payment_methods,
+    status_history,
+    transactions,
+    webhook_events,
+)
+
+originals = transactions.alias("originals")
+
+
+def _row_to_transaction(row) -> Transaction:
+    m = row._mapping
+    return Transaction(
+        id=m["id"],
+        merchant_id=m["merchant_id"],
+        mode=Mode(m["mode"]),
+        tx_no=m["tx_no"],
+        kind=Kind(m["kind"]),
+        status=Status(m["status"]),
+        amount=from_minor(m["amount_minor"], m["currency"]),
+        currency=m["currency"],
+        reference=m["reference"],
+        payment_method=m["payment_method"],
+        created_at=m["created_at"],
+        updated_at=m["updated_at"],
+        statement_descriptor=m["statement_descriptor"],
+        callback_url=m["callback_url"],
+        billing=json.loads(m["billing"]) if m["billing"] else {},
+        payment_details=json.loads(m["payment_details"]) if m["payment_details"] else {},
+        original_id=m["original_id"],
+        original_tx_no=m.get("original_tx_no"),
+        decline_reason=m["decline_reason"],
+        provider_transaction_id=m["provider_transaction_id"],
+        provider_status=m["provider_status"],
+        provider_message=m["provider_message"],
+        success_url=m["success_url"],
+        pending_url=m["pending_url"],
+        failure_url=m["failure_url"],
+        udf1=m["udf1"],
+        udf2=m["udf2"],
+        udf3=m["udf3"],
+        created_by=m["created_by"],
+        provider_check_at=m["provider_check_at"],
+    )
+
+
+_SELECT_TX = select(transactions, originals.c.tx_no.label("original_tx_no")).outerjoin(
+    originals, originals.c.id == transactions.c.original_id
+)
+
+
+class TransactionRepository:
+    """Payments, payouts and refunds of every merchant, always read within a merchant and mode."""
+
+    def __init__(self, conn: Connection):
+        self.conn = conn
+
+    def get(self, merchant_id: int, mode: Mode, tx_no: str, *, for_update: bool = False):
+        """The transaction with this number in this merchant's mode, or None."""
+        query = _SELECT_TX.where(
+            transactions.c.merchant_id == merchant_id,
+            transactions.c.mode == mode.value,
+            transactions.c.tx_no == tx_no,
+        )
+        if for_update:
+            query = query.with_for_update(of=transactions)
+        row = self.conn.execute(query).first()
+        return _row_to_transaction(row) if row else None
+
+    def get_by_id(self, tx_id: int, *, for_update: bool = False) -> Transaction | None:
+        """The transaction with this database id (worker use: the id came from a scoped read)."""
+        query = _SELECT_TX.where(transactions.c.id == tx_id)
+        if for_update:
+            query = query.with_for_update(of=transactions)
+        row = self.conn.execute(query).first()
+        return _row_to_transaction(row) if row else None
+
+    def find_for_checkout(self, tx_no: str) -> Transaction | None:
+        """A payment by its number alone (the hosted checkout has no token); None if not exactly one."""
+        rows = self.conn.execute(
+            _SELECT_TX.where(
+                transactions.c.tx_no == tx_no,
+                transactions.c.kind == Kind.PAYMENT.value,
+                transactions.c.created_by != FIXTURE_CREATED_BY,
+            ).limit(2)
+        ).all()
+        return _row_to_transaction(rows[0]) if len(rows) == 1 else None
+
+    def find_by_reference(self, merchant_id: int, mode: Mode, reference: str) -> str | None:
+        """The tx_no of the payment or payout with this reference, if any."""
+        return self.conn.execute(
+            select(transactions.c.tx_no).where(
+                transactions.c.merchant_id == merchant_id,
+                transactions.c.mode == mode.value,
+                transactions.c.reference == reference,
+                transactions.c.kind != Kind.REFUND.value,
+            )
+        ).scalar()
+
+    def add(self, tx: Transaction) -> Transaction:
+        """Insert a new transaction; sets tx.id. Raises ReferenceTaken on a duplicate reference."""
+        try:
+            tx.id = self._insert(tx)
+        except IntegrityError as error:
+            if is_unique_violation(error):
+                raise ReferenceTaken(tx.reference) from error
+            raise
+        return tx
+
+    def _insert(self, tx: Transaction) -> int:
+        return self.conn.execute(
+            insert(transactions)
+            .values(
+                merchant_id=tx.merchant_id,
+                mode=tx.mode.value,
+                tx_no=tx.tx_no,
+                kind=tx.kind.value,
+                status=tx.status.value,
+                amount_minor=to_minor(tx.amount, tx.currency),
+                currency=tx.currency,
+                reference=tx.reference,
+                statement_descriptor=tx.statement_descriptor,
+                callback_url=tx.callback_url,
+                payment_method=tx.payment_method,
+                billing=json.dumps(tx.billing) if tx.billing else None,
+                payment_details=json.dumps(tx.payment_details) if tx.payment_details else None,
+                original_id=tx.original_id,
+                decline_reason=tx.decline_reason,
+                provider_transaction_id=tx.provider_transaction_id,
+                provider_status=tx.provider_status,
+                provider_message=tx.provider_message,
+                success_url=tx.success_url,
+                pending_url=tx.pending_url,
+                failure_url=tx.failure_url,
+                udf1=tx.udf1,
+                udf2=tx.udf2,
+                udf3=tx.udf3,
+                created_by=tx.created_by,
+                created_at=tx.created_at,
+                updated_at=tx.updated_at,
+                provider_check_at=tx.provider_check_at,
+            )
+            .returning(transactions.c.id)
+        ).scalar_one()
+
+    def save_state(self, tx: Transaction) -> None:
+        """Write back what a status change touches."""
+        self.conn.execute(
+            update(transactions)
+            .where(transactions.c.id == tx.id)
+            .values(
+                status=tx.status.value,
+                decline_reason=tx.decline_reason,
+                provider_transaction_id=tx.provider_transaction_id,
+                provider_status=tx.provider_status,
+                provider_message=tx.provider_message,
+                provider_check_at=tx.provider_check_at,
+                updated_at=tx.updated_at,
+            )
+        )
+
+    def refund_total(self, original_id: int, statuses=ACTIVE_REFUND_STATUSES) -> int:
+        """Sum (minor units) of the original's refunds in the given statuses."""
+        return self.conn.execute(
+            select(func.coalesce(func.sum(transactions.c.amount_minor), 0)).where(
+                transactions.c.original_id == original_id,
+                transactions.c.kind == Kind.REFUND.value,
+                transactions.c.status.in_([s.value for s in statuses]),
+            )
+        ).scalar_one()
+
+    def refunds_of(self, original_id: int) -> list[Transaction]:
+        """The original's refunds, oldest first."""
+        rows = self.conn.execute(
+            _SELECT_TX.where(transactions.c.original_id == original_id).order_by(transactions.c.id)
+        )
+        return [_row_to_transaction(r) for r in rows]
+
+    def due_provider_checks(self, now: datetime, limit: int = 100) -> list[int]:
+        """Ids of transactions whose provider answer is owed and due (each is then locked and re-checked)."""
+        query = (
+            select(transactions.c.id)
+            .where(transactions.c.provider_check_at <= now)
+            .order_by(transactions.c.provider_check_at)
+            .limit(limit)
+        )
+        return list(self.conn.execute(query).scalars())
+
+    def claim_provider_check(self, tx_id: int, now: datetime, until: datetime) -> bool:
+        """Take a due provider check for one worker: pushes it to `until` if still due."""
+        result = self.conn.execute(
+            update(transactions)
+            .where(transactions.c.id == tx_id, transactions.c.provider_check_at <= now)
+            .values(provider_check_at=until)
+        )
+        return result.rowcount == 1
+
+    def expired_pending(self, created_before: datetime, limit: int = 100) -> list[int]:
+        """Ids of payments and payouts still Pending that were created before the cut-off."""
+        query = (
+            select(transactions.c.id)
+            .where(
+                transactions.c.status == Status.PENDING.value,
+                transactions.c.created_at < created_before,
+                transactions.c.kind != Kind.REFUND.value,
+                transactions.c.provider_check_at.is_(None),
+                transactions.c.created_by != FIXTURE_CREATED_BY,  # sandbox fixtures stay Pending
+            )
+            .limit(limit)
+        )
+        return list(self.conn.execute(query).scalars())
+
+    def delete_sandbox_fixtures(self, merchant_id: int, tx_nos: list[str]) -> None:
+        """Remove the sandbox test transactions (and their refunds, history, events) for a reset."""
+        ids = list(
+            self.conn.execute(
+                select(transactions.c.id).where(
+                    transactions.c.merchant_id == merchant_id,
+                    transactions.c.mode == Mode.SANDBOX.value,
+                    transactions.c.tx_no.in_(tx_nos),
+                )
+            ).scalars()
+        )
+        if not ids:
+            return
+        refund_ids = list(
+            self.conn.execute(
+                select(transactions.c.id).where(transactions.c.original_id.in_(ids))
+            ).scalars()
+        )
+        all_ids = ids + refund_ids
+        from .tables import webhook_attempts  # local: only reset needs it
+
+        event_ids = select(webhook_events.c.id).where(webhook_events.c.transaction_id.in_(all_ids))
+        self.conn.execute(webhook_attempts.delete().where(webhook_attempts.c.event_id.in_(event_ids)))
+        self.conn.execute(webhook_events.delete().where(webhook_events.c.transaction_id.in_(all_ids)))
+        self.conn.execute(
+            idempotency_keys.update()
+            .where(idempotency_keys.c.transaction_id.in_(all_ids))
+            .values(transaction_id=None)
+        )
+        self.conn.execute(status_history.delete().where(status_history.c.transaction_id.in_(all_ids)))
+        self.conn.execute(transactions.delete().where(transactions.c.id.in_(refund_ids)))
+        self.conn.execute(transactions.delete().where(transactions.c.id.in_(ids)))
+
+
+class MethodRepository:
+    """A merchant's payment methods."""
+
+    def __init__(self, conn: Connection):
+        self.conn = conn
+
+    def get(self, merchant_id: int, method_id: str) -> PaymentMethod | None:
+        """The merchant's method with this identifier, or None."""
+        row = self.conn.execute(
+            select(payment_methods).where(
+                payment_methods.c.merchant_id == merchant_id,
+                payment_methods.c.method_id == method_id,
+            )
+        ).first()
+        return _row_to_method(row) if row else None
+
+    def list(self, merchant_id: int) -> list[PaymentMethod]:
+        """All the merchant's methods, card methods first."""
+        rows = self.conn.execute(
+            select(payment_methods)
+            .where(payment_methods.c.merchant_id == merchant_id)
+            .order_by(payment_methods.c.kind, payment_methods.c.method_id)
+        )
+        return [_row_to_method(r) for r in rows]
+
+    def add(self, merchant_id: int, method: PaymentMethod) -> None:
+        """Give the merchant a method."""
+        self.conn.execute(
+            insert(payment_methods).values(
+                merchant_id=merchant_id,
+                method_id=method.method_id,
+                name=method.name,
+                kind=method.kind,
+                currencies=json.dumps(method.currencies),
+                countries=json.dumps(method.countries),
+                bank_list=method.bank_list,
+                account_rule=method.account_rule,
+                partial_refunds=method.partial_refunds,
+                provider=method.provider,
+            )
+        )
+
+
+def _row_to_method(row) -> PaymentMethod:
+    m = row._mapping
+    return PaymentMethod(
+        method_id=m["method_id"],
+        name=m["name"],
+        kind=m["kind"],
+        currencies=json.loads(m["currencies"]),
+        countries=json.loads(m["countries"]),
+        bank_list=m["bank_list"],
+        account_rule=m["account_rule"],
+        partial_refunds=bool(m["partial_refunds"]),
+        provider=m["provider"],
+    )
+
+
+class UnitOfWork:
+    """One database transaction: `with UnitOfWork(engine) as uow: ...; uow.commit()`.
+
+    Leaving the block without commit() rolls back. `write=True` takes SQLite's
+    write lock at BEGIN (PostgreSQL locks rows with FOR UPDATE instead).
+    """
+
+    def __init__(self, engine: Engine, *, write: bool = True):
+        self.engine = engine
+        self.write = write
+
+    def __enter__(self) -> "UnitOfWork":
+        self.conn = self.engine.connect().execution_options(write=self.write)
+        self._tx = self.conn.begin()
+        self.transactions = TransactionRepository(self.conn)
+        self.methods = MethodRepository(self.conn)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            if self._tx.is_active:
+                self._tx.rollback()
+        finally:
+            self.conn.close()
+
+    def commit(self) -> None:
+        """Make everything done in this unit permanent."""
+        self._tx.commit()
+
+    @property
+    def is_postgres(self) -> bool:
+        """PostgreSQL (row locks, SKIP LOCKED) rather than SQLite."""
+        return self.engine.dialect.name == "postgresql"
+
+    def record_history(self, tx: Transaction, from_status: Status | None, source: str, note=None):
+        """Append a status change to the transaction's history."""
+        self.conn.execute(
+            insert(status_history).values(
+                transaction_id=tx.id,
+                from_status=from_status.value if from_status else None,
+                to_status=tx.status.value,
+                source=source,
+                note=note,
+                at=tx.updated_at,
+            )
+        )
+
+    def enqueue_webhook(self, tx: Transaction) -> None:
+        """Write the webhook event for tx's new status into the outbox, in this same transaction."""
+        if not tx.callback_url:
+            return
+        self.conn.execute(
+            insert(webhook_events).values(
+                merchant_id=tx.merchant_id,
+                mode=tx.mode.value,
+                transaction_id=tx.id,
+                webhook_id=new_webhook_id(),
+                event_type=event_type(tx),
+                url=tx.callback_url,
+                payload=dumps(event_payload(tx)),
+                state="pending",
+                attempts=0,
+                next_attempt_at=tx.updated_at,
+                created_at=tx.updated_at,
+            )
+        )
+
+    def audit(self, merchant_id, mode, actor, action, target=None, amount=None, currency=None,
+              detail=None, ip=None) -> None:
+        """Append to the audit log: who did what, for how much, from where."""
+        self.conn.execute(
+            insert(audit_log).values(
+                merchant_id=merchant_id,
+                mode=mode.value if mode else None,
+                actor=actor,
+                action=action,
+                target=target,
+                amount_minor=to_minor(amount, currency) if amount is not None else None,
+                currency=currency,
+                detail=json.dumps(detail) if detail else None,
+                ip=ip,
+                at=utcnow(),
+            )
+        )
+
+
+def is_unique_violation(error: IntegrityError) -> bool:
+    """True when the IntegrityError is a unique-constraint violation."""
+    text = str(error.orig).lower()
+    return "unique" in text or "duplicate key" in text
+

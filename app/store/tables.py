@@ -1,0 +1,277 @@
+"""Every table Paydesk stores; the Alembic migrations create exactly these."""
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.types import TypeDecorator
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+# SQLite only auto-increments INTEGER PRIMARY KEY; PostgreSQL gets BIGINT.
+Id = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class UtcDateTime(TypeDecorator):
+    """Timezone-aware UTC datetimes on both databases (SQLite keeps them as naive UTC text)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect):
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+merchants = Table(
+    "merchants",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("name", String(100), nullable=False, unique=True),
+    # Path component of the merchant's webhook inbox URL (random, not guessable).
+    Column("inbox_key", String(64), nullable=False, unique=True),
+    Column("default_callback_url", String(2048)),
+    Column("created_at", UtcDateTime(), nullable=False),
+)
+
+api_tokens = Table(
+    "api_tokens",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    # SHA-256 of the token: tokens carry 256 bits of entropy, so a fast hash is enough.
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("prefix", String(20), nullable=False),
+    Column("label", String(100), nullable=False, server_default=""),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("revoked_at", UtcDateTime()),
+)
+
+webhook_secrets = Table(
+    "webhook_secrets",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("secret", String(100), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    # A rotated secret keeps signing beside the new one until this time.
+    Column("expires_at", UtcDateTime()),
+    Index("ix_webhook_secrets_merchant_mode", "merchant_id", "mode"),
+)
+
+payment_methods = Table(
+    "payment_methods",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("method_id", String(64), nullable=False),
+    Column("name", String(100), nullable=False),
+    Column("kind", String(10), nullable=False),  # card | payout
+    Column("currencies", Text, nullable=False),  # JSON array of ISO 4217 codes
+    Column("countries", Text, nullable=False),  # JSON array of alpha-2 codes, [] = any
+    Column("bank_list", String(20)),  # bank data source ("ng", "sepa") or NULL
+    Column("account_rule", String(20)),  # nuban | iban | msisdn | NULL
+    Column("partial_refunds", Boolean, nullable=False, server_default=text("true")),
+    Column("provider", String(40), nullable=False, server_default="simulator"),
+    UniqueConstraint("merchant_id", "method_id", name="uq_payment_methods_merchant_method"),
+)
+
+transactions = Table(
+    "transactions",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("tx_no", String(40), nullable=False),
+    Column("kind", String(10), nullable=False),  # payment | payout | refund
+    Column("status", String(20), nullable=False),
+    Column("amount_minor", BigInteger, nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("reference", String(100), nullable=False),
+    Column("statement_descriptor", String(100)),
+    Column("callback_url", String(2048)),
+    Column("payment_method", String(64), nullable=False),
+    Column("billing", Text),  # JSON object
+    Column("payment_details", Text),  # JSON object: bank, holder, accountNumber
+    Column("original_id", ForeignKey("transactions.id")),
+    Column("decline_reason", String(100)),
+    Column("provider_transaction_id", String(100)),
+    Column("provider_status", String(100)),
+    Column("provider_message", String(500)),
+    Column("success_url", String(2048)),
+    Column("pending_url", String(2048)),
+    Column("failure_url", String(2048)),
+    Column("udf1", String(1000)),
+    Column("udf2", String(1000)),
+    Column("udf3", String(1000)),
+    Column("created_by", String(200), nullable=False, server_default="api"),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    # Set while the provider owes an answer (async refunds, payouts, crashed
+    # requests): the worker asks the provider again from this time on.
+    Column("provider_check_at", UtcDateTime()),
+    UniqueConstraint("merchant_id", "mode", "tx_no", name="uq_transactions_merchant_mode_tx_no"),
+    Index("ix_transactions_listing", "merchant_id", "mode", "created_at", "id"),
+    Index("ix_transactions_original", "original_id"),
+    Index("ix_transactions_provider_check", "provider_check_at"),
+    Index("ix_transactions_pending", "status", "created_at"),
+    # A reference is unique per merchant and mode among payments and payouts;
+    # refunds repeat their original's reference.
+    Index(
+        "uq_transactions_reference",
+        "merchant_id",
+        "mode",
+        "reference",
+        unique=True,
+        postgresql_where=text("kind <> 'refund'"),
+        sqlite_where=text("kind <> 'refund'"),
+    ),
+)
+
+status_history = Table(
+    "status_history",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("transaction_id", ForeignKey("transactions.id"), nullable=False, index=True),
+    Column("from_status", String(20)),
+    Column("to_status", String(20), nullable=False),
+    Column("source", String(100), nullable=False),  # api, checkout, worker, sandbox, user:<email>
+    Column("note", String(500)),
+    Column("at", UtcDateTime(), nullable=False),
+)
+
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("key", String(255), nullable=False),
+    Column("request_hash", String(64), nullable=False),
+    Column("state", String(10), nullable=False),  # running | done
+    # The transaction the request created, written in the same database
+    # transaction as it: a request that died after that commit is answered from it.
+    Column("transaction_id", ForeignKey("transactions.id")),
+    Column("response_status", Integer),
+    Column("response_body", Text),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    UniqueConstraint("merchant_id", "mode", "key", name="uq_idempotency_keys_merchant_mode_key"),
+    Index("ix_idempotency_keys_created", "created_at"),
+)
+
+webhook_events = Table(
+    "webhook_events",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("transaction_id", ForeignKey("transactions.id"), nullable=False, index=True),
+    Column("webhook_id", String(64), nullable=False, unique=True),  # stable across retries
+    Column("event_type", String(40), nullable=False),  # e.g. refund.captured
+    Column("url", String(2048), nullable=False),
+    Column("payload", Text, nullable=False),  # the exact JSON body sent
+    Column("state", String(10), nullable=False),  # pending | delivered | failed
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("next_attempt_at", UtcDateTime()),
+    Column("last_http_status", Integer),
+    Column("last_error", String(500)),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("delivered_at", UtcDateTime()),
+    Index("ix_webhook_events_due", "state", "next_attempt_at"),
+    Index("ix_webhook_events_merchant", "merchant_id", "mode", "created_at"),
+)
+
+webhook_attempts = Table(
+    "webhook_attempts",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("event_id", ForeignKey("webhook_events.id"), nullable=False, index=True),
+    Column("attempt_no", Integer, nullable=False),
+    Column("started_at", UtcDateTime(), nullable=False),
+    Column("duration_ms", Integer),
+    Column("http_status", Integer),
+    Column("request_headers", Text),  # JSON object
+    Column("response_excerpt", Text),  # at most 4 KiB
+    Column("error", String(500)),
+    Column("manual", Boolean, nullable=False, server_default=text("false")),
+)
+
+inbox_messages = Table(
+    "inbox_messages",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("received_at", UtcDateTime(), nullable=False),
+    Column("webhook_id", String(200)),
+    Column("headers", Text, nullable=False),  # JSON object
+    Column("body", Text, nullable=False),
+    Column("signature_valid", Boolean, nullable=False),
+    Column("mode", String(10)),  # the mode whose secret verified it
+    Column("duplicate", Boolean, nullable=False),
+    Index("ix_inbox_messages_merchant", "merchant_id", "received_at"),
+    Index("ix_inbox_messages_webhook_id", "merchant_id", "webhook_id"),
+)
+
+users = Table(
+    "users",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("email", String(254), nullable=False, unique=True),
+    Column("password_hash", String(200), nullable=False),
+    Column("role", String(20), nullable=False),  # support | finance | payouts | admin
+    Column("active", Boolean, nullable=False, server_default=text("true")),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("last_login_at", UtcDateTime()),
+)
+
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10)),
+    Column("actor", String(254), nullable=False),  # user e-mail or api token prefix
+    Column("action", String(50), nullable=False),  # refund.create, payout.create, ...
+    Column("target", String(100)),
+    Column("amount_minor", BigInteger),
+    Column("currency", String(3)),
+    Column("detail", Text),
+    Column("ip", String(64)),
+    Column("at", UtcDateTime(), nullable=False),
+    Index("ix_audit_log_merchant", "merchant_id", "at"),
+)

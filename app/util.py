@@ -1,0 +1,28 @@
+"""Small helpers shared by every layer: UTC time and exact JSON."""
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import simplejson
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+def iso_utc(moment: datetime | None) -> str | None:
+    """ISO 8601 in UTC with a Z, milliseconds kept: 2026-11-22T10:00:00.123Z."""
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def dumps(value, *, sort_keys: bool = False) -> str:
+    """JSON with Decimals and amounts written exactly, never through float."""
+    return simplejson.dumps(value, use_decimal=True, default=_default, ensure_ascii=False,
+                            sort_keys=sort_keys)
+
+
+def _default(value):
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

@@ -1,0 +1,1 @@
+"""Webhooks: the outbox written beside each change, signed delivery, retries, the inbox."""

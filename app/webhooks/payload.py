@@ -1,0 +1,34 @@
+"""The webhook body of a transaction event, as the interface shows it for refunds."""
+from __future__ import annotations
+
+import secrets
+
+from app.payments.model import Status, Transaction
+from app.payments.money import quantize
+from app.util import iso_utc
+
+
+def event_type(tx: Transaction) -> str:
+    """Event name, e.g. refund.captured or payment.declined."""
+    return f"{tx.kind.value}.{Status(tx.status).value.lower()}"
+
+
+def new_webhook_id() -> str:
+    """A unique, stable id for one event (sent as webhook-id on every attempt)."""
+    return "msg_" + secrets.token_hex(12)
+
+
+def event_payload(tx: Transaction) -> dict:
+    """The body: the refund fields of the interface; payments and payouts use the same shape."""
+    return {
+        "txNo": tx.tx_no,
+        "status": tx.status.value,
+        "amount": quantize(tx.amount, tx.currency),
+        "currency": tx.currency,
+        "transactionType": tx.kind.transaction_type,
+        "originalTxNo": tx.original_tx_no,
+        "providerTransactionId": tx.provider_transaction_id,
+        "providerStatus": tx.provider_status,
+        "providerMessage": tx.provider_message,
+        "createdAt": iso_utc(tx.created_at),
+    }
