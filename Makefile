@@ -1,0 +1,49 @@
+# The two commands of the README: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 5000
+export BASE_URL ?= http://$(HOST):$(PORT)
+
+.PHONY: run test install install-test chromium worker bench bench-smoke clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+install-test: $(VENV)/.installed-test chromium
+
+# Browser tests drive Debian's Chromium; Playwright cannot download its own here.
+chromium:
+	@test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+
+# Fresh machine to a running server and worker with the demo merchant.
+run: install
+	$(PY) -m flask --app app db upgrade
+	$(PY) -m flask --app app demo
+	@$(PY) -m flask --app app worker & worker=$$!; \
+	trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
+	$(PY) -m flask --app app run --host $(HOST) --port $(PORT)
+
+worker: install
+	$(PY) -m flask --app app worker
+
+# The whole suite. PostgreSQL tests run when TEST_POSTGRES_URL (default: the local
+# server) is reachable; REQUIRE_POSTGRES=1 makes an unreachable server a failure.
+test: install-test
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: install-test
+	$(PY) -m bench.run
+
+clean:
+	rm -rf $(VENV) instance .pytest_cache

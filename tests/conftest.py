@@ -1,0 +1,142 @@
+"""Fixtures: the app on SQLite and PostgreSQL, live HTTP servers, merchants and API clients."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import requests
+
+from app import create_app
+from app.cli import upgrade_database
+from app.config import Config
+from app.store.merchants import create_merchant
+from tests.support.databases import create_postgres_database
+from tests.support.servers import ThreadedServer, free_port
+
+BACKENDS = ["sqlite", "postgres"]
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A fresh PostgreSQL database for the whole run, migrated, dropped at the end."""
+    url, drop = create_postgres_database()
+    upgrade_database(url)
+    yield url
+    drop()
+
+
+@pytest.fixture(scope="session")
+def sqlite_url(tmp_path_factory):
+    """A SQLite database file for the whole run, migrated."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'paydesk.db'}"
+    upgrade_database(url)
+    return url
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def database_url(request):
+    """Each test using this runs on SQLite and on PostgreSQL."""
+    return request.getfixturevalue(f"{request.param}_url")
+
+
+def make_app(database_url: str, port: int | None = None, **overrides):
+    """An app on the database, its BASE_URL pointing at the port it will be served on."""
+    base = f"http://127.0.0.1:{port}" if port else "http://paydesk.test"
+    config = Config(DATABASE_URL=database_url, TESTING=True, SECRET_KEY="test-secret",
+                    BASE_URL=base, CHECKOUT_URL=base + "/checkout", **overrides)
+    return create_app(config)
+
+
+@pytest.fixture(scope="session")
+def server(database_url):
+    """Paydesk over real HTTP on the database (one per backend for the run)."""
+    port = free_port()
+    app = make_app(database_url, port)
+    with ThreadedServer(app, port) as running:
+        running.app = app
+        yield running
+    app.extensions["paydesk.engine"].dispose()
+
+
+@pytest.fixture
+def app(server):
+    """The app object behind the live server."""
+    return server.app
+
+
+class Api:
+    """A bearer-token client for /api/v1 on the live server."""
+
+    def __init__(self, base_url: str, token: str):
+        self.base_url = base_url
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def post(self, path: str, body=None, *, data=None, headers=None) -> requests.Response:
+        """POST a JSON body (or raw data) to /api/v1<path>."""
+        return self.session.post(f"{self.base_url}/api/v1{path}", json=body, data=data,
+                                 headers=headers, timeout=30)
+
+    def get(self, path: str, headers=None) -> requests.Response:
+        """GET /api/v1<path>."""
+        return self.session.get(f"{self.base_url}/api/v1{path}", headers=headers, timeout=30)
+
+    def status(self, tx_no: str) -> dict:
+        """The status response of tx_no (asserting 200)."""
+        response = self.get(f"/transactions/{tx_no}/status")
+        assert response.status_code == 200, response.text
+        return response.json()
+
+
+@pytest.fixture
+def merchant(app):
+    """A new merchant for this test alone: its tokens, secrets and inbox."""
+    deps = app.extensions["paydesk"]
+    with deps.uow() as uow:
+        created = create_merchant(uow, f"Merchant {uuid.uuid4().hex[:10]}", app.config["BASE_URL"])
+        uow.commit()
+    return created
+
+
+@pytest.fixture
+def sandbox(server, merchant) -> Api:
+    """API client with the merchant's sandbox token."""
+    return Api(server.url, merchant.sandbox_token)
+
+
+@pytest.fixture
+def live(server, merchant) -> Api:
+    """API client with the merchant's live token."""
+    return Api(server.url, merchant.live_token)
+
+
+def payment_body(**overrides) -> dict:
+    """A valid create request for a card payment; overrides replace top-level fields."""
+    body = {
+        "amount": 100,
+        "currency": "EUR",
+        "reference": f"order-{uuid.uuid4().hex[:12]}",
+        "statementDescriptor": "PAYDESK TEST",
+        "callbackUrl": "https://merchant.example/webhooks",
+        "billing": {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
+                    "customerReference": "cust-1"},
+        "payment": {"paymentMethod": "card"},
+    }
+    body.update(overrides)
+    return body
+
+
+@pytest.fixture
+def captured_payment(sandbox, app):
+    """Factory: a sandbox card payment of the given amount, moved to Captured; returns its txNo."""
+
+    def make(amount=100, currency="EUR", method="card") -> str:
+        created = sandbox.post("/transactions", payment_body(amount=amount, currency=currency,
+                                                             payment={"paymentMethod": method}))
+        assert created.status_code == 200, created.text
+        tx_no = created.json()["transactionId"]
+        moved = sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"})
+        assert moved.status_code == 200, moved.text
+        return tx_no
+
+    return make

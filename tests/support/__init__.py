@@ -1,0 +1,1 @@
+"""Test support: databases, live servers, API clients."""

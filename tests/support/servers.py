@@ -1,0 +1,75 @@
+"""Paydesk served over real HTTP: in a thread of the test process, or as a separate process."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import requests
+from werkzeug.serving import make_server
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class ThreadedServer:
+    """The app behind werkzeug's threaded HTTP server, in a background thread."""
+
+    def __init__(self, app, port: int):
+        self.server = make_server("127.0.0.1", port, app, threaded=True)
+        self.url = f"http://127.0.0.1:{port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.thread.join(5)
+
+
+def wait_until_up(url: str, timeout: float = 20.0, process: subprocess.Popen | None = None) -> None:
+    """Poll the health check until the server answers."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}")
+        try:
+            if requests.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"{url} did not come up")
+
+
+def paydesk_env(database_url: str, base_url: str, **extra: str) -> dict:
+    """Environment for a Paydesk process of the test run."""
+    env = dict(os.environ)
+    env.update({"DATABASE_URL": database_url, "BASE_URL": base_url, "SECRET_KEY": "test-secret"})
+    env.update(extra)
+    return env
+
+
+def start_gunicorn(database_url: str, port: int, workers: int = 2, **extra: str) -> subprocess.Popen:
+    """Paydesk under gunicorn, the production command, as its own process group."""
+    base_url = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
+         "--threads", "4", "app:create_app()"],
+        cwd=ROOT, env=paydesk_env(database_url, base_url, **extra),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    wait_until_up(base_url, process=process)
+    return process
