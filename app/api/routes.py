@@ -208,7 +208,12 @@ def banks():
     response = json_response([{"code": b.code, "name": b.name} for b in found])
     response.headers["Cache-Control"] = "private, max-age=3600"
     response.add_etag()
-    return response.make_conditional(request)
+    # Werkzeug's make_conditional only serves GET/HEAD; this list is read by POST.
+    etag, _weak = response.get_etag()
+    if request.if_none_match.contains(etag):
+        response.status_code = 304
+        response.set_data(b"")
+    return response
 
 
 def _bank_validation(message: str):
