@@ -211,6 +211,10 @@ webhook_events = Table(
     Column("last_error", String(500)),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("delivered_at", UtcDateTime()),
+    # The next attempt was asked for by hand (resend); it is logged as manual.
+    Column("next_attempt_manual", Boolean, nullable=False, server_default=text("false")),
+    # Attempts made before the current retry schedule began (a resend starts a new one).
+    Column("schedule_offset", Integer, nullable=False, server_default="0"),
     Index("ix_webhook_events_due", "state", "next_attempt_at"),
     Index("ix_webhook_events_merchant", "merchant_id", "mode", "created_at"),
 )
