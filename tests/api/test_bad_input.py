@@ -1,0 +1,146 @@
+"""Bad input gets a 400 with a clear field error, writes nothing, and never a 5xx."""
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from app.store.tables import transactions
+from tests.conftest import payment_body
+
+
+def count_transactions(app, merchant_id: int) -> int:
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        return uow.conn.execute(select(func.count()).select_from(transactions)
+                                .where(transactions.c.merchant_id == merchant_id)).scalar_one()
+
+
+RAW_BODIES = [
+    (b"not json", {"Body": ["Request body must be valid JSON"]}),
+    (b"", {"Body": ["Request body must be valid JSON"]}),
+    (b"[1, 2]", {"Body": ["Request body must be a JSON object"]}),
+    (b'"text"', {"Body": ["Request body must be a JSON object"]}),
+    (b'{"amount": NaN}', {"Body": ["Request body must be valid JSON"]}),
+    (b'{"amount": Infinity}', {"Body": ["Request body must be valid JSON"]}),
+    (b"\xff\xfe", {"Body": ["Request body must be valid JSON"]}),
+    (b"[" * 100000, {"Body": ["Request body must be valid JSON"]}),
+]
+
+
+@pytest.mark.parametrize("path", ["/transactions", "/transactions/refund"])
+@pytest.mark.parametrize("raw,errors", RAW_BODIES)
+def test_non_json_bodies(sandbox, app, merchant, path, raw, errors):
+    before = count_transactions(app, merchant.merchant_id)
+    response = sandbox.post(path, data=raw, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    assert response.json() == {"errors": errors}
+    assert count_transactions(app, merchant.merchant_id) == before
+
+
+AMOUNT_ERRORS = [
+    ("100", "Amount must be a number"),
+    (True, "Amount must be a number"),
+    ([], "Amount must be a number"),
+    ({"v": 1}, "Amount must be a number"),
+    (-1, "Amount must be greater than 0"),
+    (0, "Amount must be greater than 0"),
+    (10**30, "Amount must be at most 1000000000"),
+    ("1e400", None),  # sent as a raw JSON number below
+    (1.00001, "Amount has too many decimal places"),
+]
+
+
+@pytest.mark.parametrize("amount,message", [a for a in AMOUNT_ERRORS if a[1]])
+def test_refund_amount_errors(sandbox, app, merchant, amount, message):
+    before = count_transactions(app, merchant.merchant_id)
+    response = sandbox.post("/transactions/refund", {"txNo": "SBX-CAPTURED", "amount": amount})
+    assert response.status_code == 400
+    assert response.json() == {"errors": {"Amount": [message]}}
+    assert count_transactions(app, merchant.merchant_id) == before
+
+
+@pytest.mark.parametrize("raw_number,message", [
+    ("1e400", "Amount must be at most 1000000000"),
+    ("-0.0", "Amount must be greater than 0"),
+    ("1e-400", "Amount has too many decimal places"),
+    ("123456789012345678901234567890.5", "Amount must be at most 1000000000"),
+])
+def test_huge_and_tiny_json_numbers(sandbox, raw_number, message):
+    raw = ('{"txNo": "SBX-CAPTURED", "amount": %s}' % raw_number).encode()
+    response = sandbox.post("/transactions/refund", data=raw)
+    assert response.status_code == 400
+    assert response.json() == {"errors": {"Amount": [message]}}
+
+
+def test_too_many_decimals_for_the_original_currency(sandbox):
+    response = sandbox.post("/transactions/refund", {"txNo": "SBX-CAPTURED", "amount": 10.001})
+    assert response.status_code == 400
+    assert response.json() == {"errors": {"Amount": ["Amount has more decimal places than EUR allows (2)"]}}
+
+
+def test_unknown_currency(sandbox):
+    response = sandbox.post("/transactions", payment_body(currency="XYZ"))
+    assert response.json() == {"errors": {"Currency": ["Currency must be an ISO 4217 currency code, e.g. EUR"]}}
+
+
+@pytest.mark.parametrize("currency", ["eur", "EURO", 978, "XAU"])
+def test_currency_must_be_an_upper_case_iso_code(sandbox, currency):
+    response = sandbox.post("/transactions", payment_body(currency=currency))
+    assert response.status_code == 400
+    assert "Currency" in response.json()["errors"]
+
+
+def test_ten_kilobyte_strings_are_refused(sandbox, app, merchant):
+    before = count_transactions(app, merchant.merchant_id)
+    response = sandbox.post("/transactions", payment_body(reference="r" * 10240))
+    assert response.status_code == 400
+    assert response.json() == {"errors": {"Reference": ["Reference must be at most 100 characters"]}}
+    refund = sandbox.post("/transactions/refund", {"txNo": "SBX-CAPTURED", "amount": 1, "reason": "x" * 10240})
+    assert refund.json() == {"errors": {"Reason": ["Reason must be at most 255 characters"]}}
+    assert count_transactions(app, merchant.merchant_id) == before
+
+
+def test_unknown_fields_are_refused(sandbox):
+    response = sandbox.post("/transactions/refund", {"txNo": "SBX-CAPTURED", "amount": 1, "amout": 2})
+    assert response.json() == {"errors": {"Amout": ["Unknown field"]}}
+    nested = sandbox.post("/transactions", payment_body(billing={
+        "firstName": "A", "lastName": "B", "email": "a@b.co", "customerReference": "c", "age": 3}))
+    assert nested.json() == {"errors": {"Billing.Age": ["Unknown field"]}}
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("reference", 42, "Reference must be a string"),
+    ("callbackUrl", "ftp://x.example/h", "CallbackUrl must be an http or https URL"),
+    ("callbackUrl", "not a url", "CallbackUrl must be an http or https URL"),
+    ("statementDescriptor", "x" * 23, "StatementDescriptor must be at most 22 characters"),
+    ("reference", "bad\u0000ref", "Reference must not contain control characters"),
+    ("billing", "Ada", "Billing must be an object"),
+    ("payment", [], "Payment must be an object"),
+])
+def test_wrong_types_and_shapes(sandbox, field, value, message):
+    response = sandbox.post("/transactions", payment_body(**{field: value}))
+    assert response.status_code == 400
+    assert response.json() == {"errors": {field[:1].upper() + field[1:]: [message]}}
+
+
+def test_lone_surrogates_are_refused_not_crashing(sandbox):
+    raw = b'{"txNo": "\\ud800", "amount": 1}'
+    response = sandbox.post("/transactions/refund", data=raw)
+    assert response.json() == {"errors": {"TxNo": ["TxNo must not contain control characters"]}}
+
+
+def test_invalid_email(sandbox):
+    response = sandbox.post("/transactions", payment_body(billing={
+        "firstName": "A", "lastName": "B", "email": "not-an-email", "customerReference": "c"}))
+    assert response.json() == {"errors": {"Billing.Email": ["Billing.Email must be a valid e-mail address"]}}
+
+
+def test_body_over_one_megabyte_is_refused(sandbox):
+    response = sandbox.post("/transactions", data=b"{" + b" " * (1024 * 1024 + 10) + b"}")
+    assert response.status_code == 413
+    assert response.json() == {"errors": {"Body": ["Request body is too large"]}}
+
+
+@pytest.mark.parametrize("tx_no", ["%00", "x" * 5000, "%F0%9F%92%A5"])
+def test_strange_path_tx_numbers_are_not_found(sandbox, tx_no):
+    response = sandbox.get(f"/transactions/{tx_no}/status")
+    assert response.status_code == 404
