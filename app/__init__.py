@@ -6,7 +6,7 @@ from flask_wtf.csrf import CSRFProtect
 
 from app.config import INSTANCE, Config
 from app.payments.services import Deps
-from app.providers.simulator import PROVIDERS
+from app.providers.simulator import providers
 from app.store.db import make_engine
 from app.store.repository import UnitOfWork
 from app.util import utcnow
@@ -23,7 +23,7 @@ def create_app(config: Config | None = None) -> Flask:
     engine = make_engine(config.DATABASE_URL, pool_size=config.DB_POOL_SIZE)
     app.extensions["paydesk"] = Deps(
         uow=lambda write=True: UnitOfWork(engine, write=write),
-        providers=PROVIDERS,
+        providers=providers(config.SIMULATOR_LATENCY),
         clock=utcnow,
         pending_expiry=config.PENDING_EXPIRY,
     )

@@ -27,6 +27,8 @@ class Config:
         self.PENDING_EXPIRY = timedelta(minutes=float(env.get("PENDING_EXPIRY_MINUTES", "30")))
         self.WEBHOOK_ALLOWED_NETWORKS = env.get("WEBHOOK_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128")
         self.RATELIMIT_STORAGE_URI = env.get("RATELIMIT_STORAGE_URI", "memory://")
+        self.SIMULATOR_LATENCY = float(env.get("SIMULATOR_LATENCY", "0"))
+        self.IDEMPOTENCY_ABANDONED_AFTER = float(env.get("IDEMPOTENCY_ABANDONED_AFTER", "30"))
         self.DB_POOL_SIZE = int(env.get("DB_POOL_SIZE", "10"))
         self.SESSION_COOKIE_SECURE = env.get("SESSION_COOKIE_SECURE", "0") == "1"
         self.SESSION_COOKIE_HTTPONLY = True

@@ -16,7 +16,8 @@ from app.util import dumps
 from .shapes import json_response
 
 REPLAY_WINDOW = timedelta(hours=24)
-# A running record not touched for this long belongs to a request that died.
+# A running record not touched for this long belongs to a request that died
+# (app.config["IDEMPOTENCY_ABANDONED_AFTER"] seconds overrides it).
 ABANDONED_AFTER = timedelta(seconds=30)
 # A duplicate arriving while the first still runs waits this long for its answer.
 WAIT_FOR_FIRST = 10.0
@@ -31,7 +32,8 @@ def request_hash(method: str, path: str, body) -> str:
 
 def run_once(deps: Deps, caller: Caller, key: str, fingerprint: str,
              run: Callable[[OnCreated], Response],
-             answer_from: Callable[[Transaction], Response]) -> Response:
+             answer_from: Callable[[Transaction], Response],
+             abandoned_after: timedelta = ABANDONED_AFTER) -> Response:
     """Run the request once for this key; duplicates get the stored answer.
 
     `run` performs the request, calling the hook it is given inside the unit of
@@ -59,7 +61,7 @@ def run_once(deps: Deps, caller: Caller, key: str, fingerprint: str,
             return json_response({"error": "Idempotency-Key reused with a different request"}, 422)
         if existing.state == "done":
             return _replay(existing)
-        if existing.updated_at < now - ABANDONED_AFTER:
+        if existing.updated_at < now - abandoned_after:
             recovered = _recover(deps, existing, run, answer_from)
             if recovered is not None:
                 return recovered

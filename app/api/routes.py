@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from decimal import Decimal
 
 from flask import current_app, g, request
@@ -127,7 +128,8 @@ def idempotent(body, run, answer_from):
     if key is None:
         return run(None)
     fingerprint = request_hash(request.method, request.path, body)
-    return run_once(deps(), g.caller, key, fingerprint, run, answer_from)
+    abandoned_after = timedelta(seconds=current_app.config["IDEMPOTENCY_ABANDONED_AFTER"])
+    return run_once(deps(), g.caller, key, fingerprint, run, answer_from, abandoned_after)
 
 
 @api.post("/transactions")

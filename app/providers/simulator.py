@@ -1,6 +1,7 @@
 """The simulator provider: answers like a real one, decided by the sandbox test numbers."""
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta
 
 from app.payments.model import Kind, Outcome, PaymentMethod, Status, Transaction
@@ -19,6 +20,10 @@ class SimulatorProvider:
     """A provider with no network: hosted checkout, refunds and payouts answered from rules."""
 
     name = "simulator"
+
+    def __init__(self, latency: float = 0.0):
+        # Seconds every refund call takes, to rehearse slow providers and crashes mid-call.
+        self.latency = latency
 
     def create(self, tx: Transaction, method: PaymentMethod) -> Outcome:
         """Open a checkout session (payments) or queue a payout that settles shortly."""
@@ -39,6 +44,8 @@ class SimulatorProvider:
 
     def refund(self, refund: Transaction, original: Transaction, now: datetime) -> Outcome:
         """Captured at once, except for the sandbox numbers that decline, fail or answer later."""
+        if self.latency:
+            time.sleep(self.latency)
         provider_id = f"simr_{refund.tx_no}"
         if original.tx_no == DECLINE_REFUNDS:
             return Outcome(Status.DECLINED, provider_id, "DECLINED", "Refund declined by the issuer",
@@ -69,9 +76,6 @@ class SimulatorProvider:
         return bank_list(method.bank_list, currency, country)
 
 
-PROVIDERS = {"simulator": SimulatorProvider()}
-
-
-def provider_for(method_provider: str):
-    """The provider registered under this name."""
-    return PROVIDERS[method_provider]
+def providers(simulator_latency: float = 0.0) -> dict:
+    """The providers by the name payment methods give (only the simulator ships)."""
+    return {"simulator": SimulatorProvider(latency=simulator_latency)}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -39,17 +40,17 @@ class ThreadedServer:
         self.thread.join(5)
 
 
-def wait_until_up(url: str, timeout: float = 20.0, process: subprocess.Popen | None = None) -> None:
+def wait_until_up(url: str, timeout: float = 60.0, process: subprocess.Popen | None = None) -> None:
     """Poll the health check until the server answers."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
             raise RuntimeError(f"server exited with {process.returncode}")
         try:
-            if requests.get(f"{url}/healthz", timeout=1).status_code == 200:
+            if requests.get(f"{url}/healthz", timeout=2).status_code == 200:
                 return
-        except requests.ConnectionError:
-            pass
+        except requests.RequestException:
+            pass  # not listening yet, or still loading the app
         time.sleep(0.1)
     raise TimeoutError(f"{url} did not come up")
 
@@ -71,5 +72,25 @@ def start_gunicorn(database_url: str, port: int, workers: int = 2, **extra: str)
         cwd=ROOT, env=paydesk_env(database_url, base_url, **extra),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
     )
-    wait_until_up(base_url, process=process)
+    try:
+        wait_until_up(base_url, process=process)
+    except Exception:
+        stop_process_group(process)
+        raise
     return process
+
+
+def stop_process_group(process: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    """Stop a process started with start_new_session, and everything it forked."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            pass
+    try:
+        process.wait(15)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(5)
+    if process.stderr:
+        process.stderr.close()
