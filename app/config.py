@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,19 +14,41 @@ def _default_database_url() -> str:
     return f"sqlite:///{INSTANCE / 'paydesk.db'}"
 
 
+def _instance_secret_key() -> str:
+    """A key generated once and kept in instance/, so every process on this machine shares it."""
+    path = INSTANCE / "secret-key"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        INSTANCE.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_hex(32)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # another process made it first
+            time.sleep(0.1)
+            return path.read_text().strip()
+        with os.fdopen(fd, "w") as handle:
+            handle.write(key)
+        return key
+
+
 class Config:
     """Settings for one process; every value can come from the environment."""
 
     def __init__(self, **overrides):
         env = os.environ
         self.DATABASE_URL = env.get("DATABASE_URL") or _default_database_url()
-        # Sessions and CSRF tokens are signed with this; set it in production so
-        # every web node shares it (a random one logs everyone out on restart).
-        self.SECRET_KEY = env.get("SECRET_KEY") or secrets.token_hex(32)
+        # Sessions and CSRF tokens are signed with this. Set it in production so every
+        # web node shares it; without it, one is generated and kept in instance/.
+        self.SECRET_KEY = env.get("SECRET_KEY") or overrides.get("SECRET_KEY") or _instance_secret_key()
         self.BASE_URL = env.get("BASE_URL", "http://127.0.0.1:5000").rstrip("/")
         self.CHECKOUT_URL = env.get("CHECKOUT_URL", self.BASE_URL + "/checkout").rstrip("/")
         self.PENDING_EXPIRY = timedelta(minutes=float(env.get("PENDING_EXPIRY_MINUTES", "30")))
         self.WEBHOOK_ALLOWED_NETWORKS = env.get("WEBHOOK_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128")
+        # Webhook delivery: a 2xx within WEBHOOK_TIMEOUT seconds is success; threads per worker.
+        self.WEBHOOK_CONNECT_TIMEOUT = float(env.get("WEBHOOK_CONNECT_TIMEOUT", "5"))
+        self.WEBHOOK_TIMEOUT = float(env.get("WEBHOOK_TIMEOUT", "15"))
+        self.WEBHOOK_CONCURRENCY = int(env.get("WEBHOOK_CONCURRENCY", "16"))
         self.RATELIMIT_STORAGE_URI = env.get("RATELIMIT_STORAGE_URI", "memory://")
         self.SIMULATOR_LATENCY = float(env.get("SIMULATOR_LATENCY", "0"))
         self.IDEMPOTENCY_ABANDONED_AFTER = float(env.get("IDEMPOTENCY_ABANDONED_AFTER", "30"))
