@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import Flask
 from flask_wtf.csrf import CSRFProtect
 
-from app.config import INSTANCE, Config
+from app.config import Config
 from app.payments.services import Deps
 from app.providers.simulator import providers
 from app.store.db import make_engine
@@ -18,7 +18,7 @@ def create_app(config: Config | None = None) -> Flask:
     """Build the web application: configuration, database, blueprints and CLI."""
     config = config or Config()
     app = Flask(__name__, template_folder="../templates", static_folder="../static",
-                instance_path=str(INSTANCE))
+                instance_path=str(config.INSTANCE_PATH))
     app.config.from_object(config)
     engine = make_engine(config.DATABASE_URL, pool_size=config.DB_POOL_SIZE)
     app.extensions["paydesk"] = Deps(
@@ -31,12 +31,19 @@ def create_app(config: Config | None = None) -> Flask:
 
     from app.api import api
     from app.checkout import checkout
+    from app.auth import init_auth
     from app.cli import register_cli
+    from app.dashboard import init_dashboard
+    from app.webhooks.inbox import inbox
 
     csrf.init_app(app)
     csrf.exempt(api)
+    csrf.exempt(inbox)  # receivers are called by machines, authenticated by signature
     app.register_blueprint(api)
     app.register_blueprint(checkout)
+    app.register_blueprint(inbox)
+    init_auth(app)
+    init_dashboard(app)
     register_cli(app)
 
     @app.get("/healthz")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 from flask import Flask, current_app
+from flask.cli import AppGroup, with_appcontext
 
 from app.store.merchants import ROLES, create_merchant, create_user, merchant_by_name
 
@@ -43,9 +44,7 @@ def upgrade_database(database_url: str) -> None:
     command.upgrade(alembic_config(database_url), "head")
 
 
-@click.group()
-def db():
-    """Database migrations."""
+db = AppGroup("db", help="Database migrations.")
 
 
 @db.command("upgrade")
@@ -55,9 +54,7 @@ def db_upgrade():
     click.echo("database is up to date")
 
 
-@click.group()
-def merchant():
-    """Merchants."""
+merchant = AppGroup("merchant", help="Merchants.")
 
 
 @merchant.command("create")
@@ -79,9 +76,7 @@ def merchant_create(name: str, as_json: bool):
     click.echo("Tokens and secrets are shown once; store them now.")
 
 
-@click.group()
-def user():
-    """Dashboard users."""
+user = AppGroup("user", help="Dashboard users.")
 
 
 @user.command("create")
@@ -106,6 +101,7 @@ def user_create(email: str, merchant_name: str, role: str, password: str | None)
 
 
 @click.command()
+@with_appcontext
 def demo():
     """Seed the demo merchant, its users and sample transactions (safe to run again)."""
     from app.demo import seed_demo
@@ -115,6 +111,7 @@ def demo():
 
 
 @click.command()
+@with_appcontext
 @click.option("--once", is_flag=True, help="Run one round of every job and exit.")
 @click.option("--interval", default=0.5, show_default=True, help="Seconds between rounds.")
 def worker(once: bool, interval: float):

@@ -37,6 +37,7 @@ class Config:
 
     def __init__(self, **overrides):
         env = os.environ
+        self.INSTANCE_PATH = Path(env.get("INSTANCE_PATH") or INSTANCE)
         self.DATABASE_URL = env.get("DATABASE_URL") or _default_database_url()
         # Sessions and CSRF tokens are signed with this. Set it in production so every
         # web node shares it; without it, one is generated and kept in instance/.
