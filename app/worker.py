@@ -6,10 +6,11 @@ from flask import Flask
 from app.api.idempotency import REPLAY_WINDOW
 from app.payments import services
 from app.store import idempotency
+from app.webhooks.delivery import dispatch_due
 
 
 def run_round(app: Flask) -> bool:
-    """Settle due provider answers, expire stale Pending transactions, purge old keys.
+    """Settle due provider answers, expire stale Pending transactions, purge old keys, send webhooks.
 
     Returns True when there was work, so the loop goes on without sleeping.
     """
@@ -20,4 +21,6 @@ def run_round(app: Flask) -> bool:
         with deps.uow() as uow:
             idempotency.purge_older_than(uow.conn, deps.clock() - REPLAY_WINDOW)
             uow.commit()
-    return bool(settled or expired)
+        # Deliveries go on in this process's background threads; a slow receiver never holds the round.
+        delivering = dispatch_due(app)
+    return bool(settled or expired or delivering)

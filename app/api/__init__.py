@@ -4,3 +4,4 @@ from flask import Blueprint
 api = Blueprint("api", __name__, url_prefix="/api/v1")
 
 from . import routes  # noqa: E402,F401  (registers the views on the blueprint)
+from . import webhooks  # noqa: E402,F401

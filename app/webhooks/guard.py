@@ -1,0 +1,184 @@
+"""SSRF guard: webhook targets may only be public addresses, checked on the address actually connected to.
+
+A callbackUrl is resolved once, when the connection is opened; every address it
+resolves to is vetted and the socket is connected to a vetted address, never
+to a second resolution, so DNS rebinding has no gap to use. The Host header,
+TLS SNI and certificate checks still use the hostname: only the socket layer of
+urllib3 is replaced.
+"""
+from __future__ import annotations
+
+import ipaddress
+import socket
+from http.cookiejar import DefaultCookiePolicy
+from dataclasses import dataclass
+from socket import timeout as SocketTimeout
+from urllib.parse import urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.util import connection
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+# IPv6 ranges that carry an IPv4 address in their last 32 bits (NAT64); the
+# IPv4 address is what the packets finally reach, so it is the one vetted.
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+class TargetRefused(Exception):
+    """The webhook target is not allowed (scheme, or an address that is not public)."""
+
+
+def parse_networks(value: str) -> tuple[IPNetwork, ...]:
+    """WEBHOOK_ALLOWED_NETWORKS: comma-separated CIDRs ("" allows nothing beyond public addresses)."""
+    return tuple(ipaddress.ip_network(part.strip(), strict=False)
+                 for part in value.split(",") if part.strip())
+
+
+def effective_address(address: IPAddress) -> IPAddress:
+    """The IPv4 address an IPv4-mapped, 6to4, Teredo or NAT64 IPv6 address really reaches."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped:
+            return address.ipv4_mapped
+        if address.sixtofour:
+            return address.sixtofour
+        if address.teredo:
+            return address.teredo[1]
+        if address in NAT64:
+            return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return address
+
+
+def why_not_public(address: IPAddress) -> str | None:
+    """Why delivering to this address is refused ("private", "loopback", ...), or None if it is public."""
+    if address.is_loopback:
+        return "loopback"
+    if address.is_link_local:
+        return "link-local"
+    if address.is_multicast:
+        return "multicast"
+    if address.is_unspecified:
+        return "unspecified"
+    if address in ipaddress.ip_network("100.64.0.0/10"):
+        return "carrier-grade NAT"
+    if isinstance(address, ipaddress.IPv6Address) and address.is_site_local:
+        return "site-local"
+    if address.is_private:
+        return "private"
+    if address.is_reserved or not address.is_global:
+        return "reserved"
+    return None
+
+
+@dataclass(frozen=True)
+class AddressGuard:
+    """Decides which resolved addresses a delivery may connect to."""
+
+    allowed_networks: tuple[IPNetwork, ...] = ()
+
+    def refusal(self, address: IPAddress) -> str | None:
+        """Why this address is refused, or None when a delivery may connect to it."""
+        reached = effective_address(address)
+        if any(reached in network or address in network for network in self.allowed_networks):
+            return None
+        reason = why_not_public(reached)
+        if reason is None:
+            return None
+        shown = str(address) if reached == address else f"{address} ({reached})"
+        return (f"Refused: target address {shown} is {reason} "
+                "and not in WEBHOOK_ALLOWED_NETWORKS")
+
+    def resolve(self, host: str, port: int) -> list[str]:
+        """Every address the host resolves to, all vetted; TargetRefused if any one is refused.
+
+        Refusing the whole target when one address is bad keeps an attacker's DNS
+        from mixing a public address with an internal one and hoping for fallback.
+        """
+        host = host.strip("[]")
+        found = socket.getaddrinfo(host, port, connection.allowed_gai_family(), socket.SOCK_STREAM)
+        addresses = list(dict.fromkeys(info[4][0] for info in found))
+        for text in addresses:
+            reason = self.refusal(ipaddress.ip_address(text.split("%")[0]))
+            if reason:
+                raise TargetRefused(reason)
+        return addresses
+
+
+def check_url(url: str) -> None:
+    """The callbackUrl must be http(s) with a host; TargetRefused otherwise."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a malformed port
+    except ValueError:
+        raise TargetRefused("Refused: callbackUrl is not a valid URL") from None
+    if parts.scheme not in ("http", "https"):
+        raise TargetRefused("Refused: callbackUrl must use http or https")
+    if not parts.hostname:
+        raise TargetRefused("Refused: callbackUrl has no host")
+
+
+class _VettedConnect:
+    """urllib3 connection mixin: connect only to addresses the guard vetted for this very connection."""
+
+    guard: AddressGuard
+
+    def _new_conn(self) -> socket.socket:
+        try:
+            addresses = self.guard.resolve(self._dns_host, self.port)
+        except socket.gaierror as error:
+            raise NameResolutionError(self.host, self, error) from error
+        last_error: OSError | None = None
+        for address in addresses:
+            try:
+                return connection.create_connection(
+                    (address, self.port), self.timeout,
+                    source_address=self.source_address, socket_options=self.socket_options)
+            except SocketTimeout as error:
+                raise ConnectTimeoutError(
+                    self, f"Connection to {self.host} timed out. (connect timeout={self.timeout})"
+                ) from error
+            except OSError as error:
+                last_error = error
+        raise NewConnectionError(self, f"Failed to establish a new connection: {last_error}")
+
+
+def _guarded_pools(guard: AddressGuard) -> dict[str, type]:
+    """urllib3 pool classes whose connections go through the guard."""
+    http = type("GuardedHTTPConnection", (_VettedConnect, HTTPConnection), {"guard": guard})
+    https = type("GuardedHTTPSConnection", (_VettedConnect, HTTPSConnection), {"guard": guard})
+    return {
+        "http": type("GuardedHTTPConnectionPool", (HTTPConnectionPool,), {"ConnectionCls": http}),
+        "https": type("GuardedHTTPSConnectionPool", (HTTPSConnectionPool,), {"ConnectionCls": https}),
+    }
+
+
+class GuardedAdapter(HTTPAdapter):
+    """A requests transport adapter whose every connection is vetted by the guard."""
+
+    def __init__(self, guard: AddressGuard, pool_maxsize: int):
+        self.guard = guard
+        # max_retries=0: urllib3 must never repeat a request on its own (a repeat is
+        # a second delivery); the retry schedule decides when to try again.
+        super().__init__(pool_connections=100, pool_maxsize=pool_maxsize, max_retries=0)
+
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _guarded_pools(self.guard)
+
+
+def guarded_session(guard: AddressGuard, pool_maxsize: int) -> requests.Session:
+    """A pooled session for deliveries: guarded connections, no proxies from the environment, no cookies."""
+    session = requests.Session()
+    # A proxy would be the address connected to, so the guard could not vet the target.
+    session.trust_env = False
+    # One receiver's cookies must never ride along on later deliveries.
+    session.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))
+    adapter = GuardedAdapter(guard, pool_maxsize)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session

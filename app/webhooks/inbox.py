@@ -1,0 +1,77 @@
+"""The merchant's inbox: a webhook receiver served by Paydesk that verifies and logs what arrives."""
+from __future__ import annotations
+
+import json
+
+from flask import Blueprint, current_app, request
+from sqlalchemy import exists, insert, select
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+
+from app.api.shapes import json_response
+from app.payments.model import Mode
+from app.store.merchants import active_webhook_secrets
+from app.store.tables import inbox_messages, merchants
+
+inbox = Blueprint("inbox", __name__)
+
+MAX_BODY_BYTES = 256 * 1024
+MAX_KEY_LENGTH = 64
+MAX_WEBHOOK_ID_LENGTH = 200
+
+
+def verifying_mode(body: str, headers: dict, secrets_by_mode: dict[Mode, list[str]]) -> Mode | None:
+    """The mode one of whose secrets verifies the delivery (Standard Webhooks), or None."""
+    for mode, secrets in secrets_by_mode.items():
+        for secret in secrets:
+            try:
+                Webhook(secret).verify(body, headers, json_parse=False)
+            except (WebhookVerificationError, ValueError):
+                continue
+            return mode
+    return None
+
+
+@inbox.post("/inbox/<inbox_key>")
+def receive(inbox_key: str):
+    """Store the request with its signature verdict; 204 when signed by the merchant, 401 if not.
+
+    An invalid signature is logged too, and answered 401 so that a real sender
+    (Paydesk itself) treats a tampered delivery as failed and tries again.
+    """
+    if len(inbox_key) > MAX_KEY_LENGTH:
+        return json_response({"error": "Inbox not found"}, 404)
+    if (request.content_length or 0) > MAX_BODY_BYTES:
+        return json_response({"error": f"Body larger than {MAX_BODY_BYTES // 1024} KiB"}, 413)
+    raw = request.stream.read(MAX_BODY_BYTES + 1)
+    if len(raw) > MAX_BODY_BYTES:
+        return json_response({"error": f"Body larger than {MAX_BODY_BYTES // 1024} KiB"}, 413)
+    body = raw.decode("utf-8", "replace")
+    headers = dict(request.headers.items())
+    webhook_id = (request.headers.get("webhook-id") or "")[:MAX_WEBHOOK_ID_LENGTH] or None
+    deps = current_app.extensions["paydesk"]
+    now = deps.clock()
+    with deps.uow() as uow:
+        merchant_id = uow.conn.execute(
+            select(merchants.c.id).where(merchants.c.inbox_key == inbox_key)).scalar()
+        if merchant_id is None:
+            return json_response({"error": "Inbox not found"}, 404)
+        secrets_by_mode = {mode: active_webhook_secrets(uow.conn, merchant_id, mode, now)
+                           for mode in Mode}
+        mode = verifying_mode(body, headers, secrets_by_mode)
+        duplicate = webhook_id is not None and uow.conn.execute(
+            select(exists().where(inbox_messages.c.merchant_id == merchant_id,
+                                  inbox_messages.c.webhook_id == webhook_id))).scalar()
+        uow.conn.execute(insert(inbox_messages).values(
+            merchant_id=merchant_id,
+            received_at=now,
+            webhook_id=webhook_id,
+            headers=json.dumps(headers),
+            body=body,
+            signature_valid=mode is not None,
+            mode=mode.value if mode else None,
+            duplicate=bool(duplicate),
+        ))
+        uow.commit()
+    if mode is None:
+        return json_response({"error": "Invalid webhook signature"}, 401)
+    return "", 204

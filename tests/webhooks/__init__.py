@@ -1,0 +1,1 @@
+"""Webhook delivery, signing, SSRF guard, inbox and resend, over real HTTP."""
