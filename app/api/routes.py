@@ -6,6 +6,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from flask import current_app, g, request
+from werkzeug.exceptions import MethodNotAllowed, NotFound
 
 from app.payments import services
 from app.payments.model import (
@@ -104,6 +105,18 @@ def unknown_path(_error):
 @api.errorhandler(405)
 def wrong_method(_error):
     return json_response({"error": "Method not allowed"}, 405)
+
+
+@api.before_app_request
+def api_routing_error():
+    """An /api/v1 URL no route matches: JSON too (blueprint handlers never see routing errors)."""
+    error = request.routing_exception
+    if f"{request.path}/".startswith(f"{api.url_prefix}/"):
+        if isinstance(error, MethodNotAllowed):
+            return wrong_method(error)
+        if isinstance(error, NotFound):
+            return unknown_path(error)
+    return None
 
 
 @api.errorhandler(413)
