@@ -1,0 +1,118 @@
+"""Who is signed in: the dashboard user, their role's permissions, their merchant and mode."""
+from __future__ import annotations
+
+from functools import cache, wraps
+
+from argon2.exceptions import InvalidHashError, VerificationError
+from flask import abort, current_app, jsonify, redirect, request, session, url_for
+from flask_login import LoginManager, UserMixin, current_user, login_required
+
+from app.payments.model import Caller, Mode
+from app.store import dashboard as store
+from app.store.merchants import password_hasher
+
+# What each role may do beyond reading; support reads only. decisions.md fixes the roles.
+PERMISSIONS = {
+    "refund": frozenset({"finance", "admin"}),
+    "resend_webhook": frozenset({"finance", "admin"}),
+    "create_payout": frozenset({"payouts", "admin"}),
+    "manage_settings": frozenset({"admin"}),
+}
+ROLE_DESCRIPTIONS = {
+    "support": "Reads transactions, webhooks and the audit log",
+    "finance": "Support, plus refunds and webhook resends",
+    "payouts": "Support, plus new payouts",
+    "admin": "Everything, including API tokens, webhook secrets and users",
+}
+# Live first: support and finance staff look up real customers' payments; the sandbox is a
+# deliberate switch, marked by a banner on every page while it is on.
+DEFAULT_MODE = Mode.LIVE
+
+login_manager = LoginManager()
+login_manager.login_view = "auth.login"
+login_manager.login_message = "Sign in to continue."
+login_manager.login_message_category = "info"
+
+
+class DashboardUser(UserMixin):
+    """A signed-in member of a merchant's staff, read from the database on every request."""
+
+    def __init__(self, row):
+        self.id = row.id
+        self.merchant_id = row.merchant_id
+        self.merchant_name = row.merchant_name
+        self.email = row.email
+        self.role = row.role
+        self.active = bool(row.active)
+
+    @property
+    def is_active(self) -> bool:
+        """Deactivated users are signed out on their next request."""
+        return self.active
+
+    def can(self, permission: str) -> bool:
+        """Whether the user's role allows the action (see PERMISSIONS)."""
+        return self.role in PERMISSIONS[permission]
+
+
+@login_manager.user_loader
+def load_user(user_id: str) -> DashboardUser | None:
+    """The session's user, fresh from the database, so role changes and deactivation apply at once."""
+    deps = current_app.extensions["paydesk"]
+    with deps.uow(write=False) as uow:
+        row = store.user_by_id(uow.conn, int(user_id))
+    if row is None or not row.active:
+        return None
+    return DashboardUser(row)
+
+
+@login_manager.unauthorized_handler
+def unauthorized():
+    """Send people to the login page; an htmx request gets a full-page redirect, not a fragment."""
+    target = url_for("auth.login", next=request.full_path if request.method == "GET" else None)
+    if request.headers.get("HX-Request"):
+        response = jsonify(error="Sign in to continue")
+        response.status_code = 401
+        response.headers["HX-Redirect"] = target
+        return response
+    return redirect(target)
+
+
+@cache
+def _dummy_hash() -> str:
+    return password_hasher.hash("no user has this password")
+
+
+def check_password(row, password: str) -> bool:
+    """Verify the password (Argon2id); an unknown e-mail costs the same time as a wrong password."""
+    stored = row.password_hash if row is not None else _dummy_hash()
+    try:
+        password_hasher.verify(stored, password)
+    except (VerificationError, InvalidHashError):
+        return False
+    return row is not None and bool(row.active)
+
+
+def current_mode() -> Mode:
+    """The mode the user is looking at: live or sandbox, kept in the session."""
+    try:
+        return Mode(session.get("mode", DEFAULT_MODE.value))
+    except ValueError:
+        return DEFAULT_MODE
+
+
+def current_caller() -> Caller:
+    """The services' caller for this request: the user's merchant and mode, their e-mail, their address."""
+    return Caller(current_user.merchant_id, current_mode(), current_user.email, request.remote_addr)
+
+
+def requires(permission: str):
+    """View decorator: signed in, and the role allows the action (403 otherwise)."""
+    def decorator(view):
+        @wraps(view)
+        def checked(*args, **kwargs):
+            if not current_user.can(permission):
+                abort(403)
+            return view(*args, **kwargs)
+        return login_required(checked)
+    return decorator

@@ -1,0 +1,82 @@
+"""How the dashboard writes amounts and times for people."""
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from decimal import Decimal
+
+from flask import Flask
+
+from app.payments.accounts import mask_account_number
+from app.payments.money import format_amount, from_minor
+
+
+def amount_text(amount: Decimal, currency: str) -> str:
+    """The amount with the currency's digits and thousands separators: 1,234.56 (JPY 1,235; KWD 1.000)."""
+    whole, point, fraction = format_amount(amount, currency).partition(".")
+    sign = "-" if whole.startswith("-") else ""
+    return f"{sign}{int(whole.lstrip('-')):,}{point}{fraction}"
+
+
+def money(amount: Decimal, currency: str) -> str:
+    """Amount and currency as one text: 1,234.56 EUR."""
+    return f"{amount_text(amount, currency)} {currency}"
+
+
+def minor_money(amount_minor: int | None, currency: str | None) -> str:
+    """An amount stored in minor units (audit log), or an empty text when there is none."""
+    if amount_minor is None or not currency:
+        return ""
+    return money(from_minor(amount_minor, currency), currency)
+
+
+def when(moment: datetime | None) -> str:
+    """A moment in UTC to the second: 2026-11-22 10:00:05 UTC."""
+    if moment is None:
+        return ""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def when_iso(moment: datetime | None) -> str:
+    """Machine-readable time for <time datetime=...>."""
+    if moment is None:
+        return ""
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def masked(account_number: str | None) -> str:
+    """Account numbers are only ever shown masked in the dashboard."""
+    return mask_account_number(account_number) if account_number else ""
+
+
+_WORD = re.compile(r"[A-Z][a-z]*|[0-9]+")
+_ACRONYMS = {"Id": "ID", "Url": "URL"}
+
+
+def field_label(name: str) -> str:
+    """An API field name for people: ProviderTransactionId -> Provider transaction ID."""
+    words = [_ACRONYMS.get(w, w) for w in _WORD.findall(name)] or [name]
+    return " ".join([words[0]] + [w if w.isupper() else w.lower() for w in words[1:]])
+
+
+def pretty_json(text: str | None) -> str:
+    """A JSON body indented for reading; anything else as it is."""
+    if not text:
+        return ""
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        return text
+
+
+def register(app: Flask) -> None:
+    """Make the formatters available to every template as filters."""
+    app.add_template_filter(amount_text, "amount_text")
+    app.add_template_filter(money, "money")
+    app.add_template_filter(minor_money, "minor_money")
+    app.add_template_filter(when, "when")
+    app.add_template_filter(when_iso, "when_iso")
+    app.add_template_filter(masked, "masked")
+    app.add_template_filter(field_label, "field_label")
+    app.add_template_filter(pretty_json, "pretty_json")

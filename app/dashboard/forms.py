@@ -1,0 +1,94 @@
+"""The dashboard's forms. Money forms carry no validators of their own: the services check
+them, so the dashboard shows exactly the messages the API gives."""
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from flask_wtf import FlaskForm
+from wtforms import EmailField, PasswordField, SelectField, StringField, TextAreaField
+from wtforms.validators import Email, InputRequired, Length
+
+from app.store.merchants import ROLES
+
+_PLAIN_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+
+def form_amount(text: str | None) -> Decimal | str | None:
+    """A typed amount as an exact Decimal (never through float).
+
+    Anything that is not a plain decimal number goes to the service as it is, so the
+    service's own field error ("Amount must be a number") is what the user reads.
+    """
+    text = (text or "").strip()
+    if not text:
+        return None
+    return Decimal(text) if _PLAIN_DECIMAL.fullmatch(text) else text
+
+
+def blank_to_none(text: str | None) -> str | None:
+    """Empty form inputs are missing fields for the services."""
+    text = (text or "").strip()
+    return text or None
+
+
+class RefundForm(FlaskForm):
+    """Amount, reason (kept in UserDefinedField1) and description (UserDefinedField2)."""
+
+    class Meta:
+        csrf = False  # CSRFProtect checks every POST already (form field or X-CSRFToken header)
+
+    amount = StringField("Amount to refund", render_kw={"inputmode": "decimal", "autocomplete": "off"})
+    reason = StringField("Reason", description="Shown to your team; stored as UserDefinedField1")
+    description = TextAreaField("Description", description="Optional note; UserDefinedField2",
+                                render_kw={"rows": 2})
+
+
+class PayoutForm(FlaskForm):
+    """A payout: method, destination account, amount and the customer it is for."""
+
+    class Meta:
+        csrf = False
+
+    method = SelectField("Payout method")
+    currency = SelectField("Currency")
+    country = SelectField("Country", description="Optional; narrows the bank list")
+    holder = StringField("Account holder", render_kw={"autocomplete": "off"})
+    account_number = StringField("Account number", render_kw={"autocomplete": "off",
+                                                              "spellcheck": "false"})
+    amount = StringField("Amount", render_kw={"inputmode": "decimal", "autocomplete": "off"})
+    reference = StringField("Reference", description="Your unique reference for this payout")
+    statement_descriptor = StringField("Statement text", description="At most 22 characters")
+    callback_url = StringField("Callback URL", description="Where status webhooks are sent")
+    first_name = StringField("First name")
+    last_name = StringField("Last name")
+    email = StringField("E-mail", render_kw={"type": "email"})
+    customer_reference = StringField("Customer reference")
+
+
+class TokenForm(FlaskForm):
+    """A new API token for the current mode."""
+
+    class Meta:
+        csrf = False
+
+    label = StringField("Label", validators=[Length(max=100)],
+                        description="What uses this token, e.g. 'checkout server'")
+
+
+class NewUserForm(FlaskForm):
+    """A new dashboard user of the merchant."""
+
+    class Meta:
+        csrf = False
+
+    email = EmailField("E-mail", validators=[InputRequired("Enter an e-mail address"),
+                                             Email("Enter a valid e-mail address"),
+                                             Length(max=254)])
+    role = SelectField("Role", choices=[(r, r.title()) for r in ROLES])
+    password = PasswordField("Initial password",
+                             validators=[InputRequired("Enter an initial password"),
+                                         Length(min=12, max=1024,
+                                                message="Use 12 to 1024 characters")],
+                             description="At least 12 characters; give it to the user privately",
+                             render_kw={"autocomplete": "new-password"})

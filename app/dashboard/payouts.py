@@ -1,0 +1,191 @@
+"""New payouts: method, destination account from the method's bank list, amount, customer."""
+from __future__ import annotations
+
+import pycountry
+from flask import abort, current_app, flash, redirect, render_template, request, url_for
+from flask_login import current_user
+
+from app.auth.users import current_caller, requires
+from app.payments import services
+from app.payments.model import BankListRefused, DuplicateReference, FieldErrors, PaymentMethod
+from app.payments.requests import parse_create
+from app.store.merchants import merchant_by_id
+
+from . import dashboard
+from .bank_cache import BankListCache
+from .forms import PayoutForm, blank_to_none, form_amount
+from .htmx import page_or_fragment
+
+# Which form input each of the create service's field errors belongs to.
+FIELD_OF_ERROR = {
+    "Amount": "amount", "Currency": "currency", "Reference": "reference",
+    "StatementDescriptor": "statement_descriptor", "CallbackUrl": "callback_url",
+    "Billing.FirstName": "first_name", "Billing.LastName": "last_name", "Billing.Email": "email",
+    "Billing.CustomerReference": "customer_reference", "Billing.Country": "country",
+    "Payment.PaymentMethod": "method", "Payment.Bank": "bank", "Payment.Holder": "holder",
+    "Payment.AccountNumber": "account_number",
+}
+BANK_LIST_MAX_AGE = 3600
+
+
+def deps():
+    return current_app.extensions["paydesk"]
+
+
+def bank_cache() -> BankListCache:
+    """The app's bank list cache, made on first use."""
+    return current_app.extensions.setdefault("paydesk.bank_cache", BankListCache(deps().clock))
+
+
+def _payout_methods() -> list[PaymentMethod]:
+    with deps().uow(write=False) as uow:
+        return [m for m in uow.methods.list(current_user.merchant_id) if m.is_payout]
+
+
+def country_name(alpha2: str) -> str:
+    """English short name of a country code (NG -> Nigeria)."""
+    found = pycountry.countries.get(alpha_2=alpha2)
+    return getattr(found, "common_name", None) or (found.name if found else alpha2)
+
+
+class Destination:
+    """The chosen method, currency and country, and the bank list (or refusal) they lead to."""
+
+    def __init__(self, methods: list[PaymentMethod], method_id: str | None, currency: str | None,
+                 country: str | None):
+        self.methods = methods
+        self.method = next((m for m in methods if m.method_id == method_id), methods[0] if methods else None)
+        method = self.method
+        self.currency = currency if method and currency in method.currencies else \
+            (method.currencies[0] if method else None)
+        self.country = country if method and country in method.countries else None
+        self.banks: list = []
+        self.refusal: str | None = None
+        self.needs_country = False
+        if method is None:
+            return
+        if method.bank_list and len(method.countries) > 1 and not self.country:
+            self.needs_country = True  # a whole region's banks is no list to pick from
+            return
+        try:
+            self.banks = bank_cache().get_or_load(
+                (current_user.merchant_id, method.method_id, self.currency, self.country),
+                lambda: services.list_banks(deps(), current_caller(), method.method_id,
+                                            self.currency, self.country))
+        except BankListRefused as error:
+            self.refusal = str(error)
+
+    def fill_choices(self, form: PayoutForm) -> None:
+        """Give the form's selects the merchant's methods, the method's currencies and countries."""
+        form.method.choices = [(m.method_id, m.name) for m in self.methods]
+        form.method.data = self.method.method_id if self.method else None
+        form.currency.choices = [(c, c) for c in (self.method.currencies if self.method else [])]
+        form.currency.data = self.currency
+        form.country.choices = [("", "Any country")] + [
+            (c, country_name(c)) for c in (self.method.countries if self.method else [])]
+        form.country.data = self.country or ""
+
+
+def _destination(source) -> Destination:
+    return Destination(_payout_methods(), source.get("method"), source.get("currency"),
+                       blank_to_none(source.get("country")))
+
+
+def _new_form() -> PayoutForm:
+    with deps().uow(write=False) as uow:
+        merchant = merchant_by_id(uow.conn, current_user.merchant_id)
+    form = PayoutForm(formdata=None)
+    form.callback_url.data = merchant.default_callback_url or ""
+    form.statement_descriptor.data = merchant.name[:22]
+    return form
+
+
+@dashboard.get("/payouts/new")
+@requires("create_payout")
+def new_payout():
+    """The payout form, with the bank list of the first (or chosen) payout method."""
+    form = _new_form()
+    destination = _destination(request.args)
+    destination.fill_choices(form)
+    return render_template("dashboard/payout_new.html", form=form, destination=destination,
+                           bank_errors=[], general_errors=[], selected_bank=None)
+
+
+@dashboard.get("/payouts/new/destination")
+@requires("create_payout")
+def payout_destination():
+    """htmx: currency, country and bank picker for the method just chosen."""
+    form = _new_form()
+    destination = _destination(request.args)
+    destination.fill_choices(form)
+    return page_or_fragment("dashboard/payout_new.html", "dashboard/_payout_destination.html",
+                            form=form, destination=destination, bank_errors=[], general_errors=[],
+                            selected_bank=None)
+
+
+@dashboard.get("/payouts/banks")
+@requires("create_payout")
+def payout_banks():
+    """htmx: the searchable bank list of a method, currency and country; cacheable for an hour."""
+    destination = _destination(request.args)
+    response = page_or_fragment("dashboard/_bank_picker.html", "dashboard/_bank_picker.html",
+                                destination=destination, bank_errors=[], selected_bank=None)
+    if destination.banks:
+        response.headers["Cache-Control"] = f"private, max-age={BANK_LIST_MAX_AGE}"
+    return response
+
+
+@dashboard.post("/payouts")
+@requires("create_payout")
+def create_payout():
+    """Create the payout through the API's own service, then show its page."""
+    form = PayoutForm()
+    destination = _destination(request.form)
+    if destination.method is None:
+        abort(404)
+    body = {
+        "amount": form_amount(form.amount.data),
+        "currency": blank_to_none(request.form.get("currency")),
+        "reference": blank_to_none(form.reference.data),
+        "statementDescriptor": blank_to_none(form.statement_descriptor.data),
+        "callbackUrl": blank_to_none(form.callback_url.data),
+        "transactionAction": "PAYMENT",
+        "billing": {
+            "firstName": blank_to_none(form.first_name.data),
+            "lastName": blank_to_none(form.last_name.data),
+            "email": blank_to_none(form.email.data),
+            "customerReference": blank_to_none(form.customer_reference.data),
+        },
+        "payment": {
+            "paymentMethod": request.form.get("method"),
+            "bank": blank_to_none(request.form.get("bank")),
+            "holder": blank_to_none(form.holder.data),
+            "accountNumber": blank_to_none(form.account_number.data),
+        },
+    }
+    if blank_to_none(request.form.get("country")):
+        body["billing"]["country"] = request.form["country"].strip()
+    try:
+        payout = services.create_transaction(deps(), current_caller(), parse_create(body))
+    except FieldErrors as error:
+        return _form_with_errors(form, destination, error.errors)
+    except DuplicateReference as error:
+        return _form_with_errors(form, destination, {"Reference": [str(error)]})
+    flash(f"Payout {payout.tx_no} created: {payout.status.value}.", "success")
+    return redirect(url_for("dashboard.transaction", tx_no=payout.tx_no), 303)
+
+
+def _form_with_errors(form: PayoutForm, destination: Destination, errors: dict[str, list[str]]):
+    destination.fill_choices(form)
+    bank_errors, general = [], []
+    for name, messages in errors.items():
+        field_name = FIELD_OF_ERROR.get(name)
+        if field_name == "bank":
+            bank_errors.extend(messages)
+        elif field_name:
+            getattr(form, field_name).errors = list(messages)
+        else:
+            general.extend(messages)
+    return render_template("dashboard/payout_new.html", form=form, destination=destination,
+                           bank_errors=bank_errors, general_errors=general,
+                           selected_bank=request.form.get("bank")), 422

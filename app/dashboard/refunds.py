@@ -1,0 +1,117 @@
+"""The refund panel of a payment: review, confirm, and the result swapped in place."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from flask import current_app, flash, redirect, render_template, request, url_for
+
+from app.auth.users import current_caller, requires
+from app.payments import services
+from app.payments.model import FieldErrors, RefundRejected, Status, check_refund
+from app.payments.money import fits_currency, format_amount
+from app.payments.requests import parse_refund
+from app.store import dashboard as store
+
+from . import dashboard
+from .formatting import money
+from .forms import RefundForm, blank_to_none, form_amount
+from .htmx import wants_fragment
+from .transactions import detail_context, refund_panel_state
+
+# Which panel inputs each service field error belongs to.
+FIELD_OF_ERROR = {"Amount": "amount", "Reason": "reason", "Description": "description"}
+
+
+def _request_body(tx_no: str, form: RefundForm, arithmetic) -> dict:
+    """The refund request exactly as the API would get it; "full" takes the remaining amount."""
+    amount = arithmetic.remaining if request.form.get("full") else form_amount(form.amount.data)
+    return {"txNo": tx_no, "amount": amount, "reason": blank_to_none(form.reason.data),
+            "description": blank_to_none(form.description.data)}
+
+
+def _values(body: dict, currency: str) -> dict:
+    """The inputs to show again: the amount written with the currency's digits when it fits them."""
+    amount = body["amount"]
+    if isinstance(amount, Decimal):
+        amount = format_amount(amount, currency) if fits_currency(amount, currency) else str(amount)
+    return {"amount": amount or "", "reason": body["reason"] or "",
+            "description": body["description"] or ""}
+
+
+def _panel(context: dict, status: int = 200, oob: bool = False, **state):
+    """The panel alone for htmx (with `oob`, also the status, refunds and history it changed);
+    the whole transaction page otherwise."""
+    panel = refund_panel_state(context, **state)
+    template = "dashboard/_refund_panel.html" if wants_fragment() else "dashboard/transaction.html"
+    response = current_app.make_response(
+        (render_template(template, panel=panel, oob=oob, **context), status))
+    response.vary.add("HX-Request")
+    return response
+
+
+def _errors_state(error: FieldErrors | RefundRejected) -> dict:
+    if isinstance(error, FieldErrors):
+        by_field, general = {}, []
+        for name, messages in error.errors.items():
+            if name in FIELD_OF_ERROR:
+                by_field[FIELD_OF_ERROR[name]] = messages
+            else:
+                general.extend(messages)
+        return {"errors": by_field, "error": " ".join(general) or None}
+    return {"error": str(error)}
+
+
+@dashboard.post("/transactions/<tx_no>/refund/review")
+@requires("refund")
+def review_refund(tx_no: str):
+    """Step 1: check the refund with the service's own rules, then ask for confirmation."""
+    context = detail_context(tx_no)
+    form = RefundForm()
+    arithmetic = context["arithmetic"]
+    if arithmetic is None:
+        return _panel(context, 422, error="Only payments can be refunded")
+    body = _request_body(tx_no, form, arithmetic)
+    values = _values(body, arithmetic.currency)
+    if request.form.get("step") == "edit":
+        return _panel(context, values=values)
+    try:
+        refund_request = parse_refund(body)
+        check_refund(store.refund_state(context["tx"], arithmetic), tx_no, refund_request.amount)
+    except (FieldErrors, RefundRejected) as error:
+        return _panel(context, 422, values=values, **_errors_state(error))
+    return _panel(context, step="confirm", values=values,
+                  confirm_amount=money(refund_request.amount, arithmetic.currency))
+
+
+@dashboard.post("/transactions/<tx_no>/refund")
+@requires("refund")
+def refund(tx_no: str):
+    """Step 2: refund through the same service as the API; show the result and what remains."""
+    context = detail_context(tx_no)
+    form = RefundForm()
+    arithmetic = context["arithmetic"]
+    if arithmetic is None:
+        return _panel(context, 422, error="Only payments can be refunded")
+    body = _request_body(tx_no, form, arithmetic)
+    deps = current_app.extensions["paydesk"]
+    try:
+        created = services.refund(deps, current_caller(), parse_refund(body))
+    except (FieldErrors, RefundRejected) as error:
+        return _panel(context, 422, values=_values(body, arithmetic.currency), **_errors_state(error))
+    notice = _outcome_notice(created)
+    if not wants_fragment():
+        flash(notice["text"], notice["kind"])
+        return redirect(url_for("dashboard.transaction", tx_no=tx_no, _anchor="refund"), 303)
+    return _panel(detail_context(tx_no), oob=True, notice=notice)
+
+
+def _outcome_notice(created) -> dict:
+    amount = money(created.amount, created.currency)
+    if created.status is Status.CAPTURED:
+        return {"kind": "success", "text": f"Refund {created.tx_no} of {amount} is Captured."}
+    if created.status is Status.PENDING:
+        return {"kind": "info", "text": f"Refund {created.tx_no} of {amount} is Pending: the provider "
+                                        "will confirm it shortly."}
+    reason = f": {created.provider_message}" if created.provider_message else ""
+    return {"kind": "error", "text": f"Refund {created.tx_no} of {amount} was {created.status.value} "
+                                     f"by the provider{reason}. Its amount is free to refund again."}

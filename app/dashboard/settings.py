@@ -1,0 +1,182 @@
+"""Settings (admin): API tokens, webhook secrets, the inbox URL, users and roles, sandbox reset.
+
+Every credential or user change writes an audit entry in the same transaction.
+"""
+from __future__ import annotations
+
+from flask import abort, current_app, flash, make_response, redirect, render_template, request, url_for
+from flask_login import current_user
+
+from app.auth.users import ROLE_DESCRIPTIONS, current_mode, requires
+from app.payments.model import Mode
+from app.payments.sandbox import install_fixtures
+from app.store import dashboard as store
+from app.store.merchants import (ROLES, create_user, inbox_url, issue_token, merchant_by_id,
+                                 revoke_token, rotate_webhook_secret)
+
+from . import dashboard
+from .forms import NewUserForm, TokenForm
+
+LAST_ADMIN = "A merchant needs at least one active admin: make someone else admin first."
+
+
+def deps():
+    return current_app.extensions["paydesk"]
+
+
+def _settings_page(status: int = 200, token_form=None, user_form=None):
+    merchant_id, mode = current_user.merchant_id, current_mode()
+    with deps().uow(write=False) as uow:
+        merchant = merchant_by_id(uow.conn, merchant_id)
+        tokens = store.api_tokens_of(uow.conn, merchant_id, mode)
+        secrets = store.webhook_secrets_of(uow.conn, merchant_id, mode, deps().clock())
+        members = store.users_of(uow.conn, merchant_id)
+    return render_template(
+        "dashboard/settings.html", tokens=tokens, secrets=secrets, members=members,
+        inbox_url=inbox_url(current_app.config["BASE_URL"], merchant.inbox_key),
+        default_callback_url=merchant.default_callback_url, roles=ROLES,
+        role_descriptions=ROLE_DESCRIPTIONS, token_form=token_form or TokenForm(formdata=None),
+        user_form=user_form or NewUserForm(formdata=None),
+    ), status
+
+
+def _reveal(title: str, what: str, secret: str, note: str):
+    """Show a new credential once: never stored in clear, never cached, never shown again."""
+    response = make_response(render_template("dashboard/reveal.html", title=title, what=what,
+                                             secret=secret, note=note))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@dashboard.get("/settings")
+@requires("manage_settings")
+def settings():
+    """Credentials and users of the merchant, for the current mode where they belong to one."""
+    return _settings_page()
+
+
+@dashboard.post("/settings/tokens")
+@requires("manage_settings")
+def create_token():
+    """Issue an API token for the current mode and show it once."""
+    form = TokenForm()
+    if not form.validate():
+        return _settings_page(422, token_form=form)
+    mode = current_mode()
+    label = (form.label.data or "").strip()
+    with deps().uow() as uow:
+        token = issue_token(uow.conn, current_user.merchant_id, mode, label)
+        uow.audit(current_user.merchant_id, mode, current_user.email, "token.create",
+                  target=token[:12], detail={"label": label}, ip=request.remote_addr)
+        uow.commit()
+    return _reveal("New API token", f"{mode.value.title()} API token", token,
+                   "Copy it now: Paydesk keeps only its hash and cannot show it again.")
+
+
+@dashboard.post("/settings/tokens/<int:token_id>/revoke")
+@requires("manage_settings")
+def revoke(token_id: int):
+    """Revoke one of the merchant's tokens; requests with it fail from now on."""
+    with deps().uow() as uow:
+        prefix = store.api_token_prefix(uow.conn, current_user.merchant_id, token_id)
+        if prefix is None:
+            abort(404)
+        if revoke_token(uow.conn, current_user.merchant_id, token_id):
+            uow.audit(current_user.merchant_id, current_mode(), current_user.email, "token.revoke",
+                      target=prefix, ip=request.remote_addr)
+        uow.commit()
+    flash(f"Token {prefix}… is revoked.", "success")
+    return redirect(url_for("dashboard.settings", _anchor="tokens"), 303)
+
+
+@dashboard.post("/settings/webhook-secret")
+@requires("manage_settings")
+def rotate_secret():
+    """A new signing secret for the mode; the old one keeps signing for 24 hours beside it."""
+    mode = current_mode()
+    with deps().uow() as uow:
+        secret = rotate_webhook_secret(uow.conn, current_user.merchant_id, mode)
+        uow.audit(current_user.merchant_id, mode, current_user.email, "webhook_secret.rotate",
+                  target=secret[:10], ip=request.remote_addr)
+        uow.commit()
+    return _reveal("New webhook secret", f"{mode.value.title()} webhook signing secret", secret,
+                   "Deliveries are signed with both the new and the old secret for 24 hours, "
+                   "so your receiver can switch without losing any. Copy it now: it is not shown again.")
+
+
+@dashboard.post("/settings/users")
+@requires("manage_settings")
+def add_user():
+    """Create a dashboard user of the merchant with a role and an initial password."""
+    form = NewUserForm()
+    if not form.validate():
+        return _settings_page(422, user_form=form)
+    email = form.email.data.strip().lower()
+    with deps().uow() as uow:
+        if store.email_taken(uow.conn, email):
+            form.email.errors = ["A user with this e-mail already exists"]
+            return _settings_page(422, user_form=form)
+        create_user(uow.conn, current_user.merchant_id, email, form.role.data, form.password.data)
+        uow.audit(current_user.merchant_id, None, current_user.email, "user.create", target=email,
+                  detail={"role": form.role.data}, ip=request.remote_addr)
+        uow.commit()
+    flash(f"{email} can now sign in as {form.role.data}.", "success")
+    return redirect(url_for("dashboard.settings", _anchor="users"), 303)
+
+
+@dashboard.post("/settings/users/<int:user_id>/role")
+@requires("manage_settings")
+def change_role(user_id: int):
+    """Give a user another role; it applies on their next request."""
+    role = request.form.get("role", "")
+    if role not in ROLES:
+        abort(400)
+    with deps().uow() as uow:
+        member = store.user_of_merchant(uow.conn, current_user.merchant_id, user_id)
+        if member is None:
+            abort(404)
+        if member.role == "admin" and role != "admin" and member.active and \
+                store.active_admins(uow.conn, current_user.merchant_id) <= 1:
+            flash(LAST_ADMIN, "error")
+            return redirect(url_for("dashboard.settings", _anchor="users"), 303)
+        store.set_role(uow.conn, current_user.merchant_id, user_id, role)
+        uow.audit(current_user.merchant_id, None, current_user.email, "user.role", target=member.email,
+                  detail={"from": member.role, "to": role}, ip=request.remote_addr)
+        uow.commit()
+    flash(f"{member.email} is now {role}.", "success")
+    return redirect(url_for("dashboard.settings", _anchor="users"), 303)
+
+
+@dashboard.post("/settings/users/<int:user_id>/active")
+@requires("manage_settings")
+def set_active(user_id: int):
+    """Deactivate a user (signed out at once) or let them sign in again."""
+    active = request.form.get("active") == "1"
+    with deps().uow() as uow:
+        member = store.user_of_merchant(uow.conn, current_user.merchant_id, user_id)
+        if member is None:
+            abort(404)
+        if not active and member.role == "admin" and member.active and \
+                store.active_admins(uow.conn, current_user.merchant_id) <= 1:
+            flash(LAST_ADMIN, "error")
+            return redirect(url_for("dashboard.settings", _anchor="users"), 303)
+        store.set_active(uow.conn, current_user.merchant_id, user_id, active)
+        uow.audit(current_user.merchant_id, None, current_user.email,
+                  "user.activate" if active else "user.deactivate", target=member.email,
+                  ip=request.remote_addr)
+        uow.commit()
+    flash(f"{member.email} is {'active again' if active else 'deactivated'}.", "success")
+    return redirect(url_for("dashboard.settings", _anchor="users"), 303)
+
+
+@dashboard.post("/settings/sandbox/reset")
+@requires("manage_settings")
+def reset_sandbox():
+    """Restore the sandbox test transactions (SBX-...) to their starting states."""
+    with deps().uow() as uow:
+        merchant = merchant_by_id(uow.conn, current_user.merchant_id)
+        install_fixtures(uow, merchant.id, merchant.default_callback_url, deps().clock())
+        uow.audit(merchant.id, Mode.SANDBOX, current_user.email, "sandbox.reset", ip=request.remote_addr)
+        uow.commit()
+    flash("Sandbox test transactions are back to their starting states.", "success")
+    return redirect(url_for("dashboard.settings", _anchor="sandbox"), 303)

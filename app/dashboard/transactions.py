@@ -1,0 +1,176 @@
+"""Transactions: the searchable list, its CSV export, one transaction's page, the mode switch."""
+from __future__ import annotations
+
+import csv
+import io
+from datetime import date
+
+from flask import (Response, abort, current_app, redirect, render_template, request, session,
+                   stream_with_context, url_for)
+from flask_login import current_user, login_required
+
+from app.api.shapes import status_body
+from app.auth.users import current_mode
+from app.payments.model import Kind, Mode, Status
+from app.payments.money import format_amount
+from app.store import dashboard as store
+
+from . import dashboard
+from .formatting import when
+from .htmx import page_or_fragment
+
+MAX_SEARCH_LENGTH = 100
+MAX_TX_NO_LENGTH = 100
+FILTER_ARGS = ("q", "status", "kind", "from", "to")
+CSV_COLUMNS = ("Created (UTC)", "TxNo", "Kind", "Status", "Amount", "Currency", "Reference",
+               "Decline reason", "Payment method")
+# A spreadsheet runs a cell starting with one of these as a formula: references come from
+# customers' orders, so they are written as text.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def deps():
+    return current_app.extensions["paydesk"]
+
+
+@dashboard.get("/")
+@login_required
+def home():
+    """The dashboard opens on the transactions list."""
+    return redirect(url_for("dashboard.transactions"))
+
+
+def read_filter(args) -> tuple[store.TransactionFilter, list[str]]:
+    """The list filter from the query string, and what could not be understood in it."""
+    problems = []
+    status = kind = None
+    if args.get("status"):
+        try:
+            status = Status(args["status"])
+        except ValueError:
+            problems.append(f"Unknown status {args['status'][:20]!r}")
+    if args.get("kind"):
+        try:
+            kind = Kind(args["kind"])
+        except ValueError:
+            problems.append(f"Unknown kind {args['kind'][:20]!r}")
+    days = {}
+    for name in ("from", "to"):
+        text = args.get(name, "")
+        if text:
+            try:
+                days[name] = date.fromisoformat(text)
+            except ValueError:
+                problems.append(f"Dates are written YYYY-MM-DD ({name} was {text[:20]!r})")
+    flt = store.TransactionFilter(search=args.get("q", "")[:MAX_SEARCH_LENGTH], status=status,
+                                  kind=kind, date_from=days.get("from"), date_to=days.get("to"))
+    return flt, problems
+
+
+def filter_args(args) -> dict:
+    """The filter's query-string values that are set, for links that keep the filter."""
+    return {name: args[name] for name in FILTER_ARGS if args.get(name)}
+
+
+@dashboard.get("/transactions")
+@login_required
+def transactions():
+    """Payments, payouts and refunds, newest first; search and filters narrow them as you type."""
+    flt, problems = read_filter(request.args)
+    older = store.Cursor.decode(request.args.get("older"))
+    newer = store.Cursor.decode(request.args.get("newer"))
+    with deps().uow(write=False) as uow:
+        page = store.list_transactions(uow.conn, current_user.merchant_id, current_mode(), flt,
+                                       older_than=older, newer_than=None if older else newer)
+    return page_or_fragment(
+        "dashboard/transactions.html", "dashboard/_transactions_results.html",
+        page=page, args=filter_args(request.args), problems=problems, flt=flt,
+        statuses=list(Status), kinds=list(Kind), paged=bool(older or newer),
+    )
+
+
+@dashboard.get("/transactions/export.csv")
+@login_required
+def export_transactions():
+    """Every transaction the filters select, as CSV, streamed in batches (no size limit)."""
+    flt, problems = read_filter(request.args)
+    if problems:
+        abort(400)
+    merchant_id, mode = current_user.merchant_id, current_mode()
+    rows = store.export_transactions(deps().uow, merchant_id, mode, flt)
+    filename = f"paydesk-{mode.value}-transactions-{deps().clock():%Y%m%d-%H%M%S}.csv"
+    response = Response(stream_with_context(_csv_lines(rows)), mimetype="text/csv")
+    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def _csv_lines(rows):
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS)
+    for row in rows:
+        writer.writerow((
+            when(row.created_at).removesuffix(" UTC"), row.tx_no, row.kind.value, row.status.value,
+            format_amount(row.amount, row.currency), row.currency, _as_text(row.reference),
+            row.decline_reason or "", row.payment_method,
+        ))
+        if buffer.tell() > 64 * 1024:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+def _as_text(value: str) -> str:
+    return "'" + value if value.startswith(_FORMULA_START) else value
+
+
+def detail_context(tx_no: str) -> dict:
+    """Everything the transaction page and its fragments show."""
+    merchant_id, mode = current_user.merchant_id, current_mode()
+    if len(tx_no) > MAX_TX_NO_LENGTH:
+        abort(404)
+    with deps().uow(write=False) as uow:
+        tx = uow.transactions.get(merchant_id, mode, tx_no)
+        if tx is None:
+            abort(404)
+        refunds = uow.transactions.refunds_of(tx.id) if tx.kind is Kind.PAYMENT else []
+        arithmetic = store.refund_arithmetic(uow, tx) if tx.kind is Kind.PAYMENT else None
+        history = store.status_changes(uow.conn, tx.id)
+        deliveries = store.deliveries_of_transaction(uow.conn, merchant_id, mode, tx.id)
+        method = uow.methods.get(merchant_id, tx.payment_method)
+    return {
+        "tx": tx, "fields": status_body(tx), "refunds": refunds, "arithmetic": arithmetic,
+        "history": history, "deliveries": deliveries, "method": method,
+    }
+
+
+@dashboard.get("/transactions/<tx_no>")
+@login_required
+def transaction(tx_no: str):
+    """One transaction: its status fields, history, refunds, webhooks and the refund panel."""
+    context = detail_context(tx_no)
+    return render_template("dashboard/transaction.html", panel=refund_panel_state(context),
+                           **context)
+
+
+def refund_panel_state(context: dict, **extra) -> dict:
+    """What the refund panel shows: its step, the amount to prefill, notices and errors."""
+    arithmetic = context["arithmetic"]
+    state = {"step": "form", "errors": {}, "error": None, "notice": None, "values": {}}
+    if arithmetic is not None:
+        state["values"] = {"amount": format_amount(arithmetic.remaining, arithmetic.currency)
+                           if arithmetic.remaining > 0 else ""}
+    state.update(extra)
+    return state
+
+
+@dashboard.post("/mode")
+@login_required
+def switch_mode():
+    """Switch between live and sandbox data; the list opens again in the new mode."""
+    try:
+        session["mode"] = Mode(request.form.get("mode", "")).value
+    except ValueError:
+        abort(400)
+    return redirect(url_for("dashboard.transactions"), 303)

@@ -1,0 +1,81 @@
+"""Webhook logs: what Paydesk sent (with every attempt, and Resend) and what the merchant's inbox received."""
+from __future__ import annotations
+
+from flask import abort, current_app, flash, redirect, render_template, request, url_for
+from flask_login import current_user, login_required
+
+from app.auth.users import current_mode, requires
+from app.webhooks import log
+from app.webhooks.delivery import WebhookNotFound, resend_event
+
+from . import dashboard
+from .htmx import page_or_fragment, wants_fragment
+
+PAGE_SIZE = 50
+MAX_PAGES = 200  # the log pages by offset; deeper than this, use the transaction's own page
+
+
+def deps():
+    return current_app.extensions["paydesk"]
+
+
+def _page_number() -> int:
+    text = request.args.get("page", "1")
+    page = int(text) if text.isdigit() else 1
+    return min(max(page, 1), MAX_PAGES)
+
+
+def with_attempts(conn, deliveries: list[log.Delivery]) -> list[tuple[log.Delivery, list]]:
+    """Each delivery beside its attempts, newest attempt first."""
+    attempts = log.attempts_by_webhook(conn, current_user.merchant_id, current_mode(),
+                                       [d.webhook_id for d in deliveries])
+    return [(d, list(reversed(attempts[d.webhook_id]))) for d in deliveries]
+
+
+@dashboard.get("/webhooks")
+@login_required
+def webhooks():
+    """Webhook deliveries of this mode, newest first: state, attempts, last answer, next try."""
+    page = _page_number()
+    with deps().uow(write=False) as uow:
+        found = log.list_deliveries(uow.conn, current_user.merchant_id, current_mode(),
+                                    limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE)
+        rows = with_attempts(uow.conn, found[:PAGE_SIZE])
+    return render_template("dashboard/webhooks.html", rows=rows, page=page,
+                           has_more=len(found) > PAGE_SIZE and page < MAX_PAGES)
+
+
+@dashboard.post("/webhooks/<webhook_id>/resend")
+@requires("resend_webhook")
+def resend_webhook(webhook_id: str):
+    """Queue the event for an immediate new attempt (audited); the worker sends it."""
+    try:
+        delivery = resend_event(deps(), current_user.merchant_id, current_mode(), webhook_id,
+                                current_user.email, request.remote_addr)
+    except WebhookNotFound:
+        abort(404)
+    if not wants_fragment():
+        flash(f"Webhook {webhook_id} will be sent again in a moment.", "success")
+        return redirect(request.form.get("back") if _is_local(request.form.get("back"))
+                        else url_for("dashboard.webhooks"), 303)
+    with deps().uow(write=False) as uow:
+        (row,) = with_attempts(uow.conn, [delivery])
+    return page_or_fragment("dashboard/_delivery.html", "dashboard/_delivery.html", row=row,
+                            notice="Queued: the worker sends it again within seconds.")
+
+
+def _is_local(target: str | None) -> bool:
+    return bool(target) and target.startswith("/") and not target.startswith("//") \
+        and "\\" not in target
+
+
+@dashboard.get("/webhooks/inbox")
+@login_required
+def inbox():
+    """Webhooks received at the merchant's inbox URL: headers, body, signature verdict, duplicates."""
+    page = _page_number()
+    with deps().uow(write=False) as uow:
+        found = log.list_inbox(uow.conn, current_user.merchant_id, limit=PAGE_SIZE + 1,
+                               offset=(page - 1) * PAGE_SIZE)
+    return render_template("dashboard/inbox.html", messages=found[:PAGE_SIZE], page=page,
+                           has_more=len(found) > PAGE_SIZE and page < MAX_PAGES)

@@ -1,0 +1,33 @@
+// Small behaviours htmx does not cover: filtering the bank list, confirming destructive
+// forms, copying a revealed secret. Everything works without them, only less conveniently.
+"use strict";
+
+document.addEventListener("input", (event) => {
+  const filter = event.target.closest("[data-filter-options]");
+  if (!filter) return;
+  const select = document.querySelector(filter.dataset.filterOptions);
+  if (!select) return;
+  const term = filter.value.trim().toLowerCase();
+  let shown = 0;
+  for (const option of select.options) {
+    const match = option.text.toLowerCase().includes(term);
+    option.hidden = !match;
+    if (match) shown += 1;
+  }
+  const count = document.getElementById(filter.getAttribute("aria-describedby"));
+  if (count) count.textContent = term ? `${shown} of ${select.options.length} banks match` : `${select.options.length} banks`;
+});
+
+document.addEventListener("submit", (event) => {
+  const question = event.target.dataset.confirm;
+  if (question && !window.confirm(question)) event.preventDefault();
+});
+
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("[data-copy]");
+  if (!button) return;
+  const source = document.querySelector(button.dataset.copy);
+  if (!source) return;
+  source.select();
+  navigator.clipboard?.writeText(source.value).then(() => { button.textContent = "Copied"; });
+});
