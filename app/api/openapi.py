@@ -1,22 +1,71 @@
-"""The OpenAPI 3.1 document of /api/v1: every endpoint, body, code and header as the server answers."""
+"""The OpenAPI 3.1 document of /api/v1: every endpoint, body, status code and header as the server answers.
+
+tests/api/test_openapi.py fuzzes the live server against it, and checks that it names
+exactly the routes of the api blueprint.
+"""
 from __future__ import annotations
 
-from app.payments.model import Status
+from app.payments.model import Kind, Status
 from app.payments.money import MAX_AMOUNT
 from app.payments.requests import MAX_MINOR_DIGITS
 
 from .idempotency import MAX_KEY_LENGTH
 
 JSON = "application/json"
-SCHEMAS = "#/components/schemas/"
-RESPONSES = "#/components/responses/"
-REFUND_STATUSES = [Status.PENDING, Status.CAPTURED, Status.FAILED, Status.DECLINED]
-# Transaction numbers are at most this long (the server answers 404 to longer ones).
-MAX_TX_NO_LENGTH = 100
+REFUND_STATUSES = (Status.PENDING, Status.CAPTURED, Status.FAILED, Status.DECLINED)
 
+
+def openapi_document(base_url: str) -> dict:
+    """The document served at /api/v1/openapi.json."""
+    # Imported here, not at the top: both modules import this one while they load.
+    from . import routes, webhooks
+
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Paydesk API",
+            "version": "1",
+            "description": ("Payments, payouts and refunds in front of external payment providers. "
+                            "Amounts are JSON numbers, read exactly; timestamps are ISO 8601 UTC with Z. "
+                            "Every call needs a live or sandbox bearer token, which fixes the merchant "
+                            "and mode of everything it reads and writes."),
+        },
+        "servers": [{"url": base_url}],
+        "security": [{"bearerAuth": []}],
+        "paths": {
+            **_transaction_paths(routes.MAX_TX_NO_LENGTH),
+            **_sandbox_paths(routes.MAX_TX_NO_LENGTH),
+            **_webhook_paths(routes.MAX_TX_NO_LENGTH, webhooks.MAX_LIMIT, webhooks.MAX_WEBHOOK_ID_LENGTH),
+            "/api/v1/openapi.json": {"get": {
+                "operationId": "getOpenApiDocument",
+                "summary": "This document.",
+                "responses": {"200": _response("The OpenAPI 3.1 document.", {"type": "object"}),
+                              "401": _shared("Unauthorized")},
+            }},
+        },
+        "components": {
+            "securitySchemes": {"bearerAuth": {
+                "type": "http", "scheme": "bearer",
+                "description": "A live or sandbox API token (shown once when the merchant is created).",
+            }},
+            "schemas": {
+                **_transaction_schemas(routes.MAX_TX_NO_LENGTH, routes.SANDBOX_OUTCOMES),
+                **_webhook_schemas(webhooks.STATUS_WORDS.values()),
+                **_error_schemas(),
+            },
+            "responses": _shared_responses(),
+        },
+    }
+
+
+# Building blocks
 
 def _ref(name: str) -> dict:
-    return {"$ref": SCHEMAS + name}
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _shared(name: str) -> dict:
+    return {"$ref": f"#/components/responses/{name}"}
 
 
 def _json(schema: dict, **extra) -> dict:
@@ -32,12 +81,17 @@ def _response(description: str, schema: dict | None = None, headers: dict | None
     return response
 
 
-def _shared(name: str) -> dict:
-    return {"$ref": RESPONSES + name}
+def _object(properties: dict, required: list[str] | None = None, **extra) -> dict:
+    """An object with exactly these fields: the server rejects unknown ones and sends no others."""
+    return {"type": "object", "additionalProperties": False, "required": required or list(properties),
+            "properties": properties, **extra}
 
 
 def _text(max_length: int, *, required: bool = True, **extra) -> dict:
-    """A string field as the server reads it: optional ones also take null, required ones need a non-blank value."""
+    """A request string as the server reads it.
+
+    A required one needs a non-blank value; an optional one may also be null, blank or missing.
+    """
     if required:
         return {"type": "string", "minLength": 1, "maxLength": max_length, "pattern": r"\S", **extra}
     return {"type": ["string", "null"], "maxLength": max_length, **extra}
@@ -48,39 +102,47 @@ def _url(*, required: bool) -> dict:
                  description="An http or https URL.")
 
 
-def _object(properties: dict, required: list[str], **extra) -> dict:
-    return {"type": "object", "additionalProperties": False, "required": required,
-            "properties": properties, **extra}
-
-
-def _message(const: str | None = None, description: str | None = None) -> dict:
+def _error(const: str | None = None) -> dict:
     """An {error} body; const when the server always writes the same words."""
-    error: dict = {"type": "string"}
-    if const is not None:
-        error["const"] = const
-    body = _object({"error": error}, ["error"])
-    if description:
-        body["description"] = description
-    return body
+    return _object({"error": {"type": "string", "const": const} if const else {"type": "string"}})
 
 
-def _schemas() -> dict:
-    amount = {
-        "type": "number",
-        "exclusiveMinimum": 0,
-        "maximum": int(MAX_AMOUNT),
-        "description": (f"A JSON number, read exactly (never through binary floating point), with at most "
-                        f"as many decimals as the currency has (EUR 2, JPY 0, KWD 3; never more than "
-                        f"{MAX_MINOR_DIGITS}). Responses write it with exactly the currency's decimals."),
-    }
-    currency = {"type": "string", "pattern": "^[A-Z]{3}$",
-                "description": "An ISO 4217 currency code the payment method supports."}
+def _path_parameter(name: str, max_length: int, example: str) -> dict:
+    return {"name": name, "in": "path", "required": True, "example": example,
+            "schema": {"type": "string", "minLength": 1, "maxLength": max_length}}
+
+
+NULLABLE = {"type": ["string", "null"]}
+TIMESTAMP = {"type": "string", "format": "date-time", "description": "ISO 8601, UTC, with Z."}
+REPLAYED = {"Idempotent-Replayed": {
+    "description": "true when this is the stored answer to an earlier request with the same Idempotency-Key.",
+    "schema": {"type": "string", "enum": ["true"]},
+}}
+IDEMPOTENCY_KEY = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": ("Same key and same body within 24 hours: the first answer (success or error) is replayed "
+                    "byte for byte. Same key with another body: 422. Keys are scoped per merchant and mode."),
+    "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH},
+}
+
+
+# Transactions, refunds, banks, methods
+
+def _transaction_schemas(max_tx_no: int, sandbox_outcomes) -> dict:
     tx_no = {"type": "string", "description": "Transaction number (PAY-..., POU-..., RFD-..., SBX-...)."}
-    timestamp = {"type": "string", "format": "date-time", "description": "ISO 8601, UTC, with Z."}
-    nullable = {"type": ["string", "null"]}
     return {
-        "Amount": amount,
-        "Currency": currency,
+        "Amount": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": int(MAX_AMOUNT),
+            "description": (f"A JSON number, read exactly (never through binary floating point), with no more "
+                            f"decimals than the currency has (EUR 2, JPY 0, KWD 3; never more than "
+                            f"{MAX_MINOR_DIGITS}). Answers write it with exactly the currency's decimals."),
+        },
+        "Currency": {"type": "string", "pattern": "^[A-Z]{3}$",
+                     "description": "An ISO 4217 code; a request's must be one its payment method takes."},
         "Billing": _object(
             {
                 "firstName": _text(100),
@@ -96,10 +158,11 @@ def _schemas() -> dict:
             {
                 "paymentMethod": _text(64, description="An id from GET /payment-methods."),
                 "bank": _text(20, required=False, description=(
-                    "Payouts of methods with a bank list: a code from POST /transactions/banks.")),
-                "holder": _text(140, required=False, description="Payouts: the account holder."),
+                    "Payouts of methods with a bank list (required there): a code from POST /transactions/banks.")),
+                "holder": _text(140, required=False, description="Payouts (required there): the account holder."),
                 "accountNumber": _text(64, required=False, description=(
-                    "Payouts: the destination account, checked by the method's rule (IBAN, NUBAN, MSISDN).")),
+                    "Payouts (required there): the destination account, checked by the method's rule "
+                    "(IBAN, NUBAN, MSISDN).")),
             },
             ["paymentMethod"],
         ),
@@ -123,46 +186,37 @@ def _schemas() -> dict:
             },
             ["amount", "currency", "reference", "statementDescriptor", "callbackUrl", "billing", "payment"],
         ),
-        "CreateTransactionResponse": _object(
-            {
-                "transactionId": tx_no,
-                "reference": {"type": "string"},
-                "currency": _ref("Currency"),
-                "amount": _ref("Amount"),
-                "status": {"type": "string", "enum": ["PENDING"]},
-                "message": {"type": "string"},
-                "checkoutUrl": {"type": "string", "format": "uri",
-                                "description": "Hosted checkout page of the transaction."},
-            },
-            ["transactionId", "reference", "currency", "amount", "status", "message", "checkoutUrl"],
-        ),
-        "TransactionStatus": _object(
-            {
-                "TransactionId": tx_no,
-                "Status": {"type": "string", "enum": [s.value for s in Status],
-                           "description": "The authoritative state; base business logic on it."},
-                "Amount": _ref("Amount"),
-                "Currency": _ref("Currency"),
-                "Reference": {"type": "string"},
-                "DeclineReason": {**nullable, "description": "Set when Status is Declined or Failed."},
-                "CreatedAt": timestamp,
-                "ProviderTransactionId": nullable,
-                "ProviderStatus": {**nullable, "description": "Informational."},
-                "ProviderMessage": {**nullable, "description": "Informational."},
-                "SuccessUrl": nullable,
-                "PendingUrl": nullable,
-                "FailureUrl": nullable,
-                "UserDefinedField1": nullable,
-                "UserDefinedField2": nullable,
-                "UserDefinedField3": nullable,
-            },
-            ["TransactionId", "Status", "Amount", "Currency", "Reference", "DeclineReason", "CreatedAt",
-             "ProviderTransactionId", "ProviderStatus", "ProviderMessage", "SuccessUrl", "PendingUrl",
-             "FailureUrl", "UserDefinedField1", "UserDefinedField2", "UserDefinedField3"],
-        ),
+        "CreateTransactionResponse": _object({
+            "transactionId": tx_no,
+            "reference": {"type": "string"},
+            "currency": _ref("Currency"),
+            "amount": _ref("Amount"),
+            "status": {"type": "string", "enum": ["PENDING"]},
+            "message": {"type": "string"},
+            "checkoutUrl": {"type": "string", "format": "uri", "description": "The hosted checkout page."},
+        }),
+        "TransactionStatus": _object({
+            "TransactionId": tx_no,
+            "Status": {"type": "string", "enum": [s.value for s in Status],
+                       "description": "The authoritative state: base business logic on it."},
+            "Amount": _ref("Amount"),
+            "Currency": _ref("Currency"),
+            "Reference": {"type": "string"},
+            "DeclineReason": {**NULLABLE, "description": "Set when Status is Declined or Failed."},
+            "CreatedAt": TIMESTAMP,
+            "ProviderTransactionId": NULLABLE,
+            "ProviderStatus": {**NULLABLE, "description": "Informational."},
+            "ProviderMessage": {**NULLABLE, "description": "Informational."},
+            "SuccessUrl": NULLABLE,
+            "PendingUrl": NULLABLE,
+            "FailureUrl": NULLABLE,
+            "UserDefinedField1": NULLABLE,
+            "UserDefinedField2": NULLABLE,
+            "UserDefinedField3": NULLABLE,
+        }),
         "RefundRequest": _object(
             {
-                "txNo": _text(MAX_TX_NO_LENGTH, description="The captured payment to refund."),
+                "txNo": _text(max_tx_no, description="The captured payment to refund."),
                 "amount": _ref("Amount"),
                 "reason": _text(255, required=False, description="Stored in UserDefinedField1 of the refund."),
                 "description": _text(1000, required=False,
@@ -170,135 +224,55 @@ def _schemas() -> dict:
             },
             ["txNo", "amount"],
         ),
-        "RefundResponse": _object(
-            {
-                "refundTxNo": tx_no,
-                "originalTxNo": tx_no,
-                "amount": _ref("Amount"),
-                "currency": _ref("Currency"),
-                "status": {"type": "string", "enum": [s.value for s in REFUND_STATUSES],
-                           "description": "After the provider's immediate answer; Pending ones finish later."},
-                "message": {"type": "string"},
-                "providerRefundId": nullable,
-                "createdAt": timestamp,
-            },
-            ["refundTxNo", "originalTxNo", "amount", "currency", "status", "message", "providerRefundId",
-             "createdAt"],
-        ),
+        "RefundResponse": _object({
+            "refundTxNo": tx_no,
+            "originalTxNo": tx_no,
+            "amount": _ref("Amount"),
+            "currency": _ref("Currency"),
+            "status": {"type": "string", "enum": [s.value for s in REFUND_STATUSES],
+                       "description": "After the provider's immediate answer; a Pending refund finishes later."},
+            "message": {"type": "string"},
+            "providerRefundId": NULLABLE,
+            "createdAt": TIMESTAMP,
+        }),
         "BankListRequest": _object(
             {
                 "paymentMethod": {"type": "string", "minLength": 1, "maxLength": 100},
-                "currency": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                "currency": _ref("Currency"),
                 "country": {"type": ["string", "null"], "maxLength": 100, "description": (
                     "ISO 3166-1 alpha-2, alpha-3 or English name, any case.")},
             },
             ["paymentMethod", "currency"],
         ),
-        "Bank": _object(
-            {"code": {"type": "string", "description": "Send it in payment.bank of a payout."},
-             "name": {"type": "string"}},
-            ["code", "name"],
-        ),
-        "PaymentMethod": _object(
-            {
-                "id": {"type": "string"},
-                "name": {"type": "string"},
-                "kind": {"type": "string", "enum": ["card", "payout"]},
-                "currencies": {"type": "array", "items": _ref("Currency")},
-                "countries": {"type": "array", "items": {"type": "string", "pattern": "^[A-Z]{2}$"},
-                              "description": "Alpha-2 codes; empty means any country."},
-                "bankList": {"type": "boolean"},
-                "partialRefunds": {"type": "boolean"},
-            },
-            ["id", "name", "kind", "currencies", "countries", "bankList", "partialRefunds"],
-        ),
+        "Bank": _object({"code": {"type": "string", "description": "Send it in payment.bank of a payout."},
+                         "name": {"type": "string"}}),
+        "PaymentMethod": _object({
+            "id": {"type": "string"},
+            "name": {"type": "string"},
+            "kind": {"type": "string", "enum": ["card", "payout"]},
+            "currencies": {"type": "array", "items": _ref("Currency")},
+            "countries": {"type": "array", "items": {"type": "string", "pattern": "^[A-Z]{2}$"},
+                          "description": "Alpha-2 codes; empty means any country."},
+            "bankList": {"type": "boolean"},
+            "partialRefunds": {"type": "boolean"},
+        }),
         "SandboxOutcomeRequest": _object(
             {
-                "status": {"type": "string", "enum": _sandbox_outcomes()},
+                "status": {"type": "string", "enum": [s.value for s in sorted(sandbox_outcomes)]},
                 "declineReason": _text(100, required=False, description=(
                     "For Declined and Failed; defaults to Declined By Bank and Provider Error.")),
             },
             ["status"],
         ),
-        "SandboxReset": _object(
-            {"status": {"const": "ok"}, "message": {"type": "string"}}, ["status", "message"]),
-        "FieldErrors": _object(
-            {"errors": {
-                "type": "object",
-                "minProperties": 1,
-                "additionalProperties": {"type": "array", "minItems": 1, "items": {"type": "string"}},
-                "description": "Messages per field; names PascalCase, dotted for nesting (Billing.Email).",
-            }},
-            ["errors"],
-        ),
-        "Error": _message(),
-        "DuplicateReference": _object(
-            {"error": {"type": "string"}, "transactionId": tx_no}, ["error", "transactionId"],
-            description="The reference is already used; transactionId names the existing transaction."),
-        "BankListError": _object({"error": {"type": "string"}, "message": {"type": "string"}},
-                                 ["error", "message"]),
+        "SandboxReset": _object({"status": {"const": "ok"}, "message": {"type": "string"}}),
     }
 
 
-def _sandbox_outcomes() -> list[str]:
-    # Imported here: routes imports this module at load time.
-    from .routes import SANDBOX_OUTCOMES
-
-    return [s.value for s in sorted(SANDBOX_OUTCOMES)]
-
-
-def _shared_responses() -> dict:
-    auth_error = _object(
-        {"error": {"const": "Authentication Error"}, "message": {"const": "Invalid client credentials"}},
-        ["error", "message"])
-    return {
-        "Unauthorized": _response("Missing, unknown or revoked bearer token.", auth_error),
-        "FieldErrors": _response("Field validation failed (also a body that is not a JSON object).",
-                                 _ref("FieldErrors")),
-        "TooLarge": _response("The body is larger than 1 MiB.", _ref("FieldErrors")),
-        "SandboxOnly": _response("The token is a live token.", _message("Sandbox only")),
-        "NotFound": _response("No such transaction for this merchant and mode.", _ref("Error")),
-        "KeyReused": _response("The Idempotency-Key was used with a different request.",
-                               _message("Idempotency-Key reused with a different request")),
-    }
-
-
-def _replayed_header() -> dict:
-    return {"Idempotent-Replayed": {
-        "description": "Present (true) when this is the stored answer to an earlier request with the same key.",
-        "schema": {"type": "string", "enum": ["true"]},
-    }}
-
-
-def _idempotency_key() -> dict:
-    return {
-        "name": "Idempotency-Key",
-        "in": "header",
-        "required": False,
-        "description": ("Same key and same body within 24 hours: the first answer is replayed byte for byte. "
-                        "Keys are scoped per merchant and mode."),
-        "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH},
-    }
-
-
-def _tx_no_parameter(example: str) -> dict:
-    return {"name": "txNo", "in": "path", "required": True, "example": example,
-            "schema": {"type": "string", "minLength": 1, "maxLength": MAX_TX_NO_LENGTH}}
-
-
-def _idempotent_post(operation: dict) -> dict:
-    """Responses every Idempotency-Key request may get, added to the operation's own."""
-    operation["parameters"] = [_idempotency_key()]
-    operation["responses"].update({
-        "413": _shared("TooLarge"),
-        "422": _shared("KeyReused"),
-    })
-    return operation
-
-
-def _paths() -> dict:
-    unauthorized = {"401": _shared("Unauthorized")}
-    in_progress = _message(description="A request with this Idempotency-Key is still being processed.")
+def _transaction_paths(max_tx_no: int) -> dict:
+    in_progress = _error("A request with this Idempotency-Key is still being processed")
+    field_errors = _response("Field validation failed (also a body that is not a JSON object, or a bad "
+                             "Idempotency-Key).", _ref("FieldErrors"), REPLAYED)
+    key_errors = {"413": _shared("TooLarge"), "422": _shared("KeyReused")}
     cache_headers = {
         "Cache-Control": {"schema": {"type": "string", "const": "private, max-age=3600"}},
         "ETag": {"schema": {"type": "string"}, "description": "Send it back in If-None-Match."},
@@ -311,67 +285,66 @@ def _paths() -> dict:
         "payment": {"paymentMethod": "card"},
     }
     return {
-        "/api/v1/transactions": {"post": _idempotent_post({
+        "/api/v1/transactions": {"post": {
             "operationId": "createTransaction",
             "summary": "Create a payment or payout (Pending) and get its checkout URL.",
-            "requestBody": {"required": True, **_json(_ref("CreateTransactionRequest"),
-                                                      example=create_example)},
+            "parameters": [IDEMPOTENCY_KEY],
+            "requestBody": {"required": True, **_json(_ref("CreateTransactionRequest"), example=create_example)},
             "responses": {
-                "200": _response("Created.", _ref("CreateTransactionResponse"), _replayed_header()),
-                "400": _response("Field validation failed (also a body that is not a JSON object).",
-                                 _ref("FieldErrors"), _replayed_header()),
-                **unauthorized,
+                "200": _response("Created.", _ref("CreateTransactionResponse"), REPLAYED),
+                "400": field_errors,
+                "401": _shared("Unauthorized"),
                 "409": _response(
                     "The reference is already used, or a request with this Idempotency-Key is still running.",
-                    {"anyOf": [_ref("DuplicateReference"), in_progress]}, _replayed_header()),
+                    {"anyOf": [_ref("DuplicateReference"), in_progress]}, REPLAYED),
+                **key_errors,
             },
-        })},
+        }},
         "/api/v1/transactions/{txNo}/status": {"get": {
             "operationId": "getTransactionStatus",
             "summary": "The stored status of a transaction or refund (no provider call).",
-            "parameters": [_tx_no_parameter("SBX-CAPTURED")],
+            "parameters": [_path_parameter("txNo", max_tx_no, "SBX-CAPTURED")],
             "responses": {
                 "200": _response("The transaction.", _ref("TransactionStatus")),
-                **unauthorized,
+                "401": _shared("Unauthorized"),
                 "404": _shared("NotFound"),
             },
         }},
-        "/api/v1/transactions/refund": {"post": _idempotent_post({
+        "/api/v1/transactions/refund": {"post": {
             "operationId": "refundTransaction",
             "summary": "Refund a Captured payment in full or in part.",
+            "parameters": [IDEMPOTENCY_KEY],
             "requestBody": {"required": True, **_json(_ref("RefundRequest"),
                                                       example={"txNo": "SBX-CAPTURED", "amount": 10.00})},
             "responses": {
                 "200": _response("The refund, with its status after the provider's immediate answer.",
-                                 _ref("RefundResponse"), _replayed_header()),
-                "400": _response(
-                    "Field validation failed ({errors}), or a refund rule refused it ({error}).",
-                    {"anyOf": [_ref("FieldErrors"), _ref("Error")]}, _replayed_header()),
-                **unauthorized,
+                                 _ref("RefundResponse"), REPLAYED),
+                "400": _response("Field validation failed ({errors}), or a refund rule refused it ({error}).",
+                                 {"anyOf": [_ref("FieldErrors"), _ref("Error")]}, REPLAYED),
+                "401": _shared("Unauthorized"),
                 "409": _response("A request with this Idempotency-Key is still being processed.", in_progress),
+                **key_errors,
             },
-        })},
+        }},
         "/api/v1/transactions/banks": {"post": {
             "operationId": "listBanks",
             "summary": "The banks of a payout method for a currency (and country). Cache for an hour.",
             "parameters": [{"name": "If-None-Match", "in": "header", "required": False,
-                            "schema": {"type": "string"}, "description": "An ETag of an earlier answer."}],
+                            "schema": {"type": "string"}, "description": "The ETag of an earlier answer."}],
             "requestBody": {"required": True, **_json(
                 _ref("BankListRequest"), example={"paymentMethod": "ng-bank-payout", "currency": "NGN"})},
             "responses": {
                 "200": _response("The banks.", {"type": "array", "items": _ref("Bank")}, cache_headers),
-                "304": {"description": "The list is unchanged since the ETag in If-None-Match.",
+                "304": {"description": "Unchanged since the ETag in If-None-Match (no body).",
                         "headers": cache_headers},
                 "400": _response("Validation Error.", _object(
-                    {"error": {"const": "Validation Error"}, "message": {"type": "string"}},
-                    ["error", "message"])),
+                    {"error": {"const": "Validation Error"}, "message": {"type": "string"}})),
                 "401": _shared("Unauthorized"),
                 "413": _shared("TooLarge"),
-                "500": _response("The provider failed to give the list.", _object(
-                    {"error": {"const": "Internal Server Error"},
-                     "message": {"const": "An error occurred while fetching the bank list. "
-                                          "Please contact support."}},
-                    ["error", "message"])),
+                "500": _response("The provider failed to give the list.", _object({
+                    "error": {"const": "Internal Server Error"},
+                    "message": {"const": "An error occurred while fetching the bank list. Please contact support."},
+                })),
             },
         }},
         "/api/v1/payment-methods": {"get": {
@@ -379,23 +352,27 @@ def _paths() -> dict:
             "summary": "The token's merchant's payment methods.",
             "responses": {
                 "200": _response("The methods.", {"type": "array", "items": _ref("PaymentMethod")}),
-                **unauthorized,
+                "401": _shared("Unauthorized"),
             },
         }},
+    }
+
+
+def _sandbox_paths(max_tx_no: int) -> dict:
+    return {
         "/api/v1/sandbox/transactions/{txNo}/outcome": {"post": {
             "operationId": "setSandboxOutcome",
             "summary": "Sandbox only: move a payment or payout as its provider would, with its webhook.",
-            "parameters": [_tx_no_parameter("SBX-PENDING")],
+            "parameters": [_path_parameter("txNo", max_tx_no, "SBX-PENDING")],
             "requestBody": {"required": True, **_json(_ref("SandboxOutcomeRequest"),
                                                       example={"status": "Captured"})},
             "responses": {
                 "200": _response("The transaction after the move.", _ref("TransactionStatus")),
                 "400": _shared("FieldErrors"),
-                **unauthorized,
+                "401": _shared("Unauthorized"),
                 "403": _shared("SandboxOnly"),
                 "404": _shared("NotFound"),
-                "409": _response("The transaction's status does not allow this move (or it is a refund).",
-                                 _ref("Error")),
+                "409": _response("Its status does not allow this move (or it is a refund).", _ref("Error")),
                 "413": _shared("TooLarge"),
             },
         }},
@@ -404,40 +381,116 @@ def _paths() -> dict:
             "summary": "Sandbox only: restore the test transactions (SBX-...) to their starting states.",
             "responses": {
                 "200": _response("Restored.", _ref("SandboxReset")),
-                **unauthorized,
+                "401": _shared("Unauthorized"),
                 "403": _shared("SandboxOnly"),
-            },
-        }},
-        "/api/v1/openapi.json": {"get": {
-            "operationId": "getOpenApiDocument",
-            "summary": "This document.",
-            "responses": {
-                "200": _response("The OpenAPI 3.1 document.", {"type": "object"}),
-                **unauthorized,
             },
         }},
     }
 
 
-def openapi_document(base_url: str) -> dict:
-    """The document served at /api/v1/openapi.json."""
+# Webhook log and resend
+
+def _webhook_schemas(states) -> dict:
     return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "Paydesk API",
-            "version": "1",
-            "description": ("Payments, payouts and refunds in front of external payment providers. "
-                            "Amounts are JSON numbers, read exactly; timestamps are ISO 8601 UTC."),
-        },
-        "servers": [{"url": base_url}],
-        "security": [{"bearerAuth": []}],
-        "paths": _paths(),
-        "components": {
-            "securitySchemes": {"bearerAuth": {
-                "type": "http", "scheme": "bearer",
-                "description": "A live or sandbox API token; it fixes the merchant and mode of every call.",
-            }},
-            "schemas": _schemas(),
-            "responses": _shared_responses(),
-        },
+        "WebhookPayload": _object({
+            "txNo": {"type": "string"},
+            "status": {"type": "string", "enum": [s.value for s in Status]},
+            "amount": _ref("Amount"),
+            "currency": _ref("Currency"),
+            "transactionType": {"type": "string", "enum": [k.transaction_type for k in Kind]},
+            "originalTxNo": {**NULLABLE, "description": "The refunded payment; null for payments and payouts."},
+            "providerTransactionId": NULLABLE,
+            "providerStatus": NULLABLE,
+            "providerMessage": NULLABLE,
+            "createdAt": TIMESTAMP,
+        }, description="The exact JSON body delivered to callbackUrl."),
+        "WebhookAttempt": _object({
+            "attemptNo": {"type": "integer", "minimum": 1},
+            "startedAt": TIMESTAMP,
+            "durationMs": {"type": ["integer", "null"]},
+            "httpStatus": {"type": ["integer", "null"], "description": "null when no answer came."},
+            "error": NULLABLE,
+            "responseExcerpt": {**NULLABLE, "description": "At most the first 4 KiB of the answer."},
+            "manual": {"type": "boolean", "description": "Asked for by a resend."},
+            "requestHeaders": {"type": "object", "additionalProperties": {"type": "string"},
+                               "description": "The Standard Webhooks headers sent (webhook-id, ...)."},
+        }),
+        "WebhookEvent": _object({
+            "webhookId": {"type": "string", "description": "Sent as webhook-id; stable across retries."},
+            "eventType": {"type": "string", "description": "<kind>.<status>, e.g. refund.captured."},
+            "txNo": {"type": "string"},
+            "url": {"type": "string"},
+            "status": {"type": "string", "enum": list(states)},
+            "nextAttemptAt": {"type": ["string", "null"], "format": "date-time"},
+            "lastHttpStatus": {"type": ["integer", "null"]},
+            "lastError": NULLABLE,
+            "createdAt": TIMESTAMP,
+            "deliveredAt": {"type": ["string", "null"], "format": "date-time"},
+            "payload": _ref("WebhookPayload"),
+            "attempts": {"type": "array", "items": _ref("WebhookAttempt"), "description": "Oldest first."},
+        }),
+    }
+
+
+def _webhook_paths(max_tx_no: int, max_limit: int, max_webhook_id: int) -> dict:
+    return {
+        "/api/v1/webhooks": {"get": {
+            "operationId": "listWebhooks",
+            "summary": "The token's webhook events, newest first, each with its delivery attempts.",
+            "parameters": [
+                {"name": "txNo", "in": "query", "required": False, "description": "Only this transaction's.",
+                 "schema": {"type": "string", "maxLength": max_tx_no}},
+                {"name": "limit", "in": "query", "required": False,
+                 "schema": {"type": "integer", "minimum": 1, "maximum": max_limit, "default": 50}},
+            ],
+            "responses": {
+                "200": _response("The events.", _object(
+                    {"webhooks": {"type": "array", "items": _ref("WebhookEvent")}})),
+                "400": _shared("FieldErrors"),
+                "401": _shared("Unauthorized"),
+                "404": _shared("NotFound"),
+            },
+        }},
+        "/api/v1/webhooks/{webhookId}/resend": {"post": {
+            "operationId": "resendWebhook",
+            "summary": "Queue the event for an immediate manual attempt; a fresh retry schedule follows.",
+            "parameters": [_path_parameter("webhookId", max_webhook_id, "msg_0123456789abcdef01234567")],
+            "responses": {
+                "202": _response("Queued.", _ref("WebhookEvent")),
+                "401": _shared("Unauthorized"),
+                "404": _response("No such event for this merchant and mode.", _ref("Error")),
+            },
+        }},
+    }
+
+
+# Errors
+
+def _error_schemas() -> dict:
+    return {
+        "Error": _error(),
+        "FieldErrors": _object({"errors": {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+            "description": "Messages per field; names PascalCase, dotted for nesting (Billing.Email).",
+        }}),
+        "DuplicateReference": _object(
+            {"error": {"type": "string"}, "transactionId": {"type": "string"}},
+            description="The reference is already used; transactionId names the existing transaction."),
+    }
+
+
+def _shared_responses() -> dict:
+    return {
+        "Unauthorized": _response("Missing, unknown or revoked bearer token.", _object(
+            {"error": {"const": "Authentication Error"}, "message": {"const": "Invalid client credentials"}})),
+        "FieldErrors": _response("Field validation failed (also a body that is not a JSON object).",
+                                 _ref("FieldErrors")),
+        "TooLarge": _response("The body is larger than the server takes (1 MiB unless configured).",
+                              _ref("FieldErrors")),
+        "SandboxOnly": _response("The token is a live token.", _error("Sandbox only")),
+        "NotFound": _response("No such transaction for this merchant and mode.", _ref("Error")),
+        "KeyReused": _response("The Idempotency-Key was used with a different request.",
+                               _error("Idempotency-Key reused with a different request")),
     }
