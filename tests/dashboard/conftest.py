@@ -1,0 +1,84 @@
+"""Dashboard test helpers: users of a merchant and signed-in HTTP sessions on the live server."""
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+import requests
+
+from app.store.merchants import create_user
+
+PASSWORD = "correct horse battery staple"
+_CSRF = re.compile(r'"X-CSRFToken": "([^"]+)"')
+
+
+def add_user(app, merchant_id: int, role: str, password: str = PASSWORD) -> str:
+    """A dashboard user of the merchant with this role; returns the e-mail."""
+    email = f"{role}-{uuid.uuid4().hex[:10]}@shop.test"
+    deps = app.extensions["paydesk"]
+    with deps.uow() as uow:
+        create_user(uow.conn, merchant_id, email, role, password)
+        uow.commit()
+    return email
+
+
+class Browserless:
+    """A requests session on the dashboard that keeps the CSRF token of the last page it read."""
+
+    def __init__(self, base_url: str):
+        self.base_url = base_url
+        self.session = requests.Session()
+        self.csrf = None
+
+    def get(self, path: str, **kwargs) -> requests.Response:
+        """GET a dashboard path (redirects not followed unless asked)."""
+        kwargs.setdefault("allow_redirects", False)
+        response = self.session.get(self.base_url + path, timeout=30, **kwargs)
+        found = _CSRF.search(response.text) if "text/html" in response.headers.get("Content-Type", "") else None
+        if found:
+            self.csrf = found.group(1)
+        return response
+
+    def post(self, path: str, data: dict | None = None, *, csrf: bool = True, headers=None,
+             **kwargs) -> requests.Response:
+        """POST a form, with the CSRF token unless csrf=False."""
+        if self.csrf is None:
+            self.get("/login")
+        form = dict(data or {})
+        if csrf:
+            form["csrf_token"] = self.csrf
+        kwargs.setdefault("allow_redirects", False)
+        return self.session.post(self.base_url + path, data=form, headers=headers, timeout=30,
+                                 **kwargs)
+
+    def login(self, email: str, password: str = PASSWORD) -> requests.Response:
+        """Sign in through the form; afterwards the session's CSRF token is the new one."""
+        self.get("/login")
+        response = self.post("/login", {"email": email, "password": password})
+        self.get("/transactions")
+        return response
+
+
+@pytest.fixture
+def dashboard(server):
+    """Factory: a signed-in dashboard session for a new user of the merchant with the role."""
+
+    def sign_in(merchant_id: int, role: str) -> Browserless:
+        client = Browserless(server.url)
+        response = client.login(add_user(server.app, merchant_id, role))
+        assert response.status_code == 303, response.text
+        return client
+
+    return sign_in
+
+
+@pytest.fixture
+def finance(dashboard, merchant) -> Browserless:
+    """A finance user of the test's merchant."""
+    return dashboard(merchant.merchant_id, "finance")
+
+
+def switch_to_sandbox(client: Browserless) -> None:
+    """Look at sandbox data from now on."""
+    assert client.post("/mode", {"mode": "sandbox"}).status_code == 303
