@@ -274,8 +274,8 @@ def _transaction_paths(max_tx_no: int) -> dict:
                              "Idempotency-Key).", _ref("FieldErrors"), REPLAYED)
     key_errors = {"413": _shared("TooLarge"), "422": _shared("KeyReused")}
     cache_headers = {
-        "Cache-Control": {"schema": {"type": "string", "const": "private, max-age=3600"}},
-        "ETag": {"schema": {"type": "string"}, "description": "Send it back in If-None-Match."},
+        "Cache-Control": {"required": True, "schema": {"type": "string", "const": "private, max-age=3600"}},
+        "ETag": {"required": True, "schema": {"type": "string"}, "description": "Send it back in If-None-Match."},
     }
     create_example = {
         "amount": 100.00, "currency": "EUR", "reference": "order-1001",

@@ -9,12 +9,13 @@ import jsonschema_rs
 import pytest
 import requests
 import schemathesis
-
 from schemathesis.checks import not_a_server_error
 from sqlalchemy import select
 
+from app.api import idempotency
 from app.api.openapi import openapi_document
 from app.payments.model import Mode
+from app.store.idempotency import claim
 from app.store.merchants import create_merchant
 from app.store.tables import webhook_events
 from app.webhooks.delivery import AttemptResult, ClaimedEvent, record_attempt
@@ -105,6 +106,20 @@ def test_create_replay_reuse_and_duplicate_answers_match(server, merchant):
     conforming(server, token, "POST", CREATE, 422, body=payment_body(), headers=key)
     duplicate = conforming(server, token, "POST", CREATE, 409, body=body)
     assert duplicate.json()["transactionId"] == first.json()["transactionId"]
+
+
+@pytest.mark.parametrize("path,body", [(CREATE, payment_body()), (REFUND, {"txNo": "SBX-CAPTURED", "amount": 1})])
+def test_key_still_running_answers_409(server, merchant, monkeypatch, path, body):
+    """A duplicate that waited in vain for the first request's answer (the wait is shortened here)."""
+    monkeypatch.setattr(idempotency, "WAIT_FOR_FIRST", 0.2)
+    key, deps = f"key-{uuid.uuid4().hex}", server.app.extensions["paydesk"]
+    with deps.uow() as uow:
+        claim(uow.conn, merchant.merchant_id, Mode.SANDBOX.value, key, idempotency.request_hash("POST", path, body),
+              deps.clock())
+        uow.commit()
+    response = conforming(server, merchant.sandbox_token, "POST", path, 409, body=body,
+                          headers={"Idempotency-Key": key})
+    assert response.json() == {"error": "A request with this Idempotency-Key is still being processed"}
 
 
 @pytest.mark.parametrize("overrides", [
