@@ -159,6 +159,14 @@ transactions = Table(
         postgresql_where=text("kind <> 'refund'"),
         sqlite_where=text("kind <> 'refund'"),
     ),
+    # The dashboard's search, reference ILIKE '%term%': a pg_trgm index (PostgreSQL
+    # only; migration 0004 also creates the extension and sets the statistics target).
+    Index(
+        "ix_transactions_reference_trgm",
+        "reference",
+        postgresql_using="gin",
+        postgresql_ops={"reference": "gin_trgm_ops"},
+    ).ddl_if(dialect="postgresql"),
 )
 
 status_history = Table(

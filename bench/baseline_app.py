@@ -1,0 +1,114 @@
+"""The baseline: Flask and SQLAlchemy Core doing only each endpoint's unavoidable database work.
+
+No validation, no authentication, no history, audit log or webhook outbox, no
+provider: one indexed SELECT for a status, one INSERT for a create, lock + sum +
+INSERT for a refund, one SELECT for a bank list, the search query for the
+dashboard search. Paydesk is measured as a share of what this serves on the same
+gunicorn settings and database. It acts as the merchant in BENCH_MERCHANT_ID.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from datetime import UTC, datetime
+from functools import cache
+
+from flask import Flask, Response, request
+from sqlalchemy import func, insert, select
+
+from app.providers.banks import bank_list
+from app.store.db import make_engine
+from app.store.tables import payment_methods, transactions
+
+from .search import search_query
+
+def _json(body, status: int = 200) -> Response:
+    return Response(json.dumps(body, default=str), status=status, mimetype="application/json")
+
+
+@cache
+def _banks_body(source: str, currency: str, country: str | None) -> str:
+    return json.dumps([{"code": b.code, "name": b.name} for b in bank_list(source, currency, country)])
+
+
+def create_app() -> Flask:
+    """The baseline app on DATABASE_URL, acting as merchant BENCH_MERCHANT_ID in live mode."""
+    engine = make_engine(os.environ["DATABASE_URL"])  # the same pool and SQLite settings as Paydesk
+    merchant_id = int(os.environ["BENCH_MERCHANT_ID"])
+    mode = "live"
+    app = Flask(__name__)
+
+    def writing():
+        # SQLite: BEGIN IMMEDIATE, its only lock; PostgreSQL: a plain transaction.
+        return engine.connect().execution_options(write=True)
+
+    @app.get("/healthz")
+    def health():
+        return _json({"status": "ok"})
+
+    @app.get("/api/v1/transactions/<tx_no>/status")
+    def status(tx_no: str):
+        with engine.connect() as conn:
+            row = conn.execute(select(transactions).where(
+                transactions.c.merchant_id == merchant_id, transactions.c.mode == mode,
+                transactions.c.tx_no == tx_no)).first()
+        if row is None:
+            return _json({"error": "not found"}, 404)
+        return _json({"TransactionId": row.tx_no, "Status": row.status, "Amount": row.amount_minor,
+                      "Currency": row.currency, "Reference": row.reference,
+                      "CreatedAt": row.created_at.isoformat()})
+
+    @app.post("/api/v1/transactions")
+    def create():
+        body = request.get_json()
+        now = datetime.now(UTC)
+        tx_no = f"PAY-{secrets.token_hex(8).upper()}"
+        with writing() as conn, conn.begin():
+            conn.execute(insert(transactions).values(
+                merchant_id=merchant_id, mode=mode, tx_no=tx_no, kind="payment", status="Pending",
+                amount_minor=int(body["amount"] * 100), currency=body["currency"],
+                reference=body["reference"], statement_descriptor=body.get("statementDescriptor"),
+                callback_url=body.get("callbackUrl"), payment_method=body["payment"]["paymentMethod"],
+                billing=json.dumps(body.get("billing")), created_at=now, updated_at=now))
+        return _json({"transactionId": tx_no, "reference": body["reference"], "status": "PENDING"})
+
+    @app.post("/api/v1/transactions/refund")
+    def refund():
+        body = request.get_json()
+        amount_minor = round(body["amount"] * 100)
+        now = datetime.now(UTC)
+        tx_no = f"RFD-{secrets.token_hex(8).upper()}"
+        with writing() as conn, conn.begin():
+            original = conn.execute(select(transactions).where(
+                transactions.c.merchant_id == merchant_id, transactions.c.mode == mode,
+                transactions.c.tx_no == body["txNo"]).with_for_update()).first()
+            refunded = conn.execute(select(func.coalesce(func.sum(transactions.c.amount_minor), 0)).where(
+                transactions.c.original_id == original.id, transactions.c.kind == "refund",
+                transactions.c.status.in_(("Pending", "Captured")))).scalar_one()
+            if refunded + amount_minor > original.amount_minor:
+                return _json({"error": "exceeds remaining refundable amount"}, 400)
+            conn.execute(insert(transactions).values(
+                merchant_id=merchant_id, mode=mode, tx_no=tx_no, kind="refund", status="Pending",
+                amount_minor=amount_minor, currency=original.currency, reference=original.reference,
+                payment_method=original.payment_method, original_id=original.id,
+                created_at=now, updated_at=now))
+        return _json({"refundTxNo": tx_no, "originalTxNo": body["txNo"], "status": "Pending"})
+
+    @app.post("/api/v1/transactions/banks")
+    def banks():
+        body = request.get_json()
+        with engine.connect() as conn:
+            source = conn.execute(select(payment_methods.c.bank_list).where(
+                payment_methods.c.merchant_id == merchant_id,
+                payment_methods.c.method_id == body["paymentMethod"])).scalar()
+        return Response(_banks_body(source, body["currency"], body.get("country")),
+                        mimetype="application/json")
+
+    @app.get("/transactions")
+    def search():
+        with engine.connect() as conn:
+            rows = conn.execute(search_query(merchant_id, mode, request.args.get("q", ""))).all()
+        return _json([dict(row._mapping) for row in rows])
+
+    return app

@@ -1,0 +1,260 @@
+"""`python -m bench.run`: seed, serve Paydesk and the baseline under gunicorn, drive both with wrk, report.
+
+For each database (PostgreSQL, SQLite) and each data set size: a fresh database,
+migrated and seeded; Paydesk (`gunicorn 'app:create_app()'`) and the baseline
+(`bench/baseline_app.py`) started with the same workers and threads; every
+endpoint driven on both at the same concurrency; the dashboard search's SQL timed
+on its own; then bench/results/<date>-<db>.md, .json and .png.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import re
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import requests
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from app.cli import upgrade_database
+
+from .load import run_wrk, wrk_path
+from .report import write_reports
+from .search import time_search
+from .seed import Seeded, seed
+from .servers import ROOT, processes_cpu_seconds, start_gunicorn
+
+RESULTS = Path(__file__).resolve().parent / "results"
+DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+ENDPOINTS = ("status", "create", "refund", "banks", "search")
+SERVERS = ("paydesk", "baseline")
+WEBHOOK_EVENTS = 2000
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.splitlines()[0])
+    parser.add_argument("--db", choices=("postgres", "sqlite", "both"), default="both")
+    parser.add_argument("--rows", default="10000,1000000",
+                        help="data set sizes, comma-separated; each gets a full run (default %(default)s)")
+    parser.add_argument("--sqlite-rows", help="sizes for SQLite when they differ from --rows")
+    parser.add_argument("--duration", type=float, default=20, help="seconds of load per endpoint and server")
+    parser.add_argument("--warmup", type=float, default=3, help="seconds of unrecorded load before each")
+    parser.add_argument("--concurrency", type=int, default=16, help="open connections wrk keeps busy")
+    parser.add_argument("--wrk-threads", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers, both servers")
+    parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker, both servers")
+    parser.add_argument("--postgres-url", default=os.environ.get("BENCH_POSTGRES_URL")
+                        or os.environ.get("TEST_POSTGRES_URL") or DEFAULT_POSTGRES,
+                        help="server where a fresh database is created for the run")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where the reports go")
+    parser.add_argument("--keep", action="store_true", help="keep the benchmark databases")
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds-long run on a tiny data set (what the test suite runs)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.rows, args.sqlite_rows = "3000", "3000"
+        args.duration, args.warmup, args.concurrency, args.wrk_threads = 1, 0, 4, 1
+        args.workers, args.threads = 1, 2
+    return args
+
+
+def sizes(spec: str) -> list[int]:
+    return [int(part.replace("_", "")) for part in spec.split(",") if part.strip()]
+
+
+class Database:
+    """A fresh database for one run: a new PostgreSQL database or a SQLite file, dropped after."""
+
+    def __init__(self, kind: str, postgres_url: str, keep: bool):
+        self.kind, self.keep = kind, keep
+        if kind == "postgres":
+            self.name = f"paydesk_bench_{datetime.now(UTC):%Y%m%d%H%M%S}_{uuid.uuid4().hex[:6]}"
+            self.admin = create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+            with self.admin.connect() as conn:
+                conn.execute(text(f'CREATE DATABASE "{self.name}"'))
+            self.url = make_url(postgres_url).set(database=self.name).render_as_string(hide_password=False)
+        else:
+            self.directory = Path(tempfile.mkdtemp(prefix="paydesk-bench-"))
+            self.url = f"sqlite:///{self.directory / 'paydesk.db'}"
+
+    def version(self) -> str:
+        if self.kind == "postgres":
+            with self.admin.connect() as conn:
+                return conn.execute(text("SHOW server_version")).scalar()
+        return sqlite3.sqlite_version
+
+    def drop(self) -> None:
+        if self.keep:
+            print(f"kept {self.url}")
+            return
+        if self.kind == "postgres":
+            with self.admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)'))
+            self.admin.dispose()
+        else:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def machine() -> dict:
+    """What the figures were measured on."""
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    mem_kib = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
+    return {"nproc": os.cpu_count(), "ram_gib": round(mem_kib / 1024 / 1024, 1), "cpu": cpu,
+            "kernel": platform.release(), "python": platform.python_version()}
+
+
+def commit() -> str:
+    """The checked-out commit, marked when the tree has uncommitted changes."""
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    return head + (" (with uncommitted changes)" if git("status", "--porcelain", "--", "app", "bench",
+                                                        "migrations") else "")
+
+
+def write_data_files(seeded: Seeded, directory: Path) -> dict[str, Path]:
+    """What load.lua picks from: status numbers, refund targets, search terms."""
+    files = {"status": directory / "status.txt", "refund": directory / "refund.txt",
+             "search": directory / "search.txt"}
+    files["status"].write_text("\n".join(seeded.status_tx_nos) + "\n")
+    files["refund"].write_text("\n".join(seeded.refund_targets) + "\n")
+    files["search"].write_text("\n".join(t for terms in seeded.search_terms.values() for t in terms) + "\n")
+    return files
+
+
+def dashboard_cookie(base_url: str, email: str, password: str) -> tuple[str | None, str]:
+    """Log in through the dashboard's form (with its CSRF token); the Cookie header, or None and why."""
+    session = requests.Session()
+    try:
+        page = session.get(f"{base_url}/login", timeout=10)
+    except requests.RequestException as error:
+        return None, f"login page unreachable: {error}"
+    token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page.text) or \
+        re.search(r'value="([^"]+)"[^>]*name="csrf_token"', page.text)
+    if page.status_code != 200 or not token:
+        return None, f"no dashboard login form at /login (HTTP {page.status_code})"
+    answer = session.post(f"{base_url}/login", data={"csrf_token": token.group(1), "email": email,
+                                                     "password": password}, timeout=30)
+    probe = session.get(f"{base_url}/transactions", params={"q": "ORD"}, timeout=30,
+                        allow_redirects=False)
+    if probe.status_code != 200:
+        return None, (f"dashboard login or /transactions?q= failed (login HTTP {answer.status_code}, "
+                      f"search HTTP {probe.status_code})")
+    cookie = "; ".join(f"{c.name}={c.value}" for c in session.cookies)
+    return cookie, "measured over HTTP through the dashboard (/transactions?q=..., logged in)"
+
+
+def run_size(kind: str, rows: int, args, work: Path) -> dict:
+    """One database, one data set size: seed, serve both, drive every endpoint, time the search SQL."""
+    database = Database(kind, args.postgres_url, args.keep)
+    servers = {}
+    try:
+        upgrade_database(database.url)
+        print(f"[{kind} {rows:,}] seeding", flush=True)
+        seeded = seed(database.url, rows)
+        print(f"[{kind} {rows:,}] seeded in {seeded.seconds:.1f} s", flush=True)
+        files = write_data_files(seeded, work)
+        env = {"DATABASE_URL": database.url, "SECRET_KEY": "bench-secret",
+               "BENCH_MERCHANT_ID": str(seeded.merchant_id)}
+        servers["paydesk"] = start_gunicorn("paydesk", "app:create_app()", env, args.workers, args.threads,
+                                            work)
+        servers["baseline"] = start_gunicorn("baseline", "bench.baseline_app:create_app()", env,
+                                             args.workers, args.threads, work)
+        cookie, dashboard = dashboard_cookie(servers["paydesk"].url, seeded.user_email, seeded.user_password)
+        endpoints, memory = {}, {name: [] for name in SERVERS}
+        for endpoint in ENDPOINTS:
+            endpoints[endpoint] = {}
+            for name in SERVERS:
+                server = servers[name]
+                if endpoint == "search" and name == "paydesk" and cookie is None:
+                    endpoints[endpoint][name] = None
+                    continue
+                header = ("Cookie", cookie) if endpoint == "search" and name == "paydesk" else \
+                    ("Authorization", f"Bearer {seeded.token}")
+
+                def drive(seconds, tag):
+                    return run_wrk(server.url, endpoint, files.get(endpoint), tag, seconds,
+                                   args.concurrency, args.wrk_threads, server.cpu_seconds, header)
+
+                if args.warmup:
+                    drive(args.warmup, f"w{uuid.uuid4().hex[:8]}")
+                postgres_before = processes_cpu_seconds("postgres")
+                result = drive(args.duration, f"m{uuid.uuid4().hex[:8]}").as_dict()
+                result["postgres_cpu"] = (processes_cpu_seconds("postgres") - postgres_before) / result["seconds"]
+                endpoints[endpoint][name] = result
+                memory[name].append({"after": endpoint, "workers": server.worker_memory()})
+                print(f"[{kind} {rows:,}] {endpoint:7} {name:8} {result['rps']:8.1f} req/s  "
+                      f"p50 {result['p50_ms']:7.1f} ms  p99 {result['p99_ms']:7.1f} ms  "
+                      f"failed {result['failed']}", flush=True)
+        for server in servers.values():
+            server.stop()
+        print(f"[{kind} {rows:,}] timing the search SQL", flush=True)
+        search_sql = time_search(database.url, seeded.merchant_id, seeded.search_terms)
+        webhooks = run_webhook_delivery(database.url, args)
+        return {
+            "rows": rows, "database_version": database.version(),
+            "seed": {"seconds": seeded.seconds, "refunds": seeded.refunds,
+                     "history_rows": seeded.history_rows, "merchants": 5,
+                     "refund_targets": len(seeded.refund_targets),
+                     "method": "COPY (psycopg 3)" if kind == "postgres" else "executemany, 20,000 rows per transaction"},
+            "endpoints": endpoints, "memory": memory, "dashboard": dashboard,
+            "search_sql": search_sql, "webhooks": webhooks,
+        }
+    finally:
+        for server in servers.values():
+            server.stop()
+        database.drop()
+
+
+def run_webhook_delivery(database_url: str, args) -> dict:
+    """bench/webhook_delivery.py (the webhooks work) when it exists; otherwise the gap, stated."""
+    if importlib.util.find_spec("bench.webhook_delivery") is None:
+        return {"status": "not measured: bench/webhook_delivery.py does not exist yet"}
+    from . import webhook_delivery
+
+    events = 20 if args.smoke else WEBHOOK_EVENTS
+    return {"status": "measured", **webhook_delivery.run(database_url, events, args.workers)}
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    wrk_path()
+    kinds = ["postgres", "sqlite"] if args.db == "both" else [args.db]
+    started = datetime.now(UTC)
+    load_before = os.getloadavg()
+    reports = []
+    for kind in kinds:
+        spec = args.sqlite_rows if kind == "sqlite" and args.sqlite_rows else args.rows
+        results = {
+            "database": kind, "started_at": started.isoformat(timespec="seconds"),
+            "machine": machine(), "commit": commit(),
+            "load_average_before": [round(x, 2) for x in load_before],
+            "settings": {"workers": args.workers, "threads": args.threads, "concurrency": args.concurrency,
+                         "wrk_threads": args.wrk_threads, "duration": args.duration, "warmup": args.warmup,
+                         "smoke": args.smoke},
+            "sizes": [],
+        }
+        with tempfile.TemporaryDirectory(prefix="paydesk-bench-work-") as work:
+            for rows in sizes(spec):
+                results["sizes"].append(run_size(kind, rows, args, Path(work)))
+        results["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+        results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+        reports.append(results)
+    for path in write_reports(reports, args.out):
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
