@@ -54,6 +54,8 @@ EXCERPT_BYTES = 4096
 # A claimed event stays leased this long beyond the request's own time limit,
 # enough to write the result; after that another worker may try it again.
 LEASE_MARGIN = timedelta(seconds=45)
+# With nothing due, the feeder looks for due events this often (seconds).
+POLL_INTERVAL = 0.5
 # A URL requests cannot use will never work: the event fails at once.
 UNUSABLE_URL = (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema,
                 requests.exceptions.MissingSchema)
@@ -302,8 +304,9 @@ def record_attempt(deps, event: ClaimedEvent, result: AttemptResult) -> None:
 class Dispatcher:
     """Delivers due events on a thread pool, claiming only as many as it has free threads.
 
-    dispatch() returns at once; deliveries run on in the background, so a slow
-    receiver holds one thread, never the worker's round.
+    Only one thread calls dispatch(): the caller of deliver_due(), or the feeder
+    thread of a worker process (start()). Deliveries run on the pool, so a slow
+    receiver holds one thread and nothing else.
     """
 
     def __init__(self, deps, settings: DeliverySettings):
@@ -313,6 +316,8 @@ class Dispatcher:
         self.pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="webhook")
         self.in_flight: Counter = Counter()  # deliveries running, per merchant
         self.changed = threading.Condition()
+        self.stopping = threading.Event()
+        self.feeder: threading.Thread | None = None
 
     def __enter__(self) -> Dispatcher:
         return self
@@ -331,7 +336,9 @@ class Dispatcher:
         with self.changed:
             busy = Counter(self.in_flight)
         free = self.settings.concurrency - sum(busy.values())
-        claimed = claim_due(self.deps, self.settings, free, busy) if free > 0 else []
+        if free <= 0 or self.stopping.is_set():
+            return 0
+        claimed = claim_due(self.deps, self.settings, free, busy)
         for event in claimed:
             with self.changed:
                 self.in_flight[event.merchant_id] += 1
@@ -358,8 +365,34 @@ class Dispatcher:
             return self.changed.wait_for(
                 lambda: sum(self.in_flight.values()) <= until_running, timeout)
 
+    def start(self, poll_interval: float = POLL_INTERVAL) -> None:
+        """Keep claiming due events in a background thread until close() or the end of the process."""
+        if self.feeder is None:
+            self.dispatch()  # what is due now, even if the process ends at once (worker --once)
+            self.feeder = threading.Thread(target=self._feed, args=(poll_interval,),
+                                           name="webhook-feeder")
+            self.feeder.start()
+
+    def _feed(self, poll_interval: float) -> None:
+        # The feeder ends with the main thread, so a stopping worker process exits
+        # once the deliveries already started have been completed and logged.
+        while not self.stopping.is_set() and threading.main_thread().is_alive():
+            try:
+                if self.dispatch():
+                    continue
+            except Exception:  # noqa: BLE001 - a database hiccup: try again after the pause
+                logger.exception("claiming due webhooks failed")
+            with self.changed:
+                # A finished delivery frees a thread and may leave more due: look again then.
+                self.changed.wait(poll_interval)
+
     def close(self) -> None:
-        """Let running deliveries finish, then release the threads and connections."""
+        """Stop claiming, let running deliveries finish, release the threads and connections."""
+        self.stopping.set()
+        with self.changed:
+            self.changed.notify_all()
+        if self.feeder is not None:
+            self.feeder.join()
         self.pool.shutdown(wait=True)
         self.session.close()
 
@@ -369,28 +402,25 @@ def deliver_due(deps, settings: DeliverySettings) -> int:
     attempts = 0
     with Dispatcher(deps, settings) as dispatcher:
         while True:
+            # Only this loop starts deliveries, so `running` can only fall during dispatch().
+            running = dispatcher.running
             started = dispatcher.dispatch()
             attempts += started
             if started:
                 continue
-            running = dispatcher.running
-            if not running:
+            if not running:  # nothing held back by busy threads: nothing is due
                 return attempts
             dispatcher.wait(until_running=running - 1)
 
 
-def dispatcher_for(app: Flask) -> Dispatcher:
-    """The app's long-lived dispatcher (one per worker process), made on first use."""
+def start_delivery(app: Flask) -> Dispatcher:
+    """The process's delivery feeder and threads for this app, started on first use (worker rounds)."""
     dispatcher = app.extensions.get("paydesk.webhooks")
     if dispatcher is None:
         dispatcher = Dispatcher(app.extensions["paydesk"], DeliverySettings.from_config(app.config))
         app.extensions["paydesk.webhooks"] = dispatcher
+        dispatcher.start()
     return dispatcher
-
-
-def dispatch_due(app: Flask) -> int:
-    """Worker round: hand due events to this process's delivery threads; returns how many started."""
-    return dispatcher_for(app).dispatch()
 
 
 def resend_event(deps, merchant_id: int, mode: Mode, webhook_id: str, actor: str,

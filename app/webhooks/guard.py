@@ -144,7 +144,8 @@ class _VettedConnect:
                 ) from error
             except OSError as error:
                 last_error = error
-        raise NewConnectionError(self, f"Failed to establish a new connection: {last_error}")
+        raise NewConnectionError(
+            self, f"Failed to establish a new connection: {last_error}") from last_error
 
 
 def _guarded_pools(guard: AddressGuard) -> dict[str, type]:

@@ -13,6 +13,7 @@ from app.payments.model import Caller, Mode
 from app.payments.requests import parse_create
 from app.store.tables import webhook_events
 from app.util import utcnow
+from app.webhooks import log
 from app.webhooks.delivery import DeliverySettings
 from app.webhooks.guard import AddressGuard, parse_networks
 from tests.conftest import BACKENDS, make_app, payment_body
@@ -131,3 +132,9 @@ def event_row(deps, webhook_id: str):
     with deps.uow(write=False) as uow:
         return uow.conn.execute(
             webhook_events.select().where(webhook_events.c.webhook_id == webhook_id)).one()
+
+
+def attempts(deps, merchant, webhook_id: str, mode: Mode = Mode.SANDBOX) -> list[log.Attempt]:
+    """The logged attempts of one of the merchant's events."""
+    with deps.uow(write=False) as uow:
+        return log.attempts_of(uow.conn, merchant.merchant_id, mode, webhook_id)

@@ -44,7 +44,7 @@ class Receiver:
         """Listen (again) on the receiver's port."""
         self.server = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler())
         self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
         return self
 
     def stop(self) -> None:
