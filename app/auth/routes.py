@@ -1,7 +1,16 @@
 """Sign in and sign out."""
 from __future__ import annotations
 
-from flask import current_app, flash, g, redirect, render_template, request, session, url_for
+from flask import (
+    current_app,
+    flash,
+    g,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
 from flask_limiter import RateLimitExceeded
 from flask_login import current_user, login_required, login_user, logout_user
 from flask_wtf.csrf import CSRFError

@@ -69,7 +69,8 @@ def load_user(user_id: str) -> DashboardUser | None:
 @login_manager.unauthorized_handler
 def unauthorized():
     """Send people to the login page; an htmx request gets a full-page redirect, not a fragment."""
-    target = url_for("auth.login", next=request.full_path if request.method == "GET" else None)
+    back = request.full_path.removesuffix("?") if request.method == "GET" else None
+    target = url_for("auth.login", next=back)
     if request.headers.get("HX-Request"):
         response = jsonify(error="Sign in to continue")
         response.status_code = 401

@@ -4,10 +4,16 @@ from __future__ import annotations
 import pycountry
 from flask import abort, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user
+from wtforms import SelectChoice
 
 from app.auth.users import current_caller, requires
 from app.payments import services
-from app.payments.model import BankListRefused, DuplicateReference, FieldErrors, PaymentMethod
+from app.payments.model import (
+    BankListRefused,
+    DuplicateReference,
+    FieldErrors,
+    PaymentMethod,
+)
 from app.payments.requests import parse_create
 from app.store.merchants import merchant_by_id
 
@@ -77,13 +83,29 @@ class Destination:
 
     def fill_choices(self, form: PayoutForm) -> None:
         """Give the form's selects the merchant's methods, the method's currencies and countries."""
-        form.method.choices = [(m.method_id, m.name) for m in self.methods]
+        form.method.choices = [SelectChoice(m.method_id, m.name) for m in self.methods]
         form.method.data = self.method.method_id if self.method else None
-        form.currency.choices = [(c, c) for c in (self.method.currencies if self.method else [])]
+        form.currency.choices = [SelectChoice(c) for c in (self.method.currencies if self.method else [])]
         form.currency.data = self.currency
-        form.country.choices = [("", "Any country")] + [
-            (c, country_name(c)) for c in (self.method.countries if self.method else [])]
+        form.country.choices = [SelectChoice("", "Any country")] + [
+            SelectChoice(c, country_name(c)) for c in (self.method.countries if self.method else [])]
         form.country.data = self.country or ""
+
+
+def bank_name(payout) -> str | None:
+    """The display name of a payout's bank, from the (cached) bank list of its method."""
+    code = payout.payment_details.get("bank")
+    if not code:
+        return None
+    country = payout.billing.get("country")
+    try:
+        banks = bank_cache().get_or_load(
+            (current_user.merchant_id, payout.payment_method, payout.currency, country),
+            lambda: services.list_banks(deps(), current_caller(), payout.payment_method,
+                                        payout.currency, country))
+    except BankListRefused:
+        return None
+    return next((bank.name for bank in banks if bank.code == code), None)
 
 
 def _destination(source) -> Destination:
@@ -108,7 +130,7 @@ def new_payout():
     destination = _destination(request.args)
     destination.fill_choices(form)
     return render_template("dashboard/payout_new.html", form=form, destination=destination,
-                           bank_errors=[], general_errors=[], selected_bank=None)
+                           bank_errors=[], error_summary=[], selected_bank=None)
 
 
 @dashboard.get("/payouts/new/destination")
@@ -119,7 +141,7 @@ def payout_destination():
     destination = _destination(request.args)
     destination.fill_choices(form)
     return page_or_fragment("dashboard/payout_new.html", "dashboard/_payout_destination.html",
-                            form=form, destination=destination, bank_errors=[], general_errors=[],
+                            form=form, destination=destination, bank_errors=[], error_summary=[],
                             selected_bank=None)
 
 
@@ -177,15 +199,14 @@ def create_payout():
 
 def _form_with_errors(form: PayoutForm, destination: Destination, errors: dict[str, list[str]]):
     destination.fill_choices(form)
-    bank_errors, general = [], []
+    bank_errors, summary = [], []
     for name, messages in errors.items():
         field_name = FIELD_OF_ERROR.get(name)
         if field_name == "bank":
             bank_errors.extend(messages)
         elif field_name:
             getattr(form, field_name).errors = list(messages)
-        else:
-            general.extend(messages)
+        summary.extend((field_name, message) for message in messages)
     return render_template("dashboard/payout_new.html", form=form, destination=destination,
-                           bank_errors=bank_errors, general_errors=general,
+                           bank_errors=bank_errors, error_summary=summary,
                            selected_bank=request.form.get("bank")), 422

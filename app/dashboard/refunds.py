@@ -29,7 +29,7 @@ def _request_body(tx_no: str, form: RefundForm, arithmetic) -> dict:
             "description": blank_to_none(form.description.data)}
 
 
-def _values(body: dict, currency: str) -> dict:
+def _inputs(body: dict, currency: str) -> dict:
     """The inputs to show again: the amount written with the currency's digits when it fits them."""
     amount = body["amount"]
     if isinstance(amount, Decimal):
@@ -71,15 +71,15 @@ def review_refund(tx_no: str):
     if arithmetic is None:
         return _panel(context, 422, error="Only payments can be refunded")
     body = _request_body(tx_no, form, arithmetic)
-    values = _values(body, arithmetic.currency)
+    inputs = _inputs(body, arithmetic.currency)
     if request.form.get("step") == "edit":
-        return _panel(context, values=values)
+        return _panel(context, inputs=inputs)
     try:
         refund_request = parse_refund(body)
         check_refund(store.refund_state(context["tx"], arithmetic), tx_no, refund_request.amount)
     except (FieldErrors, RefundRejected) as error:
-        return _panel(context, 422, values=values, **_errors_state(error))
-    return _panel(context, step="confirm", values=values,
+        return _panel(context, 422, inputs=inputs, **_errors_state(error))
+    return _panel(context, step="confirm", inputs=inputs,
                   confirm_amount=money(refund_request.amount, arithmetic.currency))
 
 
@@ -97,7 +97,7 @@ def refund(tx_no: str):
     try:
         created = services.refund(deps, current_caller(), parse_refund(body))
     except (FieldErrors, RefundRejected) as error:
-        return _panel(context, 422, values=_values(body, arithmetic.currency), **_errors_state(error))
+        return _panel(context, 422, inputs=_inputs(body, arithmetic.currency), **_errors_state(error))
     notice = _outcome_notice(created)
     if not wants_fragment():
         flash(notice["text"], notice["kind"])

@@ -4,15 +4,31 @@ Every credential or user change writes an audit entry in the same transaction.
 """
 from __future__ import annotations
 
-from flask import abort, current_app, flash, make_response, redirect, render_template, request, url_for
+from flask import (
+    abort,
+    current_app,
+    flash,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_login import current_user
 
 from app.auth.users import ROLE_DESCRIPTIONS, current_mode, requires
 from app.payments.model import Mode
 from app.payments.sandbox import install_fixtures
 from app.store import dashboard as store
-from app.store.merchants import (ROLES, create_user, inbox_url, issue_token, merchant_by_id,
-                                 revoke_token, rotate_webhook_secret)
+from app.store.merchants import (
+    ROLES,
+    create_user,
+    inbox_url,
+    issue_token,
+    merchant_by_id,
+    revoke_token,
+    rotate_webhook_secret,
+)
 
 from . import dashboard
 from .forms import NewUserForm, TokenForm

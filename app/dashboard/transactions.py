@@ -5,8 +5,17 @@ import csv
 import io
 from datetime import date
 
-from flask import (Response, abort, current_app, redirect, render_template, request, session,
-                   stream_with_context, url_for)
+from flask import (
+    Response,
+    abort,
+    current_app,
+    redirect,
+    render_template,
+    request,
+    session,
+    stream_with_context,
+    url_for,
+)
 from flask_login import current_user, login_required
 
 from app.api.shapes import status_body
@@ -14,10 +23,13 @@ from app.auth.users import current_mode
 from app.payments.model import Kind, Mode, Status
 from app.payments.money import format_amount
 from app.store import dashboard as store
+from app.webhooks import log
 
 from . import dashboard
 from .formatting import when
 from .htmx import page_or_fragment
+from .payouts import bank_name
+from .webhooks import with_attempts
 
 MAX_SEARCH_LENGTH = 100
 MAX_TX_NO_LENGTH = 100
@@ -137,11 +149,13 @@ def detail_context(tx_no: str) -> dict:
         refunds = uow.transactions.refunds_of(tx.id) if tx.kind is Kind.PAYMENT else []
         arithmetic = store.refund_arithmetic(uow, tx) if tx.kind is Kind.PAYMENT else None
         history = store.status_changes(uow.conn, tx.id)
-        deliveries = store.deliveries_of_transaction(uow.conn, merchant_id, mode, tx.id)
+        deliveries = with_attempts(uow.conn, log.list_deliveries(uow.conn, merchant_id, mode,
+                                                                 tx_no=tx.tx_no, limit=100))
         method = uow.methods.get(merchant_id, tx.payment_method)
     return {
         "tx": tx, "fields": status_body(tx), "refunds": refunds, "arithmetic": arithmetic,
         "history": history, "deliveries": deliveries, "method": method,
+        "bank_name": bank_name(tx) if tx.payment_details else None,
     }
 
 
@@ -157,9 +171,9 @@ def transaction(tx_no: str):
 def refund_panel_state(context: dict, **extra) -> dict:
     """What the refund panel shows: its step, the amount to prefill, notices and errors."""
     arithmetic = context["arithmetic"]
-    state = {"step": "form", "errors": {}, "error": None, "notice": None, "values": {}}
+    state = {"step": "form", "errors": {}, "error": None, "notice": None, "inputs": {}}
     if arithmetic is not None:
-        state["values"] = {"amount": format_amount(arithmetic.remaining, arithmetic.currency)
+        state["inputs"] = {"amount": format_amount(arithmetic.remaining, arithmetic.currency)
                            if arithmetic.remaining > 0 else ""}
     state.update(extra)
     return state

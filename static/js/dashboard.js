@@ -31,3 +31,13 @@ document.addEventListener("click", (event) => {
   source.select();
   navigator.clipboard?.writeText(source.value).then(() => { button.textContent = "Copied"; });
 });
+
+// Filters left empty stay out of the URL htmx pushes (?q=abc rather than ?q=abc&status=&kind=...).
+document.addEventListener("htmx:configRequest", (event) => {
+  if (event.detail.verb !== "get") return;
+  const params = event.detail.parameters;
+  for (const name of [...(params.keys ? params.keys() : Object.keys(params))]) {
+    const value = params.get ? params.get(name) : params[name];
+    if (value === "") params.delete ? params.delete(name) : delete params[name];
+  }
+});

@@ -1,0 +1,271 @@
+"""Users of merchant A never see or touch merchant B's data, over every dashboard URL."""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+import pytest
+import requests
+from sqlalchemy import select
+
+from app.store.merchants import create_merchant
+from app.store.tables import api_tokens, users, webhook_events
+from tests.conftest import Api, payment_body
+
+from .conftest import add_user
+
+
+@dataclass
+class OtherMerchant:
+    """Merchant B with something of every kind: payments, a refund, a payout, webhooks, an inbox
+    message, a token, a user, audit entries, a sandbox payment."""
+
+    api: Api
+    sandbox: Api
+    payment: str
+    reference: str
+    refund: str
+    payout: str
+    sandbox_payment: str
+    webhook_id: str
+    inbox_marker: str
+    token_id: int
+    token_prefix: str
+    user_id: int
+    user_email: str
+
+
+def _captured(api: Api, reference: str) -> str:
+    created = api.post("/transactions", payment_body(reference=reference))
+    assert created.status_code == 200, created.text
+    return created.json()["transactionId"]
+
+
+@pytest.fixture(scope="module")
+def other(server) -> OtherMerchant:
+    """Made once per backend: the checks only read B, or change what they then check themselves."""
+    app = server.app
+    deps = app.extensions["paydesk"]
+    with deps.uow() as uow:
+        created = create_merchant(uow, f"Other {uuid.uuid4().hex[:8]}", app.config["BASE_URL"])
+        uow.commit()
+    live, sandbox = Api(server.url, created.live_token), Api(server.url, created.sandbox_token)
+    reference = f"secret-order-{uuid.uuid4().hex[:8]}"
+    # Live payments cannot be moved by the sandbox helper: capture through the hosted checkout.
+    payment = _captured(live, reference)
+    checkout = requests.Session()
+    page = checkout.get(f"{server.url}/checkout/{payment}", timeout=30).text
+    token = page.split('name="csrf_token" value="')[1].split('"')[0]
+    assert checkout.post(f"{server.url}/checkout/{payment}", data={"csrf_token": token, "decision": "approve"},
+                         timeout=30).status_code == 200
+    refund = live.post("/transactions/refund", {"txNo": payment, "amount": 10})
+    assert refund.status_code == 200, refund.text
+    payout = live.post("/transactions", payment_body(
+        transactionAction="PAYMENT", currency="KES",
+        payment={"paymentMethod": "mobile-money-payout", "holder": "B Holder",
+                 "accountNumber": "+254712345678"}))
+    assert payout.status_code == 200, payout.text
+    sandbox_payment = _captured(sandbox, f"sandbox-{reference}")
+    marker = f"inbox-marker-{uuid.uuid4().hex}"
+    requests.post(created.inbox_url, data=marker, timeout=30)
+    email = add_user(app, created.merchant_id, "admin")
+    with deps.uow(write=False) as uow:
+        webhook_id = uow.conn.execute(select(webhook_events.c.webhook_id).where(
+            webhook_events.c.merchant_id == created.merchant_id).limit(1)).scalar_one()
+        token_id, prefix = uow.conn.execute(select(api_tokens.c.id, api_tokens.c.prefix).where(
+            api_tokens.c.merchant_id == created.merchant_id, api_tokens.c.mode == "live")).one()
+        user_id = uow.conn.execute(select(users.c.id).where(users.c.email == email)).scalar_one()
+    return OtherMerchant(live, sandbox, payment, reference, refund.json()["refundTxNo"],
+                         payout.json()["transactionId"], sandbox_payment, webhook_id, marker,
+                         token_id, prefix, user_id, email)
+
+
+def _never_shows(response, other: OtherMerchant, typed: str = "") -> None:
+    """Nothing of B in the answer (except what A typed, which the page repeats)."""
+    assert response.status_code == 200, response.text
+    for secret in (other.payment, other.reference, other.refund, other.payout, other.webhook_id,
+                   other.inbox_marker, other.token_prefix, other.user_email, other.sandbox_payment):
+        if secret != typed:
+            assert secret not in response.text
+
+
+def _not_found(response) -> None:
+    assert response.status_code == 404
+    assert "There is nothing here in this mode." in response.text
+
+
+def _payment_untouched(other: OtherMerchant) -> None:
+    status = other.api.status(other.payment)
+    assert status["Status"] == "Captured"
+
+
+# Endpoint -> what merchant A's admin does with merchant B's identifiers, and what must hold.
+def check_home(a, other):
+    assert a.get("/").headers["Location"] == "/transactions"
+
+
+def check_transactions(a, other):
+    for query in ("", "?kind=refund", "?kind=payout"):
+        _never_shows(a.get("/transactions" + query), other)
+    for typed in (other.reference, other.payment, other.payout, other.refund):
+        response = a.get(f"/transactions?q={typed}")
+        _never_shows(response, other, typed)
+        assert "No transactions" in response.text
+
+
+def check_export(a, other):
+    for query in ("", f"?q={other.reference}", f"?q={other.payment}"):
+        _never_shows(a.get("/transactions/export.csv" + query), other)  # CSV never repeats the query
+    assert a.get(f"/transactions/export.csv?q={other.reference}").text.count("\n") == 1  # header only
+
+
+def check_transaction(a, other):
+    for tx_no in (other.payment, other.refund, other.payout, other.sandbox_payment):
+        _not_found(a.get(f"/transactions/{tx_no}"))
+
+
+def check_review_refund(a, other):
+    _not_found(a.post(f"/transactions/{other.payment}/refund/review", {"amount": "5.00"}))
+
+
+def check_refund(a, other):
+    _not_found(a.post(f"/transactions/{other.payment}/refund", {"amount": "5.00"}))
+    _payment_untouched(other)
+
+
+def check_switch_mode(a, other):
+    assert a.post("/mode", {"mode": "sandbox"}).status_code == 303
+    _not_found(a.get(f"/transactions/{other.sandbox_payment}"))
+    _never_shows(a.get("/transactions"), other)
+    assert a.post("/mode", {"mode": "live"}).status_code == 303
+
+
+def check_new_payout(a, other):
+    _never_shows(a.get("/payouts/new"), other)
+
+
+def check_payout_destination(a, other):
+    _never_shows(a.get("/payouts/new/destination?method=ng-bank-payout"), other)
+
+
+def check_payout_banks(a, other):
+    _never_shows(a.get("/payouts/banks?method=ng-bank-payout&currency=NGN"), other)
+
+
+def check_create_payout(a, other):
+    # A payout is always created for the signed-in user's merchant: nothing of B is named in it.
+    response = a.post("/payouts", {"method": "mobile-money-payout", "currency": "KES", "amount": "5",
+                                   "reference": f"a-{uuid.uuid4().hex[:8]}", "statement_descriptor": "A",
+                                   "callback_url": "https://a.example/h", "holder": "A",
+                                   "account_number": "+254712345678", "first_name": "A",
+                                   "last_name": "B", "email": "a@example.com", "customer_reference": "c"})
+    assert response.status_code == 303
+    tx_no = response.headers["Location"].rsplit("/", 1)[1]
+    assert other.api.get(f"/transactions/{tx_no}/status").status_code == 404
+
+
+def check_webhooks(a, other):
+    _never_shows(a.get("/webhooks"), other)
+
+
+def check_resend_webhook(a, other):
+    _not_found(a.post(f"/webhooks/{other.webhook_id}/resend"))
+
+
+def check_inbox(a, other):
+    _never_shows(a.get("/webhooks/inbox"), other)
+
+
+def check_audit(a, other):
+    _never_shows(a.get("/audit"), other)
+
+
+def check_settings(a, other):
+    _never_shows(a.get("/settings"), other)
+
+
+def check_create_token(a, other):
+    response = a.post("/settings/tokens", {"label": "a token"})
+    assert response.status_code == 200
+    assert other.token_prefix not in response.text
+
+
+def check_revoke(a, other):
+    _not_found(a.post(f"/settings/tokens/{other.token_id}/revoke"))
+    assert other.api.get("/payment-methods").status_code == 200
+
+
+def check_rotate_secret(a, other):
+    assert a.post("/settings/webhook-secret").status_code == 200
+
+
+def check_add_user(a, other):
+    response = a.post("/settings/users", {"email": other.user_email, "role": "admin",
+                                          "password": "long enough password"})
+    assert response.status_code == 422  # e-mails are unique everywhere; B's user stays B's
+    assert "A user with this e-mail already exists" in response.text
+
+
+def check_change_role(a, other):
+    _not_found(a.post(f"/settings/users/{other.user_id}/role", {"role": "support"}))
+
+
+def check_set_active(a, other):
+    _not_found(a.post(f"/settings/users/{other.user_id}/active", {"active": "0"}))
+
+
+def check_reset_sandbox(a, other):
+    refunded = other.sandbox.post("/transactions/refund", {"txNo": "SBX-CAPTURED", "amount": 100})
+    assert refunded.status_code == 200
+    assert a.post("/settings/sandbox/reset").status_code == 303
+    assert other.sandbox.status("SBX-CAPTURED")["Status"] == "Refunded"
+
+
+def check_login(a, other):
+    assert a.get("/login").status_code == 302  # signed in already: off to the list
+
+
+def check_logout(a, other):
+    assert a.post("/logout").status_code == 303
+    assert a.get("/transactions").status_code == 302
+
+
+CHECKS = {
+    "dashboard.home": check_home,
+    "dashboard.transactions": check_transactions,
+    "dashboard.export_transactions": check_export,
+    "dashboard.transaction": check_transaction,
+    "dashboard.review_refund": check_review_refund,
+    "dashboard.refund": check_refund,
+    "dashboard.switch_mode": check_switch_mode,
+    "dashboard.new_payout": check_new_payout,
+    "dashboard.payout_destination": check_payout_destination,
+    "dashboard.payout_banks": check_payout_banks,
+    "dashboard.create_payout": check_create_payout,
+    "dashboard.webhooks": check_webhooks,
+    "dashboard.resend_webhook": check_resend_webhook,
+    "dashboard.inbox": check_inbox,
+    "dashboard.audit": check_audit,
+    "dashboard.settings": check_settings,
+    "dashboard.create_token": check_create_token,
+    "dashboard.revoke": check_revoke,
+    "dashboard.rotate_secret": check_rotate_secret,
+    "dashboard.add_user": check_add_user,
+    "dashboard.change_role": check_change_role,
+    "dashboard.set_active": check_set_active,
+    "dashboard.reset_sandbox": check_reset_sandbox,
+    "auth.login": check_login,
+    "auth.logout": check_logout,
+}
+
+
+def test_every_dashboard_url_has_an_isolation_check(app):
+    endpoints = {rule.endpoint for rule in app.url_map.iter_rules()
+                 if rule.endpoint.split(".")[0] in ("dashboard", "auth")}
+    assert endpoints == set(CHECKS)
+
+
+@pytest.mark.parametrize("endpoint", sorted(CHECKS))
+def test_merchant_a_never_reaches_merchant_b(endpoint, dashboard, merchant, other):
+    admin_of_a = dashboard(merchant.merchant_id, "admin")
+    CHECKS[endpoint](admin_of_a, other)
