@@ -152,31 +152,44 @@ def claim_due(deps, settings: DeliverySettings, limit: int,
         .limit(limit * 4)
         .with_for_update(skip_locked=True)
     )
-    claimed = []
     with deps.uow() as uow:
-        rows = uow.conn.execute(candidates).all()
-        secrets: dict[tuple[int, str], list[str]] = {}
-        for row in _fair_share(rows, limit, in_flight or Counter(), settings.per_merchant):
-            taken = uow.conn.execute(
-                update(webhook_events)
-                .where(e.id == row.id, e.state == "pending", e.next_attempt_at <= now)
-                .values(attempts=e.attempts + 1, next_attempt_at=lease_until,
-                        next_attempt_manual=False)
-            ).rowcount
-            if taken != 1:
-                continue
-            key = (row.merchant_id, row.mode)
-            if key not in secrets:
-                secrets[key] = active_webhook_secrets(uow.conn, row.merchant_id, Mode(row.mode), now)
-            claimed.append(ClaimedEvent(
-                event_id=row.id, merchant_id=row.merchant_id, mode=Mode(row.mode),
-                webhook_id=row.webhook_id, url=row.url, payload=row.payload,
-                attempt_no=row.attempts + 1,
-                schedule_position=row.attempts + 1 - row.schedule_offset,
-                manual=bool(row.next_attempt_manual), lease_until=lease_until,
-                secrets=secrets[key]))
+        _relaxed_durability(uow)
+        chosen = _fair_share(uow.conn.execute(candidates).all(), limit, in_flight or Counter(),
+                             settings.per_merchant)
+        if not chosen:
+            return []
+        # Conditional, so that without row locks (SQLite) an event is still taken only once.
+        taken = set(uow.conn.execute(
+            update(webhook_events)
+            .where(e.id.in_([row.id for row in chosen]), e.state == "pending",
+                   e.next_attempt_at <= now)
+            .values(attempts=e.attempts + 1, next_attempt_at=lease_until, next_attempt_manual=False)
+            .returning(e.id)
+        ).scalars())
+        secrets = {key: active_webhook_secrets(uow.conn, key[0], Mode(key[1]), now)
+                   for key in {(row.merchant_id, row.mode) for row in chosen if row.id in taken}}
         uow.commit()
-    return claimed
+    return [
+        ClaimedEvent(
+            event_id=row.id, merchant_id=row.merchant_id, mode=Mode(row.mode),
+            webhook_id=row.webhook_id, url=row.url, payload=row.payload,
+            attempt_no=row.attempts + 1,
+            schedule_position=row.attempts + 1 - row.schedule_offset,
+            manual=bool(row.next_attempt_manual), lease_until=lease_until,
+            secrets=secrets[(row.merchant_id, row.mode)])
+        for row in chosen if row.id in taken
+    ]
+
+
+def _relaxed_durability(uow) -> None:
+    """Commit without waiting for PostgreSQL's disk flush (visibility to other workers is unchanged).
+
+    Only a database server crash can lose such a commit, and then the event is
+    merely sent again: delivery is at least once, and receivers deduplicate on
+    webhook-id. Waiting for the flush costs about a third of delivery throughput.
+    """
+    if uow.is_postgres:
+        uow.conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
 
 
 def _fair_share(rows, limit: int, in_flight: Counter, per_merchant: int) -> list:
@@ -279,6 +292,7 @@ def record_attempt(deps, event: ClaimedEvent, result: AttemptResult) -> None:
             values.update(next_attempt_at=now + delay)
     e = webhook_events.c
     with deps.uow() as uow:
+        _relaxed_durability(uow)
         uow.conn.execute(insert(webhook_attempts).values(
             event_id=event.event_id,
             attempt_no=event.attempt_no,
