@@ -93,7 +93,8 @@ def transactions():
     newer = store.Cursor.decode(request.args.get("newer"))
     with deps().uow(write=False) as uow:
         page = store.list_transactions(uow.conn, current_user.merchant_id, current_mode(), flt,
-                                       older_than=older, newer_than=None if older else newer)
+                                       older_than=older, newer_than=None if older else newer,
+                                       limit=store.PAGE_SIZE)
     return page_or_fragment(
         "dashboard/transactions.html", "dashboard/_transactions_results.html",
         page=page, args=filter_args(request.args), problems=problems, flt=flt,

@@ -1,0 +1,97 @@
+"""Roles: what support, finance, payouts and admin may do, refused by the server (403) otherwise.
+CSRF: every form and htmx POST without a valid token is refused (400)."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from app.store.merchants import ROLES, create_merchant
+
+from .conftest import Browserless, add_user
+
+ALLOWED = {
+    "refund": {"finance", "admin"},
+    "resend": {"finance", "admin"},
+    "payout": {"payouts", "admin"},
+    "settings": {"admin"},
+}
+# (action, method, path): paths name nothing that exists, so an allowed role gets past the role
+# check to a 404 or a form error, and a refused one gets 403 before anything is looked up.
+GUARDED = [
+    ("refund", "post", "/transactions/PAY-NONE/refund/review"),
+    ("refund", "post", "/transactions/PAY-NONE/refund"),
+    ("resend", "post", "/webhooks/msg_none/resend"),
+    ("payout", "get", "/payouts/new"),
+    ("payout", "get", "/payouts/new/destination?method=ng-bank-payout"),
+    ("payout", "get", "/payouts/banks?method=ng-bank-payout&currency=NGN"),
+    ("payout", "post", "/payouts"),
+    ("settings", "get", "/settings"),
+    ("settings", "post", "/settings/tokens/0/revoke"),
+    ("settings", "post", "/settings/users/0/role"),
+    ("settings", "post", "/settings/users/0/active"),
+]
+READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit"]
+# Every POST of the dashboard; without the token none of them may do anything.
+POSTS = ["/login", "/logout", "/mode", "/transactions/PAY-NONE/refund/review",
+         "/transactions/PAY-NONE/refund", "/payouts", "/webhooks/msg_none/resend", "/settings/tokens",
+         "/settings/tokens/0/revoke", "/settings/webhook-secret", "/settings/users",
+         "/settings/users/0/role", "/settings/users/0/active", "/settings/sandbox/reset"]
+
+
+@pytest.fixture(scope="module")
+def signed_in(server):
+    """One signed-in session per role, for a merchant of this module."""
+    deps = server.app.extensions["paydesk"]
+    with deps.uow() as uow:
+        created = create_merchant(uow, f"Roles {uuid.uuid4().hex[:8]}", server.app.config["BASE_URL"])
+        uow.commit()
+    sessions = {}
+    for role in ROLES:
+        client = Browserless(server.url)
+        client.login(add_user(server.app, created.merchant_id, role))
+        sessions[role] = client
+    return sessions
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("action, method, path", GUARDED)
+def test_each_role_may_do_only_what_it_is_allowed(signed_in, role, action, method, path):
+    client = signed_in[role]
+    response = client.get(path) if method == "get" else client.post(path, {"role": "support"})
+    if role in ALLOWED[action]:
+        assert response.status_code != 403, response.text
+    else:
+        assert response.status_code == 403
+        assert "Your role does not allow this action." in response.text
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("path", READ_FOR_EVERYONE)
+def test_every_role_reads_transactions_webhooks_and_the_audit_log(signed_in, role, path):
+    assert signed_in[role].get(path).status_code == 200
+
+
+def test_links_to_what_a_role_cannot_do_are_not_shown(signed_in):
+    page = signed_in["support"].get("/transactions").text
+    assert "New payout" not in page and "Settings" not in page
+    admin_page = signed_in["admin"].get("/transactions").text
+    assert "New payout" in admin_page and "Settings" in admin_page
+
+
+@pytest.mark.parametrize("path", POSTS)
+def test_posts_without_a_csrf_token_are_refused(signed_in, path):
+    client = signed_in["admin"]
+    response = client.post(path, {"mode": "sandbox", "email": "x@y.example", "password": "whatever"},
+                           csrf=False)
+    assert response.status_code == 400
+    forged = client.post(path, {"mode": "sandbox"}, csrf=False, headers={"X-CSRFToken": "forged"})
+    assert forged.status_code == 400
+
+
+def test_htmx_posts_carry_the_token_in_a_header(signed_in):
+    client = signed_in["admin"]
+    response = client.session.post(client.base_url + "/mode", data={"mode": "live"},
+                                   headers={"X-CSRFToken": client.csrf, "HX-Request": "true"},
+                                   allow_redirects=False, timeout=30)
+    assert response.status_code == 303

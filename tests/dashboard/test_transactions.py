@@ -1,0 +1,145 @@
+"""The transactions list: search as you type, filters, keyset pages, CSV export, fragments for htmx."""
+from __future__ import annotations
+
+import csv
+import io
+import re
+import uuid
+from datetime import timedelta
+
+import pytest
+
+from app.payments.model import Mode
+from app.store import dashboard as store
+from tests.conftest import payment_body
+
+from .conftest import switch_to_sandbox
+
+
+def _create(sandbox, reference: str, amount=100) -> str:
+    created = sandbox.post("/transactions", payment_body(reference=reference, amount=amount))
+    assert created.status_code == 200, created.text
+    return created.json()["transactionId"]
+
+
+@pytest.fixture
+def sandbox_finance(finance):
+    switch_to_sandbox(finance)
+    return finance
+
+
+def _tx_nos(html: str, candidates) -> set[str]:
+    return {tx_no for tx_no in candidates if tx_no in html}
+
+
+def test_search_finds_part_of_a_reference_in_any_case_and_an_exact_tx_no(sandbox, sandbox_finance):
+    tag = uuid.uuid4().hex[:6]
+    wanted = _create(sandbox, f"Order-{tag}-Blue")
+    other = _create(sandbox, f"Order-{tag}-Red")
+    found = sandbox_finance.get(f"/transactions?q={tag}-blue").text
+    assert _tx_nos(found, [wanted, other]) == {wanted}
+    by_number = sandbox_finance.get(f"/transactions?q={other.lower()}").text
+    assert _tx_nos(by_number, [wanted, other]) == {other}
+
+
+def test_percent_and_underscore_in_a_search_are_literal(sandbox, sandbox_finance):
+    tag = uuid.uuid4().hex[:6]
+    literal = _create(sandbox, f"{tag}-50%_off")
+    lookalike = _create(sandbox, f"{tag}-50xxoff")
+    assert _tx_nos(sandbox_finance.get(f"/transactions?q={tag}-50%25_").text,
+                   [literal, lookalike]) == {literal}
+
+
+def test_filters_narrow_by_status_kind_and_date(sandbox, sandbox_finance, server):
+    tag = uuid.uuid4().hex[:6]
+    pending = _create(sandbox, f"f-{tag}-1")
+    captured = _create(sandbox, f"f-{tag}-2")
+    sandbox.post(f"/sandbox/transactions/{captured}/outcome", {"status": "Captured"})
+    refund = sandbox.post("/transactions/refund", {"txNo": captured, "amount": 5}).json()["refundTxNo"]
+    everything = [pending, captured, refund]
+    assert _tx_nos(sandbox_finance.get(f"/transactions?q=f-{tag}&status=Pending").text, everything) == {pending}
+    assert _tx_nos(sandbox_finance.get(f"/transactions?q=f-{tag}&kind=refund").text, everything) == {refund}
+    today = server.app.extensions["paydesk"].clock().date()
+    assert _tx_nos(sandbox_finance.get(f"/transactions?q=f-{tag}&from={today}&to={today}").text,
+                   everything) == set(everything)
+    tomorrow = today + timedelta(days=1)
+    assert _tx_nos(sandbox_finance.get(f"/transactions?q=f-{tag}&from={tomorrow}").text, everything) == set()
+    bad = sandbox_finance.get(f"/transactions?q=f-{tag}&from=yesterday&status=Lost")
+    assert "Dates are written YYYY-MM-DD (from was &#39;yesterday&#39;)" in bad.text
+    assert "Unknown status &#39;Lost&#39;" in bad.text
+
+
+def test_newest_first_in_keyset_pages_that_never_skip_or_repeat(app, sandbox, merchant):
+    tag = uuid.uuid4().hex[:6]
+    created = [_create(sandbox, f"k-{tag}-{i}") for i in range(7)]
+    flt = store.TransactionFilter(search=f"k-{tag}")
+    deps = app.extensions["paydesk"]
+    seen, cursor = [], None
+    while True:
+        with deps.uow(write=False) as uow:
+            page = store.list_transactions(uow.conn, merchant.merchant_id, Mode.SANDBOX, flt,
+                                           older_than=cursor, limit=3)
+        seen += [row.tx_no for row in page.rows]
+        if page.older is None:
+            break
+        cursor = page.older
+    assert seen == list(reversed(created))
+    with deps.uow(write=False) as uow:
+        back = store.list_transactions(uow.conn, merchant.merchant_id, Mode.SANDBOX, flt,
+                                       newer_than=cursor, limit=3)
+    assert [row.tx_no for row in back.rows] == list(reversed(created))[2:5]  # the page before the last
+
+
+def test_the_page_links_carry_the_cursor_and_the_filters(sandbox, sandbox_finance, monkeypatch):
+    monkeypatch.setattr(store, "PAGE_SIZE", 2)
+    tag = uuid.uuid4().hex[:6]
+    created = [_create(sandbox, f"p-{tag}-{i}") for i in range(3)]
+    first = sandbox_finance.get(f"/transactions?q=p-{tag}").text
+    assert _tx_nos(first, created) == set(created[1:])
+    older = re.search(r'href="(/transactions\?older=[^"]+)" rel="next"', first).group(1).replace("&amp;", "&")
+    assert older.endswith(f"&q=p-{tag}")
+    second = sandbox_finance.get(older).text
+    assert _tx_nos(second, created) == {created[0]}
+    assert 'rel="prev"' in second and 'rel="next"' not in second
+
+
+def test_htmx_gets_the_results_fragment_and_caches_keep_them_apart(sandbox_finance):
+    page = sandbox_finance.get("/transactions?q=x")
+    fragment = sandbox_finance.get("/transactions?q=x", headers={"HX-Request": "true"})
+    assert page.text.startswith("<!doctype html>")
+    assert fragment.text.lstrip().startswith('<section id="results"')
+    assert "HX-Request" in fragment.headers["Vary"] and "HX-Request" in page.headers["Vary"]
+    restore = sandbox_finance.get("/transactions?q=x", headers={"HX-Request": "true",
+                                                                "HX-History-Restore-Request": "true"})
+    assert restore.text.startswith("<!doctype html>")
+
+
+def test_csv_export_streams_what_the_filters_select(sandbox, sandbox_finance):
+    tag = uuid.uuid4().hex[:6]
+    first = _create(sandbox, f"=HYPERLINK(x)-{tag}", amount=1234.5)
+    second = _create(sandbox, f"csv-{tag}")
+    response = sandbox_finance.get(f"/transactions/export.csv?q={tag}")
+    assert response.headers["Content-Type"].startswith("text/csv")
+    assert response.headers["Content-Disposition"].startswith('attachment; filename="paydesk-sandbox-transactions-')
+    rows = list(csv.reader(io.StringIO(response.text)))
+    assert rows[0] == ["Created (UTC)", "TxNo", "Kind", "Status", "Amount", "Currency", "Reference",
+                       "Decline reason", "Payment method"]
+    assert [r[1:] for r in rows[1:]] == [
+        [second, "payment", "Pending", "100.00", "EUR", f"csv-{tag}", "", "card"],
+        [first, "payment", "Pending", "1234.50", "EUR", f"'=HYPERLINK(x)-{tag}", "", "card"],
+    ]
+
+
+def test_amounts_are_written_for_people(sandbox, sandbox_finance):
+    tx_no = _create(sandbox, f"big-{uuid.uuid4().hex[:6]}", amount=1234567.5)
+    page = sandbox_finance.get(f"/transactions/{tx_no}").text
+    assert '<span class="money-amount">1,234,567.50</span> <span class="money-currency">EUR</span>' in page
+
+
+def test_sandbox_and_live_are_apart(sandbox, finance):
+    tx_no = _create(sandbox, f"mode-{uuid.uuid4().hex[:6]}")
+    assert finance.get(f"/transactions/{tx_no}").status_code == 404  # live first
+    switch_to_sandbox(finance)
+    page = finance.get(f"/transactions/{tx_no}")
+    assert page.status_code == 200
+    assert "Sandbox: test data only" in page.text
