@@ -87,18 +87,30 @@ def _object(properties: dict, required: list[str] | None = None, **extra) -> dic
             "properties": properties, **extra}
 
 
+# Text the server stores: no control characters but tab, newline and carriage return.
+STORABLE = r"[^\u0000-\u0008\u000B\u000C\u000E-\u001F]"
+# Text the server takes only without any control character (sandbox helper, bank list).
+PRINTABLE = r"[^\u0000-\u001F\u007F]"
+
+
+def _non_blank(allowed: str) -> str:
+    """A pattern: only `allowed` characters, at least one of them not white space."""
+    return f"^{allowed}*[^\\s\\u0000-\\u001F\\u007F]{allowed}*$"
+
+
 def _text(max_length: int, *, required: bool = True, **extra) -> dict:
     """A request string as the server reads it.
 
     A required one needs a non-blank value; an optional one may also be null, blank or missing.
     """
     if required:
-        return {"type": "string", "minLength": 1, "maxLength": max_length, "pattern": r"\S", **extra}
-    return {"type": ["string", "null"], "maxLength": max_length, **extra}
+        return {"type": "string", "minLength": 1, "maxLength": max_length,
+                "pattern": _non_blank(STORABLE), **extra}
+    return {"type": ["string", "null"], "maxLength": max_length, "pattern": f"^{STORABLE}*$", **extra}
 
 
 def _url(*, required: bool) -> dict:
-    return _text(2048, required=required, format="uri", pattern=r"^https?://\S+$",
+    return _text(2048, required=required, format="uri", pattern=r"^https?://[^\s\u0000-\u001F]+$",
                  description="An http or https URL.")
 
 
@@ -237,9 +249,9 @@ def _transaction_schemas(max_tx_no: int, sandbox_outcomes) -> dict:
         }),
         "BankListRequest": _object(
             {
-                "paymentMethod": {"type": "string", "minLength": 1, "maxLength": 100},
+                "paymentMethod": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": f"^{PRINTABLE}+$"},
                 "currency": _ref("Currency"),
-                "country": {"type": ["string", "null"], "maxLength": 100, "description": (
+                "country": {"type": ["string", "null"], "maxLength": 100, "pattern": f"^{PRINTABLE}*$", "description": (
                     "ISO 3166-1 alpha-2, alpha-3 or English name, any case.")},
             },
             ["paymentMethod", "currency"],
@@ -259,8 +271,11 @@ def _transaction_schemas(max_tx_no: int, sandbox_outcomes) -> dict:
         "SandboxOutcomeRequest": _object(
             {
                 "status": {"type": "string", "enum": [s.value for s in sorted(sandbox_outcomes)]},
-                "declineReason": _text(100, required=False, description=(
-                    "For Declined and Failed; defaults to Declined By Bank and Provider Error.")),
+                "declineReason": {
+                    "type": ["string", "null"], "minLength": 1, "maxLength": 100,
+                    "pattern": _non_blank(PRINTABLE),
+                    "description": "For Declined and Failed; defaults to Declined By Bank and Provider Error.",
+                },
             },
             ["status"],
         ),
