@@ -1,0 +1,118 @@
+"""The refund panel: the service's rules and messages, a confirmation step, exact amounts, audit."""
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from app.store.tables import audit_log
+
+from .conftest import switch_to_sandbox
+
+REMAINING = '<dd id="remaining-refundable"><span class="money"><span class="money-amount">{}</span>'
+HTMX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def panel(finance):
+    switch_to_sandbox(finance)
+    return finance
+
+
+def _htmx_post(client, path, data):
+    return client.post(path, data, headers={"HX-Request": "true", "X-CSRFToken": client.csrf}, csrf=False)
+
+
+def test_review_asks_for_confirmation_and_changes_nothing(panel, captured_payment, sandbox):
+    tx_no = captured_payment(100)
+    review = _htmx_post(panel, f"/transactions/{tx_no}/refund/review", {"amount": "30.00", "reason": "Damaged"})
+    assert review.status_code == 200
+    assert "Confirm refund of 30.00 EUR" in review.text
+    assert review.text.lstrip().startswith('<section class="card refund-panel" id="refund-panel"')
+    assert sandbox.status(tx_no)["Status"] == "Captured"
+    assert "No refunds." in panel.get(f"/transactions/{tx_no}").text
+
+
+def test_confirmed_refund_swaps_in_the_new_remaining_amount(panel, captured_payment):
+    tx_no = captured_payment(100)
+    done = _htmx_post(panel, f"/transactions/{tx_no}/refund", {"amount": "30.00", "reason": "Damaged"})
+    assert done.status_code == 200
+    assert REMAINING.format("70.00") in done.text
+    assert "is Captured." in done.text
+    assert 'id="tx-status" class="tx-status" hx-swap-oob="true"' in done.text  # status, refunds, history too
+    full = _htmx_post(panel, f"/transactions/{tx_no}/refund/review", {"full": "1", "amount": "1"})
+    assert "Confirm refund of 70.00 EUR" in full.text
+    finished = _htmx_post(panel, f"/transactions/{tx_no}/refund", {"amount": "70.00"})
+    assert REMAINING.format("0.00") in finished.text
+    assert "Refunded in full: nothing left to refund." in finished.text
+    assert '<span class="badge badge-refunded">Refunded</span>' in finished.text
+
+
+@pytest.mark.parametrize("amount, message", [
+    ("80", "Refund amount (80.00) exceeds remaining refundable amount (70.00)"),
+    ("120", "Refund amount (120.00) cannot exceed original transaction amount (100.00)"),
+    ("0", "Amount must be greater than 0"),
+    ("-5", "Amount must be a number"),
+    ("ten", "Amount must be a number"),
+    ("", "Amount is required"),
+    ("1.005", "Amount has more decimal places than EUR allows (2)"),
+])
+def test_errors_are_the_services_messages_and_change_nothing(panel, captured_payment, sandbox,
+                                                             amount, message):
+    tx_no = captured_payment(100)
+    _htmx_post(panel, f"/transactions/{tx_no}/refund", {"amount": "30"})
+    for step in ("refund/review", "refund"):
+        answer = _htmx_post(panel, f"/transactions/{tx_no}/{step}", {"amount": amount})
+        assert answer.status_code == 422
+        assert message in answer.text
+        assert REMAINING.format("70.00") in answer.text
+    assert sandbox.status(tx_no)["Status"] == "Captured"
+    assert panel.get(f"/transactions/{tx_no}").text.count('href="/transactions/RFD-') == 1  # the first only
+
+
+def test_the_dashboard_gives_the_api_s_message_for_the_same_refund(panel, captured_payment, sandbox):
+    tx_no = captured_payment(50)
+    api = sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 60})
+    dashboard = _htmx_post(panel, f"/transactions/{tx_no}/refund", {"amount": "60"})
+    assert api.json()["error"] in dashboard.text
+
+
+def test_amounts_are_read_exactly(panel, captured_payment):
+    tx_no = captured_payment(0.3)
+    _htmx_post(panel, f"/transactions/{tx_no}/refund", {"amount": "0.1"})
+    _htmx_post(panel, f"/transactions/{tx_no}/refund", {"amount": "0.1"})
+    last = _htmx_post(panel, f"/transactions/{tx_no}/refund", {"amount": "0.10"})
+    assert REMAINING.format("0.00") in last.text  # 0.1 + 0.1 + 0.1 is exactly 0.3
+
+
+def test_not_captured_payments_explain_why_they_cannot_be_refunded(panel):
+    page = panel.get("/transactions/SBX-PENDING").text
+    assert "Only Captured payments can be refunded; this one is Pending." in page
+    declined = panel.get("/transactions/SBX-DECLINED").text
+    assert '<strong>Decline reason:</strong> Insufficient Funds' in declined
+
+
+def test_without_javascript_the_refund_redirects_back_to_the_page(panel, captured_payment):
+    tx_no = captured_payment(100)
+    review = panel.post(f"/transactions/{tx_no}/refund/review", {"amount": "40"})
+    assert review.text.startswith("<!doctype html>") and "Confirm refund of 40.00 EUR" in review.text
+    done = panel.post(f"/transactions/{tx_no}/refund", {"amount": "40"})
+    assert done.status_code == 303
+    assert done.headers["Location"] == f"/transactions/{tx_no}#refund"
+    assert "of 40.00 EUR is Captured." in panel.get(f"/transactions/{tx_no}").text
+
+
+def test_declined_refunds_say_so_and_free_their_amount(panel):
+    answer = _htmx_post(panel, "/transactions/SBX-REFUND-DECLINED/refund", {"amount": "10"})
+    assert "was Declined by the provider" in answer.text
+    assert REMAINING.format("100.00") in answer.text
+
+
+def test_each_refund_is_audited_with_the_user_and_address(panel, captured_payment, app, merchant):
+    tx_no = captured_payment(100)
+    _htmx_post(panel, f"/transactions/{tx_no}/refund", {"amount": "12.50", "reason": "Late"})
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        row = uow.conn.execute(select(audit_log).where(audit_log.c.merchant_id == merchant.merchant_id,
+                                                       audit_log.c.action == "refund.create")).one()
+    assert row.actor.startswith("finance-") and row.ip == "127.0.0.1"
+    assert (row.amount_minor, row.currency, row.mode) == (1250, "EUR", "sandbox")
+    assert "refund.create" in panel.get("/audit").text
