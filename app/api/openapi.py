@@ -5,6 +5,8 @@ exactly the routes of the api blueprint.
 """
 from __future__ import annotations
 
+import copy
+
 from app.payments.model import Kind, Status
 from app.payments.money import MAX_AMOUNT
 from app.payments.requests import MAX_MINOR_DIGITS
@@ -20,7 +22,7 @@ def openapi_document(base_url: str) -> dict:
     # Imported here, not at the top: both modules import this one while they load.
     from . import routes, webhooks
 
-    return {
+    document = {
         "openapi": "3.1.0",
         "info": {
             "title": "Paydesk API",
@@ -56,6 +58,8 @@ def openapi_document(base_url: str) -> dict:
             "responses": _shared_responses(),
         },
     }
+    # The building blocks below share dicts; a caller may change its copy (schemathesis does).
+    return copy.deepcopy(document)
 
 
 # Building blocks

@@ -31,8 +31,8 @@ JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 # Loaded from the module's dict at import, so pytest can collect one test per operation;
 # the live server's address is known only once its fixture runs, so every call names it.
-# (schemathesis.pytest.from_fixture would load the served document instead, but its
-# collection breaks on pytest 9.2; test_served_document_is_the_module_document covers that.)
+# schemathesis.pytest.from_fixture could load the served document instead, but it fails on
+# pytest 9.2 (no Function._nodeid); a plain test checks the served document is this one.
 schema = schemathesis.openapi.from_dict(
     openapi_document("http://paydesk.test"),
     config=schemathesis.Config.from_dict({
