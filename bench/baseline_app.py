@@ -15,13 +15,15 @@ from datetime import UTC, datetime
 from functools import cache
 
 from flask import Flask, Response, request
-from sqlalchemy import func, insert, select
+from sqlalchemy import create_engine, func, insert, select
 
 from app.providers.banks import bank_list
 from app.store.db import make_engine
 from app.store.tables import payment_methods, transactions
 
 from .search import search_query
+
+POOL_SIZE = 10  # Paydesk's default DB_POOL_SIZE
 
 def _json(body, status: int = 200) -> Response:
     return Response(json.dumps(body, default=str), status=status, mimetype="application/json")
@@ -34,13 +36,24 @@ def _banks_body(source: str, currency: str, country: str | None) -> str:
 
 def create_app() -> Flask:
     """The baseline app on DATABASE_URL, acting as merchant BENCH_MERCHANT_ID in live mode."""
-    engine = make_engine(os.environ["DATABASE_URL"])  # the same pool and SQLite settings as Paydesk
+    url = os.environ["DATABASE_URL"]
+    # SQLite: Paydesk's settings (WAL, BEGIN IMMEDIATE for writes, its only lock).
+    # PostgreSQL: the same pool size, but no ping on checkout and reads in
+    # autocommit, so a read is one round trip: the floor, not Paydesk's choices.
+    postgres = not url.startswith("sqlite")
+    engine = create_engine(url, pool_size=POOL_SIZE, max_overflow=POOL_SIZE) if postgres else make_engine(url)
     merchant_id = int(os.environ["BENCH_MERCHANT_ID"])
     mode = "live"
     app = Flask(__name__)
 
+    def single_statement(write: bool = False):
+        """PostgreSQL: autocommit, no BEGIN or COMMIT; SQLite: a transaction, IMMEDIATE to write."""
+        connection = engine.connect()
+        if postgres:
+            return connection.execution_options(isolation_level="AUTOCOMMIT")
+        return connection.execution_options(write=write)
+
     def writing():
-        # SQLite: BEGIN IMMEDIATE, its only lock; PostgreSQL: a plain transaction.
         return engine.connect().execution_options(write=True)
 
     @app.get("/healthz")
@@ -49,7 +62,7 @@ def create_app() -> Flask:
 
     @app.get("/api/v1/transactions/<tx_no>/status")
     def status(tx_no: str):
-        with engine.connect() as conn:
+        with single_statement() as conn:
             row = conn.execute(select(transactions).where(
                 transactions.c.merchant_id == merchant_id, transactions.c.mode == mode,
                 transactions.c.tx_no == tx_no)).first()
@@ -64,13 +77,14 @@ def create_app() -> Flask:
         body = request.get_json()
         now = datetime.now(UTC)
         tx_no = f"PAY-{secrets.token_hex(8).upper()}"
-        with writing() as conn, conn.begin():
+        with single_statement(write=True) as conn:
             conn.execute(insert(transactions).values(
                 merchant_id=merchant_id, mode=mode, tx_no=tx_no, kind="payment", status="Pending",
                 amount_minor=int(body["amount"] * 100), currency=body["currency"],
                 reference=body["reference"], statement_descriptor=body.get("statementDescriptor"),
                 callback_url=body.get("callbackUrl"), payment_method=body["payment"]["paymentMethod"],
                 billing=json.dumps(body.get("billing")), created_at=now, updated_at=now))
+            conn.commit()
         return _json({"transactionId": tx_no, "reference": body["reference"], "status": "PENDING"})
 
     @app.post("/api/v1/transactions/refund")
@@ -98,7 +112,7 @@ def create_app() -> Flask:
     @app.post("/api/v1/transactions/banks")
     def banks():
         body = request.get_json()
-        with engine.connect() as conn:
+        with single_statement() as conn:
             source = conn.execute(select(payment_methods.c.bank_list).where(
                 payment_methods.c.merchant_id == merchant_id,
                 payment_methods.c.method_id == body["paymentMethod"])).scalar()
@@ -107,7 +121,7 @@ def create_app() -> Flask:
 
     @app.get("/transactions")
     def search():
-        with engine.connect() as conn:
+        with single_statement() as conn:
             rows = conn.execute(search_query(merchant_id, mode, request.args.get("q", ""))).all()
         return _json([dict(row._mapping) for row in rows])
 

@@ -89,10 +89,10 @@ def _wait_until_up(server: Gunicorn, workers: int, timeout: float = 60.0) -> Non
             raise RuntimeError(f"{server.name} exited with {server.process.returncode}; "
                                f"see {server.log_path}")
         try:
-            if requests.get(f"{server.url}/healthz", timeout=2).status_code == 200 \
+            if requests.get(f"{server.url}/healthz", timeout=5).status_code == 200 \
                     and len(server.worker_pids()) == workers:
                 return
-        except requests.ConnectionError:
+        except requests.RequestException:  # not listening yet, or too busy starting to answer
             pass
         time.sleep(0.2)
     raise TimeoutError(f"{server.name} did not come up at {server.url}")

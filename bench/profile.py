@@ -1,0 +1,168 @@
+"""`python -m bench.profile`: where a status, create or refund request spends its time, without HTTP.
+
+Requests go through the Flask test client one after another, so the figures are
+per request and hardly disturbed by other load: Python CPU time, SQL statements,
+database round trips (BEGIN, pings and COMMIT included), the PostgreSQL backend's
+CPU time, and the functions of app/ that take the most time (cProfile).
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import random
+import time
+import uuid
+from pathlib import Path
+
+from psycopg._connection_base import BaseConnection
+from psycopg._cursor_base import BaseCursor
+from sqlalchemy import event, text
+
+from app import create_app
+from app.cli import upgrade_database
+from app.config import Config
+
+from .run import DEFAULT_POSTGRES, Database
+from .seed import seed
+from .servers import _cpu_seconds
+
+ENDPOINTS = ("status", "create", "refund", "banks")
+
+
+class Counters:
+    """SQL statements and PostgreSQL round trips made by this process."""
+
+    def __init__(self, engine):
+        self.statements = 0
+        self.round_trips = 0
+        event.listen(engine, "before_cursor_execute", self._statement)
+        # Every query (pings included) and every BEGIN, COMMIT or ROLLBACK psycopg sends.
+        for owner, name in ((BaseCursor, "_execute_send"), (BaseConnection, "_exec_command")):
+            setattr(owner, name, self._counting(getattr(owner, name)))
+
+    def _counting(self, method):
+        def counted(*args, **kwargs):
+            self.round_trips += 1
+            return method(*args, **kwargs)
+        return counted
+
+    def _statement(self, *_):
+        self.statements += 1
+
+
+def requests_for(client, seeded: dict):
+    """One function per endpoint, each making one request and checking it succeeded."""
+    auth = {"Authorization": f"Bearer {seeded['token']}"}
+
+    def status():
+        tx_no = random.choice(seeded["status"])
+        answer = client.get(f"/api/v1/transactions/{tx_no}/status", headers=auth)
+        assert answer.status_code == 200, answer.data
+
+    def create():
+        body = {"amount": 25.50, "currency": "EUR", "reference": f"profile-{uuid.uuid4().hex}",
+                "statementDescriptor": "BENCH SHOP", "callbackUrl": "https://shop1.example/webhooks/paydesk",
+                "billing": {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
+                            "customerReference": "cust-1"},
+                "payment": {"paymentMethod": "card"}}
+        answer = client.post("/api/v1/transactions", json=body, headers=auth)
+        assert answer.status_code == 200, answer.data
+
+    def refund():
+        body = {"txNo": random.choice(seeded["refund"]), "amount": 0.01, "reason": "bench"}
+        answer = client.post("/api/v1/transactions/refund", json=body, headers=auth)
+        assert answer.status_code == 200, answer.data
+
+    def banks():
+        body = {"paymentMethod": "ng-bank-payout", "currency": "NGN"}
+        answer = client.post("/api/v1/transactions/banks", json=body, headers=auth)
+        assert answer.status_code == 200, answer.data
+
+    return {"status": status, "create": create, "refund": refund, "banks": banks}
+
+
+def backend_cpu(engine, database: str) -> float:
+    """CPU seconds of every PostgreSQL backend connected to this database (ours alone)."""
+    with engine.connect() as conn:
+        pids = conn.execute(text("SELECT pid FROM pg_stat_activity WHERE datname = :db"),
+                            {"db": database}).scalars().all()
+    return sum(_cpu_seconds(pid) for pid in pids)
+
+
+def profile(database_url: str, seeded: dict, requests: int, top: int) -> dict:
+    """Per endpoint: the per-request figures and the hottest app/ functions."""
+    app = create_app(Config(DATABASE_URL=database_url, SECRET_KEY="bench-secret"))
+    engine = app.extensions["paydesk.engine"]
+    counters = Counters(engine)
+    database = engine.url.database
+    calls = requests_for(app.test_client(), seeded)
+    found = {}
+    for endpoint in ENDPOINTS:
+        call = calls[endpoint]
+        for _ in range(50):  # warm up: pool, statement caches, imports
+            call()
+        counters.statements = counters.round_trips = 0
+        backend_before = backend_cpu(engine, database)
+        wall, cpu = time.perf_counter(), time.process_time()
+        for _ in range(requests):
+            call()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        backend = backend_cpu(engine, database) - backend_before
+        statements, round_trips = counters.statements, counters.round_trips
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(requests):
+            call()
+        profiler.disable()
+        found[endpoint] = {
+            "wall_ms": wall / requests * 1000, "python_cpu_ms": cpu / requests * 1000,
+            "postgres_cpu_ms": backend / requests * 1000,
+            "statements": statements / requests, "round_trips": round_trips / requests,
+            "hottest": _hottest(profiler, requests, top),
+        }
+    engine.dispose()
+    return found
+
+
+def _hottest(profiler: cProfile.Profile, requests: int, top: int) -> list[dict]:
+    """app/ functions by cumulative time per request (under cProfile, so relative figures)."""
+    stats = pstats.Stats(profiler, stream=io.StringIO())
+    rows = []
+    for (filename, line, name), (_, calls, _, cumulative, _) in stats.stats.items():
+        if "/app/" in filename and "/.venv/" not in filename:
+            rows.append({"function": f"{filename.split('/app/', 1)[1]}:{line} {name}",
+                         "calls": calls / requests, "cumulative_ms": cumulative / requests * 1000})
+    return sorted(rows, key=lambda r: -r["cumulative_ms"])[:top]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=100_000, help="transactions to seed")
+    parser.add_argument("--requests", type=int, default=500, help="requests per endpoint")
+    parser.add_argument("--top", type=int, default=15, help="functions listed per endpoint")
+    parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    database = Database("postgres", args.postgres_url, keep=False)
+    try:
+        upgrade_database(database.url)
+        seeded = seed(database.url, args.rows)
+        result = profile(database.url, {"token": seeded.token, "status": seeded.status_tx_nos,
+                                        "refund": seeded.refund_targets}, args.requests, args.top)
+    finally:
+        database.drop()
+    for endpoint, figures in result.items():
+        print(f"\n{endpoint}: {figures['wall_ms']:.2f} ms wall, {figures['python_cpu_ms']:.2f} ms Python CPU, "
+              f"{figures['postgres_cpu_ms']:.2f} ms PostgreSQL CPU, {figures['statements']:.1f} statements, "
+              f"{figures['round_trips']:.1f} round trips per request")
+        for row in figures["hottest"]:
+            print(f"  {row['cumulative_ms']:7.2f} ms  {row['calls']:5.1f}×  {row['function']}")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
