@@ -55,7 +55,7 @@ EXCERPT_BYTES = 4096
 # enough to write the result; after that another worker may try it again.
 LEASE_MARGIN = timedelta(seconds=45)
 # With nothing due, the feeder looks for due events this often (seconds).
-POLL_INTERVAL = 0.5
+POLL_INTERVAL = 0.25
 # A URL requests cannot use will never work: the event fails at once.
 UNUSABLE_URL = (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema,
                 requests.exceptions.MissingSchema)
@@ -390,15 +390,22 @@ class Dispatcher:
     def _feed(self, poll_interval: float) -> None:
         # The feeder ends with the main thread, so a stopping worker process exits
         # once the deliveries already started have been completed and logged.
+        # With a backlog, claim again once a quarter of the threads are free rather than
+        # after every delivery: a few events per claiming transaction, not one.
+        refill_below = self.settings.concurrency - max(1, self.settings.concurrency // 4)
         while not self.stopping.is_set() and threading.main_thread().is_alive():
             try:
-                if self.dispatch():
-                    continue
+                started = self.dispatch()
             except Exception:  # noqa: BLE001 - a database hiccup: try again after the pause
                 logger.exception("claiming due webhooks failed")
+                started = 0
             with self.changed:
-                # A finished delivery frees a thread and may leave more due: look again then.
-                self.changed.wait(poll_interval)
+                if started:
+                    self.changed.wait_for(
+                        lambda: sum(self.in_flight.values()) <= refill_below or self.stopping.is_set(),
+                        poll_interval)
+                else:
+                    self.changed.wait(poll_interval)
 
     def close(self) -> None:
         """Stop claiming, let running deliveries finish, release the threads and connections."""
