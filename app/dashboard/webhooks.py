@@ -5,6 +5,7 @@ from flask import abort, current_app, flash, redirect, render_template, request,
 from flask_login import current_user, login_required
 
 from app.auth.users import current_mode, requires
+from app.store.merchants import inbox_url, merchant_by_id
 from app.webhooks import log
 from app.webhooks.delivery import WebhookNotFound, resend_event
 
@@ -77,5 +78,7 @@ def inbox():
     with deps().uow(write=False) as uow:
         found = log.list_inbox(uow.conn, current_user.merchant_id, limit=PAGE_SIZE + 1,
                                offset=(page - 1) * PAGE_SIZE)
+        merchant = merchant_by_id(uow.conn, current_user.merchant_id)
     return render_template("dashboard/inbox.html", messages=found[:PAGE_SIZE], page=page,
+                           inbox_url=inbox_url(current_app.config["BASE_URL"], merchant.inbox_key),
                            has_more=len(found) > PAGE_SIZE and page < MAX_PAGES)

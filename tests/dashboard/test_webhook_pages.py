@@ -1,0 +1,72 @@
+"""Webhook pages: deliveries with their attempts, Resend (audited), and the inbox log."""
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+
+import pytest
+import requests
+from sqlalchemy import select
+from standardwebhooks.webhooks import Webhook
+
+from app.store.tables import audit_log
+from tests.conftest import payment_body
+
+from .conftest import switch_to_sandbox
+
+
+@pytest.fixture
+def event(sandbox, merchant):
+    """A captured sandbox payment whose webhook goes to the merchant's inbox; returns its txNo."""
+    created = sandbox.post("/transactions", payment_body(callbackUrl=merchant.inbox_url))
+    tx_no = created.json()["transactionId"]
+    assert sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"}).status_code == 200
+    return tx_no
+
+
+@pytest.fixture
+def sandbox_finance(finance):
+    switch_to_sandbox(finance)
+    return finance
+
+
+def test_deliveries_list_the_event_its_state_and_payload(sandbox_finance, event):
+    page = sandbox_finance.get("/webhooks").text
+    assert "payment.captured" in page and event in page
+    assert f"&#34;txNo&#34;: &#34;{event}&#34;" in page  # the exact body sent, indented
+    detail = sandbox_finance.get(f"/transactions/{event}").text
+    assert "payment.captured" in detail
+
+
+def test_resend_queues_a_new_attempt_and_is_audited(sandbox_finance, event, app, merchant):
+    page = sandbox_finance.get("/webhooks").text
+    webhook_id = page.split('id="delivery-', 1)[1].split('"', 1)[0]
+    answer = sandbox_finance.post(f"/webhooks/{webhook_id}/resend", csrf=False,
+                                  headers={"HX-Request": "true", "X-CSRFToken": sandbox_finance.csrf})
+    assert answer.status_code == 200
+    assert answer.text.lstrip().startswith(f'<article class="delivery" id="delivery-{webhook_id}"')
+    assert "Queued: the worker sends it again within seconds." in answer.text
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        audit = uow.conn.execute(select(audit_log).where(audit_log.c.merchant_id == merchant.merchant_id,
+                                                         audit_log.c.action == "webhook.resend")).one()
+    assert audit.target == webhook_id and audit.actor.startswith("finance-") and audit.mode == "sandbox"
+    assert sandbox_finance.post("/webhooks/msg_unknown/resend").status_code == 404
+
+
+def test_the_inbox_shows_verified_invalid_and_duplicate_messages(sandbox_finance, merchant):
+    body = json.dumps({"txNo": f"TEST-{uuid.uuid4().hex[:6]}", "status": "Captured"})
+    msg_id = f"msg_{uuid.uuid4().hex[:12]}"
+    now = datetime.now(UTC)
+    signature = Webhook(merchant.sandbox_webhook_secret).sign(msg_id, now, body)
+    headers = {"webhook-id": msg_id, "webhook-timestamp": str(int(now.timestamp())),
+               "webhook-signature": signature, "Content-Type": "application/json"}
+    assert requests.post(merchant.inbox_url, data=body, headers=headers, timeout=30).status_code == 204
+    requests.post(merchant.inbox_url, data=body, headers=headers, timeout=30)
+    requests.post(merchant.inbox_url, data="forged", headers={**headers, "webhook-id": "msg_forged"},
+                  timeout=30)
+    page = sandbox_finance.get("/webhooks/inbox").text
+    assert merchant.inbox_url in page
+    assert page.count("Signature verified") == 2 and page.count("Signature invalid") == 1
+    assert page.count('<span class="state state-pending">Duplicate</span>') == 1
+    assert msg_id in page and "Webhook-Signature" in page
