@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import dataclasses
+import socket
 from datetime import timedelta
 
 import pytest
+import urllib3.util.connection
 from sqlalchemy import update
 
 from app.cli import upgrade_database
@@ -103,6 +105,35 @@ def delivery_settings(allowed: str = LOOPBACK, **overrides) -> DeliverySettings:
 def settings() -> DeliverySettings:
     """Delivery settings allowing loopback receivers."""
     return delivery_settings()
+
+
+@pytest.fixture
+def connections(monkeypatch):
+    """Every address a delivery opens a socket to (the real connect still happens)."""
+    opened = []
+    real = urllib3.util.connection.create_connection
+
+    def recording(address, *args, **kwargs):
+        opened.append(address[0])
+        return real(address, *args, **kwargs)
+
+    monkeypatch.setattr(urllib3.util.connection, "create_connection", recording)
+    return opened
+
+
+@pytest.fixture
+def fake_dns(monkeypatch):
+    """Names that resolve as the test says; everything else resolves normally."""
+    names: dict[str, str] = {}
+    real = socket.getaddrinfo
+
+    def resolve(host, port, *args, **kwargs):
+        if host in names:
+            return real(names[host], port, *args, **kwargs)
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    return names
 
 
 @pytest.fixture

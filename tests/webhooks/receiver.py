@@ -1,6 +1,7 @@
 """A webhook receiver on loopback for tests: records every request and answers as told."""
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from dataclasses import dataclass
@@ -25,8 +26,10 @@ class Receiver:
     stop() takes it down (connections are refused) and start() brings it back on the same port.
     """
 
-    def __init__(self, status: int = 204, delay: float = 0.0, answer: bytes = b""):
+    def __init__(self, status: int = 204, delay: float = 0.0, answer: bytes = b"",
+                 tls: ssl.SSLContext | None = None):
         self.port = free_port()
+        self.tls = tls
         self.status = status
         self.delay = delay
         self.answer = answer
@@ -38,11 +41,13 @@ class Receiver:
     @property
     def url(self) -> str:
         """Where to send webhooks."""
-        return f"http://127.0.0.1:{self.port}/hooks"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}/hooks"
 
     def start(self) -> Receiver:
         """Listen (again) on the receiver's port."""
         self.server = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler())
+        if self.tls:
+            self.server.socket = self.tls.wrap_socket(self.server.socket, server_side=True)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
         return self

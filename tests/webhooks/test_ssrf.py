@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import ipaddress
-import socket
 
 import pytest
-import urllib3.util.connection
 from sqlalchemy import update
 
 from app.store.tables import webhook_events
@@ -14,35 +12,6 @@ from app.webhooks.guard import AddressGuard, parse_networks
 
 from .conftest import attempts, delivery_settings, enqueue_events, event_row
 from .receiver import Receiver
-
-
-@pytest.fixture
-def connections(monkeypatch):
-    """Every address a delivery opens a socket to (the real connect still happens)."""
-    opened = []
-    real = urllib3.util.connection.create_connection
-
-    def recording(address, *args, **kwargs):
-        opened.append(address[0])
-        return real(address, *args, **kwargs)
-
-    monkeypatch.setattr(urllib3.util.connection, "create_connection", recording)
-    return opened
-
-
-@pytest.fixture
-def fake_dns(monkeypatch):
-    """Names that resolve as the test says; everything else resolves normally."""
-    names: dict[str, str] = {}
-    real = socket.getaddrinfo
-
-    def resolve(host, port, *args, **kwargs):
-        if host in names:
-            return real(names[host], port, *args, **kwargs)
-        return real(host, port, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", resolve)
-    return names
 
 
 @pytest.mark.parametrize("target,shown,reason", [
