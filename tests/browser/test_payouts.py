@@ -1,0 +1,48 @@
+"""A payout operator sends an NGN bank payout from the dashboard."""
+from __future__ import annotations
+
+import re
+import uuid
+
+from playwright.sync_api import Page, expect
+
+from tests.dashboard.conftest import add_user
+from tests.dashboard.test_payouts import nuban
+
+from .conftest import sign_in
+
+
+def test_payout_operator_picks_a_nigerian_bank_and_lands_on_the_payout(page: Page, server, merchant):
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
+    page.get_by_role("link", name="New payout").first.click()
+    expect(page).to_have_title("New payout · Paydesk")
+
+    page.get_by_label("Payout method").select_option(label="Mobile money payout")
+    expect(page.locator("#bank-refusal")).to_have_text(
+        "Payment method mobile-money-payout does not support bank lists")
+    page.get_by_label("Payout method").select_option(label="NGN bank payout")
+    banks = page.get_by_role("listbox", name="Bank")
+    expect(banks.get_by_role("option", name="Zenith Bank (057)")).to_be_attached()
+    expect(page.locator("#bank-count")).to_have_text("32 banks for NGN bank payout")
+    expect(page.get_by_label("Currency")).to_have_value("NGN")
+
+    page.get_by_label("Search banks").fill("guaranty")
+    expect(page.locator("#bank-count")).to_have_text("1 of 32 banks match")
+    banks.select_option("058")
+    page.get_by_label("Account holder").fill("Chinedu Okafor")
+    page.get_by_label("Account number").fill(nuban("058"))
+    page.get_by_label("Amount", exact=True).fill("25000")
+    reference = f"PAYOUT-{uuid.uuid4().hex[:8]}"
+    page.get_by_label("Reference", exact=True).fill(reference)
+    page.get_by_label("First name").fill("Chinedu")
+    page.get_by_label("Last name").fill("Okafor")
+    page.get_by_label("E-mail").fill("chinedu@example.com")
+    page.get_by_label("Customer reference").fill("cust-42")
+    page.get_by_role("button", name="Create payout").click()
+
+    expect(page).to_have_title(re.compile(r"Payout POU-[0-9A-F]{16} · Paydesk"))
+    expect(page.get_by_role("status").first).to_contain_text("created: Pending")
+    expect(page.locator(".tx-amount")).to_have_text("25,000.00 NGN")
+    expect(page.get_by_text("Guaranty Trust Bank")).to_be_visible()
+    expect(page.get_by_text("•••• " + nuban("058")[-4:])).to_be_visible()
+    assert nuban("058") not in page.content()
