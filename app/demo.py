@@ -12,7 +12,7 @@ from flask import Flask
 from app.payments import services
 from app.payments.model import Caller, Mode, Status
 from app.payments.requests import parse_create, parse_refund
-from app.store.merchants import create_merchant, create_user, merchant_by_name
+from app.store.merchants import create_merchant, create_user, inbox_url, merchant_by_name
 
 DEMO_MERCHANT = "Demo Shop"
 DEMO_PASSWORD = "paydesk-demo"
@@ -68,7 +68,11 @@ def seed_demo(app: Flask) -> DemoCredentials:
             _sample_transactions(deps, created.merchant_id)
     if not path.exists():
         raise RuntimeError(f"demo merchant exists but {path} is gone; remove instance/ to start over")
-    return DemoCredentials(app.config["BASE_URL"], json.loads(path.read_text()))
+    data = json.loads(path.read_text())
+    with deps.uow(write=False) as uow:
+        key = merchant_by_name(uow.conn, DEMO_MERCHANT).inbox_key
+    data["inboxUrl"] = inbox_url(app.config["BASE_URL"], key)  # the address this run serves
+    return DemoCredentials(app.config["BASE_URL"], data)
 
 
 def _sample_transactions(deps, merchant_id: int) -> None:
