@@ -143,18 +143,22 @@ def claim_due(deps, settings: DeliverySettings, limit: int,
         return []
     now = deps.clock()
     lease_until = now + settings.lease
+    in_flight = in_flight or Counter()
+    # Merchants already at their share are left out of the query, so that a long
+    # backlog of one merchant cannot fill the candidate window and hide the others.
+    at_share = [m for m, running in in_flight.items() if running >= settings.per_merchant]
     e = webhook_events.c
     candidates = (
         select(e.id, e.merchant_id, e.mode, e.webhook_id, e.url, e.payload, e.attempts,
                e.schedule_offset, e.next_attempt_manual)
-        .where(e.state == "pending", e.next_attempt_at <= now)
+        .where(e.state == "pending", e.next_attempt_at <= now, e.merchant_id.not_in(at_share))
         .order_by(e.next_attempt_at, e.id)
         .limit(limit * 4)
         .with_for_update(skip_locked=True)
     )
     with deps.uow() as uow:
         _relaxed_durability(uow)
-        chosen = _fair_share(uow.conn.execute(candidates).all(), limit, in_flight or Counter(),
+        chosen = _fair_share(uow.conn.execute(candidates).all(), limit, in_flight,
                              settings.per_merchant)
         if not chosen:
             return []

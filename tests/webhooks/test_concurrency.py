@@ -22,20 +22,21 @@ def test_slow_receiver_does_not_hold_up_other_merchants(app, merchant, deps):
     other = _another_merchant(app)
     settings = delivery_settings(timeout=1.0, concurrency=4, per_merchant=2)
     with Receiver(delay=3.0) as slow, Receiver() as fast:
-        slow_ids = enqueue_events(deps, merchant.merchant_id, slow.url, count=5)
+        # A long backlog of the slow merchant is due first; the other merchant's event after it.
+        slow_ids = enqueue_events(deps, merchant.merchant_id, slow.url, count=40)
         [fast_id] = enqueue_events(deps, other.merchant_id, fast.url)
         started = time.monotonic()
         with Dispatcher(deps, settings) as dispatcher:
-            assert dispatcher.dispatch() == 3  # two of the slow merchant's (its share), one other
+            dispatcher.start(poll_interval=0.05)
             [arrived] = fast.wait_for(1)
             assert arrived.at - started < 0.9  # before the slow ones even time out
-            assert dispatcher.wait(timeout=10)
+            assert dispatcher.in_flight[merchant.merchant_id] == 2  # its share, still waiting
         assert event_row(deps, fast_id).state == "delivered"
-        timed_out = [event_row(deps, i) for i in slow_ids if event_row(deps, i).attempts]
-        assert len(timed_out) == 2
-        assert {(r.state, r.last_error) for r in timed_out} == {("pending", "No answer within 1 s")}
-        [attempt] = attempts(deps, merchant, timed_out[0].webhook_id)
-        assert 1000 <= attempt.duration_ms < 2500
+    tried = [event_row(deps, i) for i in slow_ids if event_row(deps, i).attempts]
+    assert 2 <= len(tried) <= 4  # its share of threads, once or twice over: never more
+    assert {(r.state, r.last_error) for r in tried} == {("pending", "No answer within 1 s")}
+    [attempt] = attempts(deps, merchant, tried[0].webhook_id)
+    assert 1000 <= attempt.duration_ms < 2500
 
 
 def test_dispatch_returns_at_once_while_deliveries_run(app, merchant, deps):
