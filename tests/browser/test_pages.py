@@ -1,0 +1,59 @@
+"""Every page at a desktop width and on a phone: a proper title, no sideways scrolling, a label
+for every input. Set DASHBOARD_SCREENSHOTS=<dir> to keep a screenshot of each for review."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.dashboard.conftest import add_user
+
+from .conftest import sign_in
+
+WIDTHS = {"desktop": 1280, "phone": 390}
+UNLABELLED = """() => [...document.querySelectorAll('input, select, textarea')]
+    .filter(el => el.type !== 'hidden')
+    .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label')
+                  && !el.getAttribute('aria-labelledby'))
+    .map(el => el.outerHTML.slice(0, 120))"""
+
+
+@pytest.fixture
+def pages(server, merchant, sandbox, live):
+    """Paths worth a look, with data on them: a refunded payment, a payout, a declined payment."""
+    payment = sandbox.post("/transactions", {
+        "amount": 1234.5, "currency": "EUR", "reference": "ORDER-LAYOUT-CHECK-WITH-A-LONG-REFERENCE",
+        "statementDescriptor": "SHOP", "callbackUrl": merchant.inbox_url,
+        "billing": {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
+                    "customerReference": "c-1"}, "payment": {"paymentMethod": "card"}}).json()["transactionId"]
+    sandbox.post(f"/sandbox/transactions/{payment}/outcome", {"status": "Captured"})
+    sandbox.post("/transactions/refund", {"txNo": payment, "amount": 34.5, "reason": "Damaged item"})
+    return ["/transactions", "/transactions?q=nothing-matches-this", f"/transactions/{payment}",
+            "/transactions/SBX-DECLINED", "/payouts/new", "/webhooks", "/webhooks/inbox", "/audit",
+            "/settings", "/transactions/UNKNOWN-TX"]
+
+
+@pytest.mark.parametrize("screen", WIDTHS)
+def test_every_page_fits_the_screen_and_labels_its_inputs(page: Page, server, merchant, pages, screen):
+    page.set_viewport_size({"width": WIDTHS[screen], "height": 900})
+    page.goto(f"{server.url}/login")
+    _check(page, "login", screen)
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "admin"))
+    page.get_by_role("button", name="Sandbox").click()
+    for path in pages:
+        page.goto(server.url + path)
+        _check(page, path, screen)
+
+
+def _check(page: Page, path: str, screen: str) -> None:
+    folder = os.environ.get("DASHBOARD_SCREENSHOTS")
+    if folder:
+        name = path.strip("/").replace("/", "_").replace("?", "_") or "login"
+        page.screenshot(path=str(Path(folder) / f"{name}-{screen}.png"), full_page=True)
+    expect(page).to_have_title(re.compile(r".+ · Paydesk$"))
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"{path} scrolls sideways by {overflow}px on {screen}"
+    assert page.evaluate(UNLABELLED) == [], f"{path} has inputs without labels"

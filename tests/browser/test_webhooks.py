@@ -1,0 +1,51 @@
+"""The webhook log: a refund's delivery and its attempts, Resend, and the inbox verifying it."""
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from app.webhooks.delivery import DeliverySettings, deliver_due
+from tests.conftest import payment_body
+from tests.dashboard.conftest import add_user
+
+from .conftest import sign_in, to_sandbox
+
+
+def _deliver(app) -> None:
+    """One run of the worker's delivery job: every due webhook is sent."""
+    deliver_due(app.extensions["paydesk"], DeliverySettings.from_config(app.config))
+
+
+def test_refund_delivery_attempts_resend_and_the_verified_inbox(page: Page, server, merchant, sandbox):
+    app = server.app
+    tx_no = sandbox.post("/transactions", payment_body(callbackUrl=merchant.inbox_url)).json()["transactionId"]
+    sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"})
+    refund = sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 25}).json()["refundTxNo"]
+    _deliver(app)  # the worker's job: the payment's and the refund's webhooks go to the merchant's inbox
+
+    sign_in(page, server.url, add_user(app, merchant.merchant_id, "finance"))
+    to_sandbox(page)
+    page.get_by_role("link", name="Webhooks").click()
+    delivery = page.locator("article.delivery", has_text="refund.captured")
+    expect(delivery).to_have_count(1)
+    expect(delivery).to_contain_text(refund)
+    expect(delivery).to_contain_text("Delivered")
+    delivery.get_by_text("Request body and 1 attempt").click()
+    expect(delivery.locator(".attempt")).to_have_count(1)
+    expect(delivery.locator(".attempt").first).to_contain_text("HTTP 204")
+
+    delivery.get_by_role("button", name="Resend").click()
+    expect(delivery).to_contain_text("Queued: the worker sends it again within seconds.")
+    _deliver(app)
+    page.reload()
+    delivery = page.locator("article.delivery", has_text="refund.captured")
+    delivery.get_by_text("Request body and 2 attempts").click()
+    expect(delivery.locator(".attempt")).to_have_count(2)
+    expect(delivery.locator(".attempt").first).to_contain_text("resent by hand")
+    expect(delivery.locator(".attempt").first).to_contain_text("HTTP 204")
+
+    page.get_by_role("link", name="Received (inbox)").click()
+    received = page.locator("article.delivery", has_text=refund)
+    expect(received).to_have_count(2)  # the delivery and its resend
+    expect(received.first).to_contain_text("Signature verified")
+    expect(received.first).to_contain_text("Duplicate")  # the resend keeps the webhook-id
+    expect(received.last).not_to_contain_text("Duplicate")
