@@ -285,7 +285,8 @@ def _describe(error: requests.RequestException, settings: DeliverySettings) -> s
 def record_attempt(deps, event: ClaimedEvent, result: AttemptResult) -> None:
     """Log the attempt and move the event on: delivered, failed, or due again per the schedule."""
     now = deps.clock()
-    values = {"last_http_status": result.http_status, "last_error": result.error}
+    error = result.error[:500] if result.error else None
+    values = {"last_http_status": result.http_status, "last_error": error}
     if result.delivered:
         values.update(state="delivered", delivered_at=now, next_attempt_at=None)
     else:
@@ -305,7 +306,7 @@ def record_attempt(deps, event: ClaimedEvent, result: AttemptResult) -> None:
             http_status=result.http_status,
             request_headers=json.dumps(result.request_headers),
             response_excerpt=result.response_excerpt,
-            error=result.error[:500] if result.error else None,
+            error=error,
             manual=event.manual,
         ))
         # Only while the lease is still ours: after it ran out, or after a resend,
