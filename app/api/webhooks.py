@@ -54,7 +54,7 @@ def webhook_body(delivery: log.Delivery, attempts: list[log.Attempt]) -> dict:
 
 def _limit() -> int:
     raw = request.args.get("limit", "50")
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= MAX_LIMIT:
         raise FieldErrors.one("Limit", f"Limit must be a whole number from 1 to {MAX_LIMIT}")
     return int(raw)
 

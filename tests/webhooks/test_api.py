@@ -74,7 +74,7 @@ def test_listing_is_scoped_to_the_tokens_merchant_and_mode(sandbox, live, server
 
 
 def test_listing_limit_is_checked(sandbox):
-    for bad in ("0", "101", "ten"):
+    for bad in ("0", "101", "ten", "²", "-1"):
         response = sandbox.get(f"/webhooks?limit={bad}")
         assert (response.status_code, response.json()) == (
             400, {"errors": {"Limit": ["Limit must be a whole number from 1 to 100"]}})
