@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
 
@@ -69,7 +70,7 @@ def authenticate():
             caller = authenticate_token(uow.conn, token.strip())
     if caller is None:
         return json_response(AUTH_ERROR, 401)
-    g.caller = caller.__class__(caller.merchant_id, caller.mode, caller.actor, request.remote_addr)
+    g.caller = replace(caller, ip=request.remote_addr)
 
 
 @api.errorhandler(FieldErrors)
