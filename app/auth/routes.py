@@ -20,7 +20,7 @@ from app.store.merchants import password_hasher
 
 from . import auth, limiter
 from .forms import LoginForm
-from .users import DEFAULT_MODE, DashboardUser, check_password
+from .users import DEFAULT_MODE, DashboardUser, check_password, local_path
 
 # Failed sign-ins only (successful ones do not count): per account, against guessing one
 # password, and per address, against trying many accounts.
@@ -36,13 +36,6 @@ def _account_key() -> str:
 
 def _failed(_response) -> bool:
     return g.get("login_failed", False)
-
-
-def _safe_next(target: str | None) -> str | None:
-    """Only a path on this site: never an absolute or scheme-relative URL (open redirect)."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
-    return None
 
 
 @auth.route("/login", methods=["GET", "POST"])
@@ -72,7 +65,7 @@ def login():
     g.pop("csrf_token", None)
     login_user(DashboardUser(row))
     session["mode"] = DEFAULT_MODE.value
-    return redirect(_safe_next(request.args.get("next")) or url_for("dashboard.transactions"), 303)
+    return redirect(local_path(request.args.get("next")) or url_for("dashboard.transactions"), 303)
 
 
 @auth.post("/logout")

@@ -107,6 +107,14 @@ def current_caller() -> Caller:
     return Caller(current_user.merchant_id, current_mode(), current_user.email, request.remote_addr)
 
 
+def local_path(target: str | None) -> str | None:
+    """The target if it is a path on this site; None for absolute or scheme-relative URLs
+    (no open redirects through ?next= or a form's back field)."""
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return None
+
+
 def requires(permission: str):
     """View decorator: signed in, and the role allows the action (403 otherwise)."""
     def decorator(view):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from flask import current_app, flash, redirect, render_template, request, url_for
+from flask import current_app, flash, redirect, request, url_for
 
 from app.auth.users import current_caller, requires
 from app.payments import services
@@ -15,7 +15,7 @@ from app.store import dashboard as store
 from . import dashboard
 from .formatting import money
 from .forms import RefundForm, blank_to_none, form_amount
-from .htmx import wants_fragment
+from .htmx import page_or_fragment, wants_fragment
 from .transactions import detail_context, refund_panel_state
 
 # Which panel inputs each service field error belongs to.
@@ -41,12 +41,8 @@ def _inputs(body: dict, currency: str) -> dict:
 def _panel(context: dict, status: int = 200, oob: bool = False, **state):
     """The panel alone for htmx (with `oob`, also the status, refunds and history it changed);
     the whole transaction page otherwise."""
-    panel = refund_panel_state(context, **state)
-    template = "dashboard/_refund_panel.html" if wants_fragment() else "dashboard/transaction.html"
-    response = current_app.make_response(
-        (render_template(template, panel=panel, oob=oob, **context), status))
-    response.vary.add("HX-Request")
-    return response
+    return page_or_fragment("dashboard/transaction.html", "dashboard/_refund_panel.html", status,
+                            panel=refund_panel_state(context, **state), oob=oob, **context)
 
 
 def _errors_state(error: FieldErrors | RefundRejected) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import abort, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 
-from app.auth.users import current_mode, requires
+from app.auth.users import current_mode, local_path, requires
 from app.store.merchants import inbox_url, merchant_by_id
 from app.webhooks import log
 from app.webhooks.delivery import WebhookNotFound, resend_event
@@ -57,17 +57,11 @@ def resend_webhook(webhook_id: str):
         abort(404)
     if not wants_fragment():
         flash(f"Webhook {webhook_id} will be sent again in a moment.", "success")
-        return redirect(request.form.get("back") if _is_local(request.form.get("back"))
-                        else url_for("dashboard.webhooks"), 303)
+        return redirect(local_path(request.form.get("back")) or url_for("dashboard.webhooks"), 303)
     with deps().uow(write=False) as uow:
         (row,) = with_attempts(uow.conn, [delivery])
     return page_or_fragment("dashboard/_delivery.html", "dashboard/_delivery.html", row=row,
                             notice="Queued: the worker sends it again within seconds.")
-
-
-def _is_local(target: str | None) -> bool:
-    return bool(target) and target.startswith("/") and not target.startswith("//") \
-        and "\\" not in target
 
 
 @dashboard.get("/webhooks/inbox")

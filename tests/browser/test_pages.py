@@ -28,7 +28,8 @@ def pages(server, merchant, sandbox, live):
         "amount": 1234.5, "currency": "EUR", "reference": "ORDER-LAYOUT-CHECK-WITH-A-LONG-REFERENCE",
         "statementDescriptor": "SHOP", "callbackUrl": merchant.inbox_url,
         "billing": {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-                    "customerReference": "c-1"}, "payment": {"paymentMethod": "card"}}).json()["transactionId"]
+                    "customerReference": "c-1"},
+        "payment": {"paymentMethod": "card"}}).json()["transactionId"]
     sandbox.post(f"/sandbox/transactions/{payment}/outcome", {"status": "Captured"})
     sandbox.post("/transactions/refund", {"txNo": payment, "amount": 34.5, "reason": "Damaged item"})
     return ["/transactions", "/transactions?q=nothing-matches-this", f"/transactions/{payment}",

@@ -12,7 +12,8 @@ from .conftest import sign_in, to_sandbox
 
 
 def _captured(sandbox, reference: str) -> str:
-    tx_no = sandbox.post("/transactions", payment_body(reference=reference, amount=100)).json()["transactionId"]
+    created = sandbox.post("/transactions", payment_body(reference=reference, amount=100))
+    tx_no = created.json()["transactionId"]
     assert sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"}).status_code == 200
     return tx_no
 
@@ -49,6 +50,12 @@ def test_finance_finds_a_payment_by_reference_and_refunds_it_in_two_steps(page: 
     expect(page.locator("#refunds tbody tr")).to_have_count(2)
     assert page.evaluate("window.notReloaded") is True  # swapped in place, never reloaded
     assert sandbox.status(tx_no)["Status"] == "Refunded"
+
+    page.go_back()  # the search is in the URL htmx pushed: back shows the same results
+    expect(page.get_by_label("Search")).to_have_value(tag[2:7].lower())
+    rows = page.locator("#results tbody tr")
+    expect(rows).to_have_count(3)  # refunds repeat their payment's reference
+    expect(rows.filter(has_text=tx_no)).to_contain_text("Refunded")
 
 
 def test_a_refund_above_the_remaining_amount_shows_the_message_and_changes_nothing(page: Page, server,

@@ -17,7 +17,8 @@ def _deliver(app) -> None:
 
 def test_refund_delivery_attempts_resend_and_the_verified_inbox(page: Page, server, merchant, sandbox):
     app = server.app
-    tx_no = sandbox.post("/transactions", payment_body(callbackUrl=merchant.inbox_url)).json()["transactionId"]
+    created = sandbox.post("/transactions", payment_body(callbackUrl=merchant.inbox_url))
+    tx_no = created.json()["transactionId"]
     sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"})
     refund = sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 25}).json()["refundTxNo"]
     _deliver(app)  # the worker's job: the payment's and the refund's webhooks go to the merchant's inbox

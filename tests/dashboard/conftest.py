@@ -35,7 +35,8 @@ class Browserless:
         """GET a dashboard path (redirects not followed unless asked)."""
         kwargs.setdefault("allow_redirects", False)
         response = self.session.get(self.base_url + path, timeout=30, **kwargs)
-        found = _CSRF.search(response.text) if "text/html" in response.headers.get("Content-Type", "") else None
+        html = "text/html" in response.headers.get("Content-Type", "")
+        found = _CSRF.search(response.text) if html else None
         if found:
             self.csrf = found.group(1)
         return response

@@ -56,8 +56,9 @@ def other(server) -> OtherMerchant:
     checkout = requests.Session()
     page = checkout.get(f"{server.url}/checkout/{payment}", timeout=30).text
     token = page.split('name="csrf_token" value="')[1].split('"')[0]
-    assert checkout.post(f"{server.url}/checkout/{payment}", data={"csrf_token": token, "decision": "approve"},
-                         timeout=30).status_code == 200
+    approved = checkout.post(f"{server.url}/checkout/{payment}",
+                             data={"csrf_token": token, "decision": "approve"}, timeout=30)
+    assert approved.status_code == 200
     refund = live.post("/transactions/refund", {"txNo": payment, "amount": 10})
     assert refund.status_code == 200, refund.text
     payout = live.post("/transactions", payment_body(

@@ -24,7 +24,8 @@ def _htmx_post(client, path, data):
 
 def test_review_asks_for_confirmation_and_changes_nothing(panel, captured_payment, sandbox):
     tx_no = captured_payment(100)
-    review = _htmx_post(panel, f"/transactions/{tx_no}/refund/review", {"amount": "30.00", "reason": "Damaged"})
+    review = _htmx_post(panel, f"/transactions/{tx_no}/refund/review",
+                        {"amount": "30.00", "reason": "Damaged"})
     assert review.status_code == 200
     assert "Confirm refund of 30.00 EUR" in review.text
     assert review.text.lstrip().startswith('<section class="card refund-panel" id="refund-panel"')

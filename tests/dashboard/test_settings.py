@@ -35,8 +35,8 @@ def test_a_new_token_is_shown_once_works_and_can_be_revoked(admin, server, merch
     assert Api(server.url, token).get("/payment-methods").status_code == 200
     settings = admin.get("/settings").text
     assert token not in settings and token[:12] + "…" in settings and "checkout server" in settings
-    token_id = re.search(r'/settings/tokens/(\d+)/revoke" data-confirm="Revoke token ' + re.escape(token[:12]),
-                         settings).group(1)
+    revoke_form = r'/settings/tokens/(\d+)/revoke" data-confirm="Revoke token ' + re.escape(token[:12])
+    token_id = re.search(revoke_form, settings).group(1)
     assert admin.post(f"/settings/tokens/{token_id}/revoke").status_code == 303
     assert Api(server.url, token).get("/payment-methods").status_code == 401
     actions = [(row.action, row.target) for row in _audit(app, merchant.merchant_id)]
@@ -50,7 +50,8 @@ def test_rotating_the_secret_shows_the_new_one_once_and_keeps_the_old_for_a_day(
     settings = admin.get("/settings").text
     assert secret not in settings
     assert settings.count("<strong>retires") == 1  # the old secret, still signing for 24 hours
-    assert ("webhook_secret.rotate", secret[:10]) in [(r.action, r.target) for r in _audit(app, merchant.merchant_id)]
+    audited = [(r.action, r.target) for r in _audit(app, merchant.merchant_id)]
+    assert ("webhook_secret.rotate", secret[:10]) in audited
 
 
 def test_admins_add_users_change_roles_and_deactivate(admin, server, merchant, app):
@@ -72,7 +73,8 @@ def test_admins_add_users_change_roles_and_deactivate(admin, server, merchant, a
 
 
 @pytest.mark.parametrize("form, message", [
-    ({"email": "not an address", "role": "support", "password": "twelve chars!"}, "Enter a valid e-mail address"),
+    ({"email": "not an address", "role": "support", "password": "twelve chars!"},
+     "Enter a valid e-mail address"),
     ({"email": "a@shop.test", "role": "support", "password": "short"}, "Use 12 to 1024 characters"),
     ({"email": "a@shop.test", "role": "owner", "password": "twelve chars!"}, "Not a valid choice"),
 ])
@@ -85,7 +87,8 @@ def test_new_users_are_checked(admin, form, message):
 def test_the_last_active_admin_cannot_be_demoted_or_deactivated(server, merchant, app):
     first, second = (add_user(app, merchant.merchant_id, "admin") for _ in range(2))
     with app.extensions["paydesk"].uow(write=False) as uow:
-        ids = dict(uow.conn.execute(select(users.c.email, users.c.id).where(users.c.email.in_([first, second]))).all())
+        ids = dict(uow.conn.execute(select(users.c.email, users.c.id)
+                                    .where(users.c.email.in_([first, second]))).all())
     client = Browserless(server.url)
     client.login(first, PASSWORD)
     assert client.post(f"/settings/users/{ids[second]}/role", {"role": "support"}).status_code == 303

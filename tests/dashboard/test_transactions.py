@@ -57,13 +57,15 @@ def test_filters_narrow_by_status_kind_and_date(sandbox, sandbox_finance, server
     sandbox.post(f"/sandbox/transactions/{captured}/outcome", {"status": "Captured"})
     refund = sandbox.post("/transactions/refund", {"txNo": captured, "amount": 5}).json()["refundTxNo"]
     everything = [pending, captured, refund]
-    assert _tx_nos(sandbox_finance.get(f"/transactions?q=f-{tag}&status=Pending").text, everything) == {pending}
-    assert _tx_nos(sandbox_finance.get(f"/transactions?q=f-{tag}&kind=refund").text, everything) == {refund}
+
+    def listed(query: str) -> set[str]:
+        return _tx_nos(sandbox_finance.get(f"/transactions?q=f-{tag}&{query}").text, everything)
+
+    assert listed("status=Pending") == {pending}
+    assert listed("kind=refund") == {refund}
     today = server.app.extensions["paydesk"].clock().date()
-    assert _tx_nos(sandbox_finance.get(f"/transactions?q=f-{tag}&from={today}&to={today}").text,
-                   everything) == set(everything)
-    tomorrow = today + timedelta(days=1)
-    assert _tx_nos(sandbox_finance.get(f"/transactions?q=f-{tag}&from={tomorrow}").text, everything) == set()
+    assert listed(f"from={today}&to={today}") == set(everything)
+    assert listed(f"from={today + timedelta(days=1)}") == set()
     bad = sandbox_finance.get(f"/transactions?q=f-{tag}&from=yesterday&status=Lost")
     assert "Dates are written YYYY-MM-DD (from was &#39;yesterday&#39;)" in bad.text
     assert "Unknown status &#39;Lost&#39;" in bad.text
@@ -120,7 +122,8 @@ def test_csv_export_streams_what_the_filters_select(sandbox, sandbox_finance):
     second = _create(sandbox, f"csv-{tag}")
     response = sandbox_finance.get(f"/transactions/export.csv?q={tag}")
     assert response.headers["Content-Type"].startswith("text/csv")
-    assert response.headers["Content-Disposition"].startswith('attachment; filename="paydesk-sandbox-transactions-')
+    disposition = response.headers["Content-Disposition"]
+    assert disposition.startswith('attachment; filename="paydesk-sandbox-transactions-')
     rows = list(csv.reader(io.StringIO(response.text)))
     assert rows[0] == ["Created (UTC)", "TxNo", "Kind", "Status", "Amount", "Currency", "Reference",
                        "Decline reason", "Payment method"]
