@@ -41,15 +41,17 @@ def blank_to_none(text: str | None) -> str | None:
 
 
 class RefundForm(FlaskForm):
-    """Amount, reason (kept in UserDefinedField1) and description (UserDefinedField2)."""
+    """Amount, reason (kept in UserDefinedField1) and description (UserDefinedField2).
+
+    Its inputs are written out in _refund_panel.html, beside the arithmetic they belong to.
+    """
 
     class Meta:
         csrf = False  # CSRFProtect checks every POST already (form field or X-CSRFToken header)
 
-    amount = StringField("Amount to refund", render_kw={"inputmode": "decimal", "autocomplete": "off"})
-    reason = StringField("Reason", description="Shown to your team; stored as UserDefinedField1")
-    description = TextAreaField("Description", description="Optional note; UserDefinedField2",
-                                render_kw={"rows": 2})
+    amount = StringField("Amount to refund")
+    reason = StringField("Reason")
+    description = TextAreaField("Description")
 
 
 class PayoutForm(FlaskForm):
