@@ -17,7 +17,7 @@ from . import dashboard
 def audit():
     """Newest first, a page at a time by id (keyset)."""
     before = request.args.get("before", "")
-    older_than = int(before) if before.isdigit() and len(before) < 19 else None
+    older_than = int(before) if before.isascii() and before.isdigit() and len(before) < 19 else None
     with current_app.extensions["paydesk"].uow(write=False) as uow:
         entries = store.audit_entries(uow.conn, current_user.merchant_id, current_mode(),
                                       older_than_id=older_than, limit=store.PAGE_SIZE + 1)

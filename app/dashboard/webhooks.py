@@ -22,7 +22,7 @@ def deps():
 
 def _page_number() -> int:
     text = request.args.get("page", "1")
-    page = int(text) if text.isdigit() else 1
+    page = int(text) if text.isascii() and text.isdigit() and len(text) < 6 else 1
     return min(max(page, 1), MAX_PAGES)
 
 

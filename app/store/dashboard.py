@@ -87,9 +87,12 @@ class Cursor:
         if not text:
             return None
         micros, _, row_id = text.partition("-")
-        if not (micros.isdigit() and row_id.isdigit() and len(text) <= 40):
+        if not (text.isascii() and micros.isdigit() and row_id.isdigit() and len(text) <= 40):
             return None
-        return cls(_EPOCH + int(micros) * _MICROSECOND, int(row_id))
+        try:
+            return cls(_EPOCH + int(micros) * _MICROSECOND, int(row_id))
+        except OverflowError:  # a date past year 9999: not one of ours
+            return None
 
 
 @dataclass(frozen=True)

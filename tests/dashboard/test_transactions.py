@@ -146,3 +146,16 @@ def test_sandbox_and_live_are_apart(sandbox, finance):
     page = finance.get(f"/transactions/{tx_no}")
     assert page.status_code == 200
     assert "Sandbox: test data only" in page.text
+
+
+@pytest.mark.parametrize("query", ["after=99999999999999999999-1", "after=%C2%B2-1", "after=1-%C2%B2",
+                                   "after=-", "after=abc"])
+def test_malformed_cursors_show_the_first_page_not_an_error(sandbox_finance, query):
+    response = sandbox_finance.get(f"/transactions?{query}")
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/webhooks?page=%C2%B2", "/webhooks?page=99999999999",
+                                  "/audit?before=%C2%B2", "/audit?before=99999999999999999999"])
+def test_malformed_page_numbers_are_ignored(finance, path):
+    assert finance.get(path).status_code == 200
