@@ -148,8 +148,8 @@ def test_sandbox_and_live_are_apart(sandbox, finance):
     assert "Sandbox: test data only" in page.text
 
 
-@pytest.mark.parametrize("query", ["after=99999999999999999999-1", "after=%C2%B2-1", "after=1-%C2%B2",
-                                   "after=-", "after=abc"])
+@pytest.mark.parametrize("query", ["older=99999999999999999999-1", "older=%C2%B2-1", "newer=1-%C2%B2",
+                                   "older=-", "newer=abc"])
 def test_malformed_cursors_show_the_first_page_not_an_error(sandbox_finance, query):
     response = sandbox_finance.get(f"/transactions?{query}")
     assert response.status_code == 200
