@@ -1,10 +1,14 @@
 """The refund panel of a payment: review, confirm, and the result swapped in place."""
 from __future__ import annotations
 
+import json
+import secrets
 from decimal import Decimal
 
 from flask import current_app, flash, redirect, request, url_for
 
+from app.api.idempotency import request_hash, run_once
+from app.api.shapes import json_response, refund_body
 from app.auth.users import current_caller, requires
 from app.payments import services
 from app.payments.model import FieldErrors, RefundRejected, Status, check_refund
@@ -75,7 +79,9 @@ def review_refund(tx_no: str):
         check_refund(store.refund_state(context["tx"], arithmetic), tx_no, refund_request.amount)
     except (FieldErrors, RefundRejected) as error:
         return _panel(context, 422, inputs=inputs, **_errors_state(error))
-    return _panel(context, step="confirm", inputs=inputs,
+    # The confirmation carries a one-time key: a second submit of the same form
+    # (double click, resent POST without JavaScript) gets the first refund back.
+    return _panel(context, step="confirm", inputs=inputs, request_key=secrets.token_urlsafe(16),
                   confirm_amount=money(refund_request.amount, arithmetic.currency))
 
 
@@ -91,7 +97,7 @@ def refund(tx_no: str):
     body = _request_body(tx_no, form, arithmetic)
     deps = current_app.extensions["paydesk"]
     try:
-        created = services.refund(deps, current_caller(), parse_refund(body))
+        created = _refund_once(deps, current_caller(), body, request.form.get("request_key", ""))
     except (FieldErrors, RefundRejected) as error:
         return _panel(context, 422, inputs=_inputs(body, arithmetic.currency), **_errors_state(error))
     notice = _outcome_notice(created)
@@ -99,6 +105,24 @@ def refund(tx_no: str):
         flash(notice["text"], notice["kind"])
         return redirect(url_for("dashboard.transaction", tx_no=tx_no, _anchor="refund"), 303)
     return _panel(detail_context(tx_no), oob=True, notice=notice)
+
+
+def _refund_once(deps, caller, body: dict, key: str):
+    """Refund through the service under the form's one-time key, with the API's idempotency."""
+    refund_request = parse_refund(body)
+    if not (0 < len(key) <= 64 and key.isascii() and key.isprintable()):
+        return services.refund(deps, caller, refund_request)
+
+    def run(on_created):
+        return json_response(refund_body(services.refund(deps, caller, refund_request, on_created)))
+
+    answer = run_once(deps, caller, f"dashboard-refund:{key}",
+                      request_hash("POST", "dashboard-refund", body), run,
+                      lambda refund: json_response(refund_body(refund)))
+    if answer.status_code != 200:
+        raise RefundRejected("This refund form was already used for another amount; "
+                             "review the refund again.")
+    return services.get_status(deps, caller, json.loads(answer.get_data())["refundTxNo"])
 
 
 def _outcome_notice(created) -> dict:

@@ -117,3 +117,22 @@ def test_each_refund_is_audited_with_the_user_and_address(panel, captured_paymen
     assert row.actor.startswith("finance-") and row.ip == "127.0.0.1"
     assert (row.amount_minor, row.currency, row.mode) == (1250, "EUR", "sandbox")
     assert "refund.create" in panel.get("/audit").text
+
+
+def _confirm_key(review_html: str) -> str:
+    return review_html.split('name="request_key" value="')[1].split('"')[0]
+
+
+def test_submitting_the_same_confirmation_twice_refunds_once(panel, captured_payment, sandbox):
+    tx_no = captured_payment(100)
+    review = panel.post(f"/transactions/{tx_no}/refund/review", {"amount": "40"})
+    key = _confirm_key(review.text)
+    first = panel.post(f"/transactions/{tx_no}/refund", {"amount": "40", "request_key": key})
+    second = panel.post(f"/transactions/{tx_no}/refund", {"amount": "40", "request_key": key})
+    assert first.status_code == second.status_code == 303
+    page = panel.get(f"/transactions/{tx_no}").text
+    assert page.count("40.00") >= 1
+    assert REMAINING.format("60.00") in page  # one refund of 40.00, not two
+    other_amount = panel.post(f"/transactions/{tx_no}/refund", {"amount": "10", "request_key": key})
+    assert "This refund form was already used for another amount" in other_amount.text
+    assert REMAINING.format("60.00") in panel.get(f"/transactions/{tx_no}").text
