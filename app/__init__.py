@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from flask import Flask
 from flask_wtf.csrf import CSRFProtect
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app.config import Config
 from app.payments.services import Deps
@@ -20,6 +21,11 @@ def create_app(config: Config | None = None) -> Flask:
     app = Flask(__name__, template_folder="../templates", static_folder="../static",
                 instance_path=str(config.INSTANCE_PATH))
     app.config.from_object(config)
+    if config.PROXY_FIX_HOPS:
+        # Behind N trusted proxies: the client address (audit log, rate limits) and scheme come
+        # from their X-Forwarded-* headers.
+        hops = config.PROXY_FIX_HOPS
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
     engine = make_engine(config.DATABASE_URL, pool_size=config.DB_POOL_SIZE)
     app.extensions["paydesk"] = Deps(
         uow=lambda write=True: UnitOfWork(engine, write=write),

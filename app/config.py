@@ -54,6 +54,7 @@ class Config:
         self.SIMULATOR_LATENCY = float(env.get("SIMULATOR_LATENCY", "0"))
         self.IDEMPOTENCY_ABANDONED_AFTER = float(env.get("IDEMPOTENCY_ABANDONED_AFTER", "30"))
         self.DB_POOL_SIZE = int(env.get("DB_POOL_SIZE", "10"))
+        self.PROXY_FIX_HOPS = int(env.get("PROXY_FIX_HOPS", "0"))
         self.SESSION_COOKIE_SECURE = env.get("SESSION_COOKIE_SECURE", "0") == "1"
         self.SESSION_COOKIE_HTTPONLY = True
         self.SESSION_COOKIE_SAMESITE = "Lax"

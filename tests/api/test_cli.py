@@ -53,3 +53,4 @@ def test_demo_is_idempotent_and_reprints_the_same_tokens(tmp_path, sqlite_url):
     assert "Sandbox API token:  pd_test_" in first.output
     assert "finance@demo.test" in first.output
     app.extensions["paydesk.engine"].dispose()
+
