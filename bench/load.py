@@ -23,7 +23,7 @@ class LoadResult:
     p99_ms: float
     max_ms: float
     failed: int  # non-2xx/3xx answers, connection errors and timeouts
-    server_cpu: float  # cores the server's processes used on average during the run
+    server_cpu: float  # cores the server (and its database backends) used on average during the run
     generator_cpu: float  # cores wrk used on average during the run
 
     def as_dict(self) -> dict:
@@ -41,7 +41,7 @@ def wrk_path() -> str:
 
 def run_wrk(url: str, endpoint: str, data_file: Path | None, tag: str, seconds: float,
             connections: int, threads: int, server_cpu, header: tuple[str, str] | None = None) -> LoadResult:
-    """Drive one endpoint for `seconds` at a fixed number of connections; server_cpu() reads its CPU time."""
+    """Drive one endpoint for `seconds` at a fixed number of connections; server_cpu() reads CPU seconds."""
     command = [wrk_path(), "--threads", str(threads), "--connections", str(connections),
                "--duration", f"{max(1, round(seconds))}s", "--timeout", "10s", "--script", str(LUA), url,
                "--", endpoint, str(data_file) if data_file else "-", tag]

@@ -27,7 +27,7 @@ from app.config import Config
 
 from .run import DEFAULT_POSTGRES, Database
 from .seed import seed
-from .servers import _cpu_seconds
+from .servers import cpu_seconds
 
 ENDPOINTS = ("status", "create", "refund", "banks")
 
@@ -39,8 +39,10 @@ class Counters:
         self.statements = 0
         self.round_trips = 0
         event.listen(engine, "before_cursor_execute", self._statement)
-        # Every query (pings included) and every BEGIN, COMMIT or ROLLBACK psycopg sends.
-        for owner, name in ((BaseCursor, "_execute_send"), (BaseConnection, "_exec_command")):
+        # Every query psycopg sends, prepared or not, pings included (one send each;
+        # preparing a statement, once per connection, is one more), and every BEGIN,
+        # COMMIT or ROLLBACK.
+        for owner, name in ((BaseCursor, "_maybe_prepare_gen"), (BaseConnection, "_exec_command")):
             setattr(owner, name, self._counting(getattr(owner, name)))
 
     def _counting(self, method):
@@ -89,7 +91,7 @@ def backend_cpu(engine, database: str) -> float:
     with engine.connect() as conn:
         pids = conn.execute(text("SELECT pid FROM pg_stat_activity WHERE datname = :db"),
                             {"db": database}).scalars().all()
-    return sum(_cpu_seconds(pid) for pid in pids)
+    return sum(cpu_seconds(pid) for pid in pids)
 
 
 def profile(database_url: str, seeded: dict, requests: int, top: int) -> dict:

@@ -33,7 +33,7 @@ from .load import run_wrk, wrk_path
 from .report import write_reports
 from .search import time_search
 from .seed import Seeded, seed
-from .servers import ROOT, processes_cpu_seconds, start_gunicorn
+from .servers import ROOT, cpu_seconds, start_gunicorn
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -87,6 +87,15 @@ class Database:
         else:
             self.directory = Path(tempfile.mkdtemp(prefix="paydesk-bench-"))
             self.url = f"sqlite:///{self.directory / 'paydesk.db'}"
+
+    def backend_cpu(self) -> float:
+        """CPU seconds so far of the PostgreSQL backends serving this database (0 for SQLite)."""
+        if self.kind != "postgres":
+            return 0.0
+        with self.admin.connect() as conn:
+            pids = conn.execute(text("SELECT pid FROM pg_stat_activity WHERE datname = :name"),
+                                {"name": self.name}).scalars().all()
+        return sum(cpu_seconds(pid) for pid in pids)
 
     def version(self) -> str:
         if self.kind == "postgres":
@@ -185,14 +194,15 @@ def run_size(kind: str, rows: int, args, work: Path) -> dict:
                     ("Authorization", f"Bearer {seeded.token}")
 
                 def drive(seconds, tag):
+                    # The CPU the request costs: the server's processes and, on PostgreSQL,
+                    # the backends serving this database (other databases' work excluded).
                     return run_wrk(server.url, endpoint, files.get(endpoint), tag, seconds,
-                                   args.concurrency, args.wrk_threads, server.cpu_seconds, header)
+                                   args.concurrency, args.wrk_threads,
+                                   lambda: server.cpu_seconds() + database.backend_cpu(), header)
 
                 if args.warmup:
                     drive(args.warmup, f"w{uuid.uuid4().hex[:8]}")
-                postgres_before = processes_cpu_seconds("postgres")
                 result = drive(args.duration, f"m{uuid.uuid4().hex[:8]}").as_dict()
-                result["postgres_cpu"] = (processes_cpu_seconds("postgres") - postgres_before) / result["seconds"]
                 endpoints[endpoint][name] = result
                 memory[name].append({"after": endpoint, "workers": server.worker_memory()})
                 print(f"[{kind} {rows:,}] {endpoint:7} {name:8} {result['rps']:8.1f} req/s  "
@@ -202,7 +212,6 @@ def run_size(kind: str, rows: int, args, work: Path) -> dict:
             server.stop()
         print(f"[{kind} {rows:,}] timing the search SQL", flush=True)
         search_sql = time_search(database.url, seeded.merchant_id, seeded.search_terms)
-        webhooks = run_webhook_delivery(database.url, args)
         return {
             "rows": rows, "database_version": database.version(),
             "seed": {"seconds": seeded.seconds, "refunds": seeded.refunds,
@@ -210,7 +219,7 @@ def run_size(kind: str, rows: int, args, work: Path) -> dict:
                      "refund_targets": len(seeded.refund_targets),
                      "method": "COPY (psycopg 3)" if kind == "postgres" else "executemany, 20,000 rows per transaction"},
             "endpoints": endpoints, "memory": memory, "dashboard": dashboard,
-            "search_sql": search_sql, "webhooks": webhooks,
+            "search_sql": search_sql,
         }
     finally:
         for server in servers.values():
@@ -218,14 +227,19 @@ def run_size(kind: str, rows: int, args, work: Path) -> dict:
         database.drop()
 
 
-def run_webhook_delivery(database_url: str, args) -> dict:
-    """bench/webhook_delivery.py (the webhooks work) when it exists; otherwise the gap, stated."""
+def run_webhook_delivery(kind: str, args, work: Path) -> dict:
+    """bench/webhook_delivery.py (the webhooks work) when it exists; otherwise the gap, stated.
+
+    It makes its own fresh database beside the URL it is given, so it runs once per database.
+    """
     if importlib.util.find_spec("bench.webhook_delivery") is None:
         return {"status": "not measured: bench/webhook_delivery.py does not exist yet"}
     from . import webhook_delivery
 
+    beside = args.postgres_url if kind == "postgres" else f"sqlite:///{work / 'webhooks.db'}"
+    print(f"[{kind}] webhook delivery", flush=True)
     events = 20 if args.smoke else WEBHOOK_EVENTS
-    return {"status": "measured", **webhook_delivery.run(database_url, events, args.workers)}
+    return {"status": "measured", **webhook_delivery.run(beside, events, args.workers)}
 
 
 def main(argv=None) -> None:
@@ -249,6 +263,7 @@ def main(argv=None) -> None:
         with tempfile.TemporaryDirectory(prefix="paydesk-bench-work-") as work:
             for rows in sizes(spec):
                 results["sizes"].append(run_size(kind, rows, args, Path(work)))
+            results["webhooks"] = run_webhook_delivery(kind, args, Path(work))
         results["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
         results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
         reports.append(results)

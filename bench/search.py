@@ -43,6 +43,7 @@ def time_search(database_url: str, merchant_id: int, terms: dict[str, list[str]]
     """Each term searched once, one after another; per class p50/p95/p99 ms, rows found, plan."""
     engine = make_engine(database_url)
     found = {}
+    every_time, every_rows = [], []
     try:
         with engine.connect() as conn:
             for term in [t for ts in terms.values() for t in ts[:5]]:  # warm the caches
@@ -54,15 +55,19 @@ def time_search(database_url: str, merchant_id: int, terms: dict[str, list[str]]
                     page = list_transactions(conn, merchant_id, Mode.LIVE, TransactionFilter(search=term))
                     times.append((time.perf_counter() - started) * 1000)
                     rows.append(len(page.rows))
-                found[label] = {
-                    "example": class_terms[0], "queries": len(times),
-                    "p50_ms": percentile(times, 0.50), "p95_ms": percentile(times, 0.95),
-                    "p99_ms": percentile(times, 0.99), "mean_rows": statistics.fmean(rows),
-                    "plan": plan(conn, merchant_id, class_terms[0]),
-                }
+                found[label] = _summary(times, rows, class_terms[0], plan(conn, merchant_id, class_terms[0]))
+                every_time += times
+                every_rows += rows
     finally:
         engine.dispose()
+    found["all terms"] = _summary(every_time, every_rows, "", "")
     return found
+
+
+def _summary(times: list[float], rows: list[int], example: str, access_path: str) -> dict:
+    return {"example": example, "queries": len(times), "p50_ms": percentile(times, 0.50),
+            "p95_ms": percentile(times, 0.95), "p99_ms": percentile(times, 0.99),
+            "mean_rows": statistics.fmean(rows), "plan": access_path}
 
 
 def plan(conn, merchant_id: int, term: str) -> str:

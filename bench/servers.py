@@ -38,7 +38,7 @@ class Gunicorn:
 
     def cpu_seconds(self) -> float:
         """User + system CPU of the master and its workers so far."""
-        return sum(_cpu_seconds(pid) for pid in [self.process.pid, *self.worker_pids()])
+        return sum(cpu_seconds(pid) for pid in [self.process.pid, *self.worker_pids()])
 
     def worker_memory(self) -> list[dict]:
         """Each worker's resident memory now and at its peak (VmRSS, VmHWM), in MiB."""
@@ -115,7 +115,8 @@ def _parent_of(pid: int) -> int | None:
     return int(fields[1]) if fields else None
 
 
-def _cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of one process so far (0 once it is gone)."""
     fields = _stat_fields(pid)
     if not fields:
         return 0.0
@@ -133,15 +134,3 @@ def _proc_status(pid: int) -> dict[str, int]:
         if key in ("VmRSS", "VmHWM"):
             values[key] = int(rest.split()[0])
     return values
-
-
-def processes_cpu_seconds(command_name: str) -> float:
-    """CPU time of every process with this command name (e.g. postgres), so far."""
-    total = 0.0
-    for pid in _all_pids():
-        try:
-            if Path(f"/proc/{pid}/comm").read_text().strip() == command_name:
-                total += _cpu_seconds(pid)
-        except OSError:
-            continue
-    return total
