@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 5000
 export BASE_URL ?= http://$(HOST):$(PORT)
 
-.PHONY: run test install install-test chromium worker bench bench-smoke clean
+.PHONY: run test install install-test chromium wrk worker bench bench-smoke clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,11 +20,15 @@ $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 
 install: $(VENV)/.installed
 
-install-test: $(VENV)/.installed-test chromium
+install-test: $(VENV)/.installed-test chromium wrk
 
 # Browser tests drive Debian's Chromium; Playwright cannot download its own here.
 chromium:
 	@test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+
+# The benchmark's load generator (its smoke run is part of the suite), from Debian's packages.
+wrk:
+	@test -x /usr/bin/wrk || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk)
 
 # Fresh machine to a running server and worker with the demo merchant.
 run: install
@@ -42,8 +46,12 @@ worker: install
 test: install-test
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# PostgreSQL and SQLite at 10,000 and 1,000,000 transactions; BENCH_ARGS passes options (--db postgres).
 bench: install-test
-	$(PY) -m bench.run
+	$(PY) -m bench.run $(BENCH_ARGS)
+
+bench-smoke: install-test
+	$(PY) -m bench.run --smoke --out bench/results/raw/smoke
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache

@@ -1,0 +1,77 @@
+"""The benchmark in smoke mode, end to end on PostgreSQL and SQLite: a well-formed report, no timing judged."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from bench.report import ENDPOINT_TITLES
+from tests.support.databases import create_postgres_database, postgres_admin_url
+from tests.support.servers import ROOT
+
+SERVERS = ("paydesk", "baseline")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    """One smoke run of `python -m bench.run` into a temporary folder."""
+    _url, drop = create_postgres_database()  # skips (or fails, in CI) without PostgreSQL
+    drop()
+    out = tmp_path_factory.mktemp("bench")
+    finished = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--smoke", "--db", "both",
+         "--postgres-url", postgres_admin_url(), "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    return out
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("database", ["postgres", "sqlite"])
+def test_smoke_run_measures_every_endpoint_on_both_servers_without_failures(report, database):
+    [raw] = report.glob(f"*-{database}.json")
+    results = json.loads(raw.read_text())
+    [size] = results["sizes"]
+    assert size["rows"] == 3000
+    assert set(size["endpoints"]) == set(ENDPOINT_TITLES)
+    for endpoint, measured in size["endpoints"].items():
+        for server in SERVERS:
+            assert measured[server] is not None, (endpoint, server, size["dashboard"])
+            assert measured[server]["requests"] > 0, (endpoint, server)
+            assert measured[server]["failed"] == 0, (endpoint, server)
+    for server in SERVERS:
+        assert [s["after"] for s in size["memory"][server]] == list(ENDPOINT_TITLES)
+        assert all(w["peak_rss_mib"] > 0 for s in size["memory"][server] for w in s["workers"])
+    assert set(size["search_sql"]) == {"whole reference", "8 characters", "5 characters",
+                                       "common prefix", "no match", "all terms"}
+    assert all(t["queries"] > 0 for t in size["search_sql"].values())
+    assert results["webhooks"]["status"].startswith(("measured", "not measured"))
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("database", ["postgres", "sqlite"])
+def test_smoke_run_writes_a_markdown_table_and_a_png_chart(report, database):
+    [markdown] = report.glob(f"*-{database}.md")
+    text = markdown.read_text()
+    assert text.startswith("# Paydesk benchmark on ")
+    assert "- Machine: " in text and "- Commit: " in text and "- Load average" in text
+    header = next(line for line in text.splitlines() if line.startswith("| Endpoint | Paydesk req/s"))
+    for title in ENDPOINT_TITLES.values():
+        row = next(line for line in text.splitlines() if line.startswith(f"| {title} |"))
+        assert row.count("|") == header.count("|"), row
+        assert "not measured" not in row, row
+    [chart] = report.glob(f"*-{database}.png")
+    assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert f"]({chart.name})" in text
+
+
+@pytest.mark.postgres
+def test_smoke_run_puts_both_databases_side_by_side(report):
+    [summary] = report.glob("*-summary.md")
+    text = summary.read_text()
+    assert "PostgreSQL (3,000 rows) Paydesk req/s" in text and "SQLite (3,000 rows) Paydesk req/s" in text
+    for title in ENDPOINT_TITLES.values():
+        assert f"| {title} |" in text
