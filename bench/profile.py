@@ -157,7 +157,8 @@ def main(argv=None) -> None:
     finally:
         database.drop()
     for endpoint, figures in result.items():
-        print(f"\n{endpoint}: {figures['wall_ms']:.2f} ms wall, {figures['python_cpu_ms']:.2f} ms Python CPU, "
+        print(f"\n{endpoint}: {figures['wall_ms']:.2f} ms wall, "
+              f"{figures['python_cpu_ms']:.2f} ms Python CPU, "
               f"{figures['postgres_cpu_ms']:.2f} ms PostgreSQL CPU, {figures['statements']:.1f} statements, "
               f"{figures['round_trips']:.1f} round trips per request")
         for row in figures["hottest"]:

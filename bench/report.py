@@ -87,11 +87,13 @@ def _size_section(results: dict, size: dict) -> list[str]:
     seed = size["seed"]
     postgres = results["database"] == "postgres"
     lines = [
-        f"## {size['rows']:,} transactions ({DATABASE_TITLES[results['database']]} {size['database_version']})",
+        f"## {size['rows']:,} transactions "
+        f"({DATABASE_TITLES[results['database']]} {size['database_version']})",
         "",
         f"Seeded in {seed['seconds']:.0f} s by {seed['method']}: {size['rows']:,} transactions over "
-        f"{seed['merchants']} merchants ({seed['refunds']:,} of them refunds, {seed['refund_targets']:,} large "
-        f"Captured payments as refund targets), {seed['history_rows']:,} status history rows.",
+        f"{seed['merchants']} merchants ({seed['refunds']:,} of them refunds, "
+        f"{seed['refund_targets']:,} large Captured payments as refund targets), "
+        f"{seed['history_rows']:,} status history rows.",
         "",
         "| Endpoint | Paydesk req/s | p50 ms | p99 ms | Baseline req/s | p50 ms | p99 ms "
         "| Paydesk / baseline | failed (P / B) | CPU ms per request (P / B) | CPU cores busy (P / B) "
@@ -154,8 +156,8 @@ def _search_table(size: dict) -> list[str]:
 
 
 def _webhooks(results: dict) -> list[str]:
-    lines = ["## Webhook delivery", "", "Measured by bench/webhook_delivery.py (the webhooks work) on a fresh "
-             "database of its own:", ""]
+    lines = ["## Webhook delivery", "", "Measured by bench/webhook_delivery.py (the webhooks work) on a "
+             "fresh database of its own:", ""]
     lines += [f"- {key}: {value}" for key, value in results.get("webhooks", {}).items()]
     return lines + [""]
 

@@ -217,7 +217,8 @@ def run_size(kind: str, rows: int, args, work: Path) -> dict:
             "seed": {"seconds": seeded.seconds, "refunds": seeded.refunds,
                      "history_rows": seeded.history_rows, "merchants": 5,
                      "refund_targets": len(seeded.refund_targets),
-                     "method": "COPY (psycopg 3)" if kind == "postgres" else "executemany, 20,000 rows per transaction"},
+                     "method": "COPY (psycopg 3)" if kind == "postgres"
+                     else "executemany, 20,000 rows per transaction"},
             "endpoints": endpoints, "memory": memory, "dashboard": dashboard,
             "search_sql": search_sql,
         }

@@ -209,7 +209,8 @@ class _Generator:
                          "EUR", f"BIG-{merchant.sequence:08d}", "card", created)
 
     def _payment_or_payout(self, tx_id: int, created: datetime) -> tuple:
-        merchant = self.merchants[bisect(self.merchant_cumulative, self.rng.random() * self.merchant_cumulative[-1])]
+        cumulative = self.merchant_cumulative
+        merchant = self.merchants[bisect(cumulative, self.rng.random() * cumulative[-1])]
         merchant.sequence += 1
         mode = "sandbox" if self.rng.random() < SANDBOX_SHARE else "live"
         payout = self.rng.random() < PAYOUT_SHARE

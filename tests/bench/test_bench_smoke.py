@@ -1,4 +1,4 @@
-"""The benchmark in smoke mode, end to end on PostgreSQL and SQLite: a well-formed report, no timing judged."""
+"""The benchmark in smoke mode on PostgreSQL and SQLite: a well-formed report, no timing judged."""
 from __future__ import annotations
 
 import json
