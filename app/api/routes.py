@@ -136,34 +136,37 @@ def idempotency_key() -> str | None:
     return key
 
 
-def idempotent(body, run, answer_from):
-    """Run the request under its Idempotency-Key, if it has one."""
+def create_once(parse, operate, shape, refusals):
+    """Parse the body, run the creating service once per Idempotency-Key, shape its answer.
+
+    Refusals (4xx) are answered inside the idempotent run, so a retry replays them too.
+    """
+    body = read_json()
+
+    def answer(tx):
+        return json_response(shape(tx))
+
+    def run(on_created):
+        try:
+            tx = operate(deps(), g.caller, parse(body), on_created)
+        except refusals as error:
+            return current_app.handle_user_exception(error)
+        return answer(tx)
+
     key = idempotency_key()
     if key is None:
         return run(None)
     fingerprint = request_hash(request.method, request.path, body)
     abandoned_after = timedelta(seconds=current_app.config["IDEMPOTENCY_ABANDONED_AFTER"])
-    return run_once(deps(), g.caller, key, fingerprint, run, answer_from, abandoned_after)
+    return run_once(deps(), g.caller, key, fingerprint, run, answer, abandoned_after)
 
 
 @api.post("/transactions")
 def create_transaction():
     """Create a payment or payout; 200 with the create response."""
-    body = read_json()
     checkout_url = current_app.config["CHECKOUT_URL"]
-
-    def answer(tx):
-        return json_response(create_body(tx, checkout_url))
-
-    def run(on_created):
-        try:
-            parsed = parse_create(body)
-            tx = services.create_transaction(deps(), g.caller, parsed, on_created)
-        except (FieldErrors, DuplicateReference) as error:
-            return current_app.handle_user_exception(error)
-        return answer(tx)
-
-    return idempotent(body, run, answer)
+    return create_once(parse_create, services.create_transaction,
+                       lambda tx: create_body(tx, checkout_url), (FieldErrors, DuplicateReference))
 
 
 @api.get("/transactions/<path:tx_no>/status")
@@ -177,20 +180,7 @@ def transaction_status(tx_no: str):
 @api.post("/transactions/refund")
 def refund_transaction():
     """Refund a Captured payment in full or in part; 200 with the refund response."""
-    body = read_json()
-
-    def answer(refund):
-        return json_response(refund_body(refund))
-
-    def run(on_created):
-        try:
-            parsed = parse_refund(body)
-            refund = services.refund(deps(), g.caller, parsed, on_created)
-        except (FieldErrors, RefundRejected) as error:
-            return current_app.handle_user_exception(error)
-        return answer(refund)
-
-    return idempotent(body, run, answer)
+    return create_once(parse_refund, services.refund, refund_body, (FieldErrors, RefundRejected))
 
 
 @api.post("/transactions/banks")
