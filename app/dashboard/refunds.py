@@ -33,6 +33,15 @@ def _request_body(tx_no: str, form: RefundForm, arithmetic) -> dict:
             "description": blank_to_none(form.description.data)}
 
 
+def _posted_refund(tx_no: str):
+    """The transaction's page context, its refund arithmetic, and the posted refund request
+    (None when the transaction is not a payment and has no arithmetic)."""
+    context = detail_context(tx_no)
+    arithmetic = context["arithmetic"]
+    body = _request_body(tx_no, RefundForm(), arithmetic) if arithmetic is not None else None
+    return context, arithmetic, body
+
+
 def _inputs(body: dict, currency: str) -> dict:
     """The inputs to show again: the amount written with the currency's digits when it fits them."""
     amount = body["amount"]
@@ -65,12 +74,9 @@ def _errors_state(error: FieldErrors | RefundRejected) -> dict:
 @requires("refund")
 def review_refund(tx_no: str):
     """Step 1: check the refund with the service's own rules, then ask for confirmation."""
-    context = detail_context(tx_no)
-    form = RefundForm()
-    arithmetic = context["arithmetic"]
-    if arithmetic is None:
+    context, arithmetic, body = _posted_refund(tx_no)
+    if body is None:
         return _panel(context, 422, error="Only payments can be refunded")
-    body = _request_body(tx_no, form, arithmetic)
     inputs = _inputs(body, arithmetic.currency)
     if request.form.get("step") == "edit":
         return _panel(context, inputs=inputs)
@@ -89,12 +95,9 @@ def review_refund(tx_no: str):
 @requires("refund")
 def refund(tx_no: str):
     """Step 2: refund through the same service as the API; show the result and what remains."""
-    context = detail_context(tx_no)
-    form = RefundForm()
-    arithmetic = context["arithmetic"]
-    if arithmetic is None:
+    context, arithmetic, body = _posted_refund(tx_no)
+    if body is None:
         return _panel(context, 422, error="Only payments can be refunded")
-    body = _request_body(tx_no, form, arithmetic)
     deps = current_app.extensions["paydesk"]
     try:
         created = _refund_once(deps, current_caller(), body, request.form.get("request_key", ""))
