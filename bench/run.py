@@ -30,14 +30,14 @@ from sqlalchemy.engine import make_url
 from app.cli import upgrade_database
 
 from .load import run_wrk, wrk_path
-from .report import write_reports
+from .report import ENDPOINT_TITLES, write_reports
 from .search import time_search
 from .seed import Seeded, seed
 from .servers import ROOT, cpu_seconds, start_gunicorn
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-ENDPOINTS = ("status", "create", "refund", "banks", "search")
+ENDPOINTS = tuple(ENDPOINT_TITLES)
 SERVERS = ("paydesk", "baseline")
 WEBHOOK_EVENTS = 2000
 
@@ -175,6 +175,8 @@ def run_size(kind: str, rows: int, args, work: Path) -> dict:
         seeded = seed(database.url, rows)
         print(f"[{kind} {rows:,}] seeded in {seeded.seconds:.1f} s", flush=True)
         files = write_data_files(seeded, work)
+        print(f"[{kind} {rows:,}] timing the search SQL", flush=True)
+        search_sql = time_search(database.url, seeded.merchant_id, seeded.search_terms)
         env = {"DATABASE_URL": database.url, "SECRET_KEY": "bench-secret",
                "BENCH_MERCHANT_ID": str(seeded.merchant_id)}
         servers["paydesk"] = start_gunicorn("paydesk", "app:create_app()", env, args.workers, args.threads,
@@ -208,10 +210,6 @@ def run_size(kind: str, rows: int, args, work: Path) -> dict:
                 print(f"[{kind} {rows:,}] {endpoint:7} {name:8} {result['rps']:8.1f} req/s  "
                       f"p50 {result['p50_ms']:7.1f} ms  p99 {result['p99_ms']:7.1f} ms  "
                       f"failed {result['failed']}", flush=True)
-        for server in servers.values():
-            server.stop()
-        print(f"[{kind} {rows:,}] timing the search SQL", flush=True)
-        search_sql = time_search(database.url, seeded.merchant_id, seeded.search_terms)
         return {
             "rows": rows, "database_version": database.version(),
             "seed": {"seconds": seeded.seconds, "refunds": seeded.refunds,

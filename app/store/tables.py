@@ -166,6 +166,7 @@ transactions = Table(
         "reference",
         postgresql_using="gin",
         postgresql_ops={"reference": "gin_trgm_ops"},
+        postgresql_with={"fastupdate": "off"},
     ).ddl_if(dialect="postgresql"),
 )
 
