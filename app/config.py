@@ -53,6 +53,8 @@ class Config:
         self.RATELIMIT_STORAGE_URI = env.get("RATELIMIT_STORAGE_URI", "memory://")
         self.SIMULATOR_LATENCY = float(env.get("SIMULATOR_LATENCY", "0"))
         self.IDEMPOTENCY_ABANDONED_AFTER = float(env.get("IDEMPOTENCY_ABANDONED_AFTER", "30"))
+        # Seconds a checked API token is remembered per process (revocation delay); 0 = off.
+        self.TOKEN_CACHE_SECONDS = float(env.get("TOKEN_CACHE_SECONDS", "5"))
         self.DB_POOL_SIZE = int(env.get("DB_POOL_SIZE", "10"))
         self.PROXY_FIX_HOPS = int(env.get("PROXY_FIX_HOPS", "0"))
         self.SESSION_COOKIE_SECURE = env.get("SESSION_COOKIE_SECURE", "0") == "1"

@@ -22,11 +22,12 @@ from app.payments.model import (
 )
 from app.payments.requests import parse_create, parse_refund
 from app.payments.sandbox import install_fixtures
-from app.store.merchants import authenticate_token, merchant_by_id
+from app.store.merchants import merchant_by_id
 
 from . import api
 from .idempotency import MAX_KEY_LENGTH, request_hash, run_once
 from .openapi import openapi_document
+from .tokens import MEMORY_KEY, TokenMemory
 from .shapes import create_body, json_response, method_body, refund_body, status_body
 
 AUTH_ERROR = {"error": "Authentication Error", "message": "Invalid client credentials"}
@@ -66,8 +67,8 @@ def authenticate():
     scheme, _, token = header.partition(" ")
     caller = None
     if scheme.lower() == "bearer" and token.strip():
-        with deps().uow(write=False) as uow:
-            caller = authenticate_token(uow.conn, token.strip())
+        memory = current_app.extensions.setdefault(MEMORY_KEY, TokenMemory())
+        caller = memory.caller(deps().uow, token.strip(), current_app.config["TOKEN_CACHE_SECONDS"])
     if caller is None:
         return json_response(AUTH_ERROR, 401)
     g.caller = replace(caller, ip=request.remote_addr)

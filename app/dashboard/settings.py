@@ -16,6 +16,7 @@ from flask import (
 )
 from flask_login import current_user
 
+from app.api.tokens import forget_checked_tokens
 from app.auth.users import ROLE_DESCRIPTIONS, current_mode, requires
 from app.payments.model import Mode
 from app.payments.sandbox import install_fixtures
@@ -92,7 +93,8 @@ def create_token():
 @dashboard.post("/settings/tokens/<int:token_id>/revoke")
 @requires("manage_settings")
 def revoke(token_id: int):
-    """Revoke one of the merchant's tokens; requests with it fail from now on."""
+    """Revoke one of the merchant's tokens; requests with it fail from now on (this process),
+    and within TOKEN_CACHE_SECONDS on every other."""
     with deps().uow() as uow:
         prefix = store.api_token_prefix(uow.conn, current_user.merchant_id, token_id)
         if prefix is None:
@@ -101,6 +103,7 @@ def revoke(token_id: int):
             uow.audit(current_user.merchant_id, current_mode(), current_user.email, "token.revoke",
                       target=prefix, ip=request.remote_addr)
         uow.commit()
+    forget_checked_tokens(current_app)  # other processes forget it within TOKEN_CACHE_SECONDS
     flash(f"Token {prefix}… is revoked.", "success")
     return redirect(url_for("dashboard.settings", _anchor="tokens"), 303)
 

@@ -207,7 +207,8 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
     now = deps.clock()
     with deps.uow() as uow:
         original = uow.transactions.get(caller.merchant_id, caller.mode, request.tx_no, for_update=True)
-        check_refund(_refund_state(uow, original), request.tx_no, request.amount)
+        method = uow.methods.get(original.merchant_id, original.payment_method) if original else None
+        check_refund(_refund_state(uow, original, method), request.tx_no, request.amount)
         new_refund = Transaction(
             merchant_id=caller.merchant_id,
             mode=caller.mode,
@@ -236,13 +237,14 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
         if on_created:
             on_created(uow, new_refund)
         uow.commit()
-    return settle_with_provider(deps, new_refund.id, source="provider")
+    return settle_with_provider(deps, new_refund.id, source="provider",
+                                known=(new_refund, original, method))
 
 
-def _refund_state(uow, original: Transaction | None) -> RefundState | None:
+def _refund_state(uow, original: Transaction | None, method: PaymentMethod | None
+                  ) -> RefundState | None:
     if original is None:
         return None
-    method = uow.methods.get(original.merchant_id, original.payment_method)
     return RefundState(
         tx_no=original.tx_no,
         kind=original.kind,
@@ -255,12 +257,20 @@ def _refund_state(uow, original: Transaction | None) -> RefundState | None:
     )
 
 
-def settle_with_provider(deps: Deps, tx_id: int, *, source: str) -> Transaction:
-    """Ask the provider where a Pending transaction stands and record its answer."""
-    with deps.uow(write=False) as uow:
-        tx = uow.transactions.get_by_id(tx_id)
-        original = uow.transactions.get_by_id(tx.original_id) if tx.original_id else None
-        method = uow.methods.get(tx.merchant_id, tx.payment_method)
+def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
+                         known: tuple[Transaction, Transaction | None, PaymentMethod | None] | None = None
+                         ) -> Transaction:
+    """Ask the provider where a Pending transaction stands and record its answer.
+
+    `known` is (transaction, original, method) when the caller has just read them.
+    """
+    if known is None:
+        with deps.uow(write=False) as uow:
+            tx = uow.transactions.get_by_id(tx_id)
+            original = uow.transactions.get_by_id(tx.original_id) if tx.original_id else None
+            method = uow.methods.get(tx.merchant_id, tx.payment_method)
+    else:
+        tx, original, method = known
     if tx.status is not Status.PENDING:
         return tx
     provider = deps.providers[method.provider if method else "simulator"]
@@ -296,11 +306,7 @@ def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
     allow is ignored (another process already settled it) unless strict.
     """
     with deps.uow() as uow:
-        peek = uow.transactions.get_by_id(tx_id)
-        # Lock the original before the refund: the order refund creation uses too.
-        original = (uow.transactions.get_by_id(peek.original_id, for_update=True)
-                    if peek.original_id else None)
-        tx = uow.transactions.get_by_id(tx_id, for_update=True)
+        tx, original = uow.transactions.lock_with_original(tx_id)
         now = deps.clock()
         if outcome.status is tx.status:
             if tx.status is Status.PENDING:

@@ -100,6 +100,23 @@ class TransactionRepository:
         row = self.conn.execute(query).first()
         return _row_to_transaction(row) if row else None
 
+    def lock_with_original(self, tx_id: int) -> tuple[Transaction, Transaction | None]:
+        """Lock a transaction and its original (if any) in one statement, in id order.
+
+        The original's id is always the smaller, so it is locked first: the order
+        refund creation uses too, and two lockers can never wait on each other.
+        """
+        original_id = (select(transactions.c.original_id)
+                       .where(transactions.c.id == tx_id).scalar_subquery())
+        rows = self.conn.execute(
+            _SELECT_TX.where((transactions.c.id == tx_id) | (transactions.c.id == original_id))
+            .order_by(transactions.c.id)
+            .with_for_update(of=transactions)
+        ).all()
+        by_id = {row.id: _row_to_transaction(row) for row in rows}
+        tx = by_id.pop(tx_id)
+        return tx, (next(iter(by_id.values())) if by_id else None)
+
     def find_for_checkout(self, tx_no: str) -> Transaction | None:
         """A payment by its number alone (the hosted checkout has no token); None if not exactly one."""
         rows = self.conn.execute(
@@ -331,7 +348,8 @@ class UnitOfWork:
     """One database transaction: `with UnitOfWork(engine) as uow: ...; uow.commit()`.
 
     Leaving the block without commit() rolls back. `write=True` takes SQLite's
-    write lock at BEGIN (PostgreSQL locks rows with FOR UPDATE instead).
+    write lock at BEGIN (PostgreSQL locks rows with FOR UPDATE instead); a read
+    unit (`write=False`) runs in autocommit on PostgreSQL.
     """
 
     def __init__(self, engine: Engine, *, write: bool = True):
@@ -339,7 +357,13 @@ class UnitOfWork:
         self.write = write
 
     def __enter__(self) -> "UnitOfWork":
-        self.conn = self.engine.connect().execution_options(write=self.write)
+        self.conn = self.engine.connect()
+        if self.write:
+            self.conn = self.conn.execution_options(write=True)
+        elif self.is_postgres:
+            # Reads see committed data statement by statement; without BEGIN and
+            # ROLLBACK they cost one round trip each instead of three.
+            self.conn = self.conn.execution_options(isolation_level="AUTOCOMMIT")
         self._tx = self.conn.begin()
         self.transactions = TransactionRepository(self.conn)
         self.methods = MethodRepository(self.conn)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 import requests
 
+from app.api.tokens import TokenMemory
 from app.store.merchants import revoke_token
 from app.store.tables import api_tokens
 from tests.conftest import Api, payment_body
@@ -30,15 +31,33 @@ def test_every_endpoint_refuses_missing_or_unknown_tokens(server, method, path, 
     assert response.json() == AUTH_ERROR
 
 
-def test_revoked_token_is_refused(server, merchant, app):
-    client = Api(server.url, merchant.live_token)
-    assert client.get("/payment-methods").status_code == 200
+def revoke_live_token(app, merchant) -> None:
     with app.extensions["paydesk"].uow() as uow:
         token_id = uow.conn.execute(
             api_tokens.select().where(api_tokens.c.merchant_id == merchant.merchant_id,
                                       api_tokens.c.mode == "live")).first().id
         assert revoke_token(uow.conn, merchant.merchant_id, token_id)
         uow.commit()
+
+
+def test_revoked_token_is_refused(server, merchant, app, monkeypatch):
+    monkeypatch.setitem(app.config, "TOKEN_CACHE_SECONDS", 0)
+    client = Api(server.url, merchant.live_token)
+    assert client.get("/payment-methods").status_code == 200
+    revoke_live_token(app, merchant)
+    response = client.get("/payment-methods")
+    assert (response.status_code, response.json()) == (401, AUTH_ERROR)
+
+
+def test_a_remembered_token_is_refused_once_the_memory_expires(server, merchant, app, monkeypatch):
+    now = [1000.0]
+    monkeypatch.setitem(app.extensions, "paydesk.tokens", TokenMemory(clock=lambda: now[0]))
+    client = Api(server.url, merchant.live_token)
+    assert client.get("/payment-methods").status_code == 200
+    revoke_live_token(app, merchant)
+    now[0] += 4.9
+    assert client.get("/payment-methods").status_code == 200  # remembered for TOKEN_CACHE_SECONDS
+    now[0] += 0.2
     response = client.get("/payment-methods")
     assert (response.status_code, response.json()) == (401, AUTH_ERROR)
 
