@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import platform
 import re
@@ -18,7 +17,6 @@ import shutil
 import sqlite3
 import subprocess
 import tempfile
-import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +30,7 @@ from app.cli import upgrade_database
 from .load import run_wrk, wrk_path
 from .report import ENDPOINT_TITLES, write_reports
 from .search import time_search
-from .seed import Seeded, seed
+from .seed import MERCHANT_NAMES, Seeded, seed
 from .servers import ROOT, cpu_seconds, start_gunicorn
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -213,7 +211,7 @@ def run_size(kind: str, rows: int, args, work: Path) -> dict:
         return {
             "rows": rows, "database_version": database.version(),
             "seed": {"seconds": seeded.seconds, "refunds": seeded.refunds,
-                     "history_rows": seeded.history_rows, "merchants": 5,
+                     "history_rows": seeded.history_rows, "merchants": len(MERCHANT_NAMES),
                      "refund_targets": len(seeded.refund_targets),
                      "method": "COPY (psycopg 3)" if kind == "postgres"
                      else "executemany, 20,000 rows per transaction"},
