@@ -26,7 +26,8 @@ def create_app(config: Config | None = None) -> Flask:
         # from their X-Forwarded-* headers.
         hops = config.PROXY_FIX_HOPS
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
-    engine = make_engine(config.DATABASE_URL, pool_size=config.DB_POOL_SIZE)
+    engine = make_engine(config.DATABASE_URL, pool_size=config.DB_POOL_SIZE,
+                         ping_idle_after=config.DB_PING_IDLE_AFTER)
     app.extensions["paydesk"] = Deps(
         uow=lambda write=True: UnitOfWork(engine, write=write),
         providers=providers(config.SIMULATOR_LATENCY),

@@ -56,6 +56,8 @@ class Config:
         # Seconds a checked API token is remembered per process (revocation delay); 0 = off.
         self.TOKEN_CACHE_SECONDS = float(env.get("TOKEN_CACHE_SECONDS", "5"))
         self.DB_POOL_SIZE = int(env.get("DB_POOL_SIZE", "10"))
+        # Seconds a pooled PostgreSQL connection may sit unused before it is pinged on checkout.
+        self.DB_PING_IDLE_AFTER = float(env.get("DB_PING_IDLE_AFTER", "2"))
         self.PROXY_FIX_HOPS = int(env.get("PROXY_FIX_HOPS", "0"))
         self.SESSION_COOKIE_SECURE = env.get("SESSION_COOKIE_SECURE", "0") == "1"
         self.SESSION_COOKIE_HTTPONLY = True

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from functools import cache
 
 from flask import Flask, Response, request
-from sqlalchemy import create_engine, func, insert, select
+from sqlalchemy import bindparam, create_engine, func, insert, select
 
 from app.providers.banks import bank_list
 from app.store.db import make_engine
@@ -24,6 +24,20 @@ from app.store.tables import payment_methods, transactions
 from .search import search_query
 
 POOL_SIZE = 10  # Paydesk's default DB_POOL_SIZE
+
+# Statements built once with bound parameters, as Paydesk's hot statements are:
+# the floor is the database work, not the Python that builds its statements.
+BY_NUMBER = select(transactions).where(
+    transactions.c.merchant_id == bindparam("merchant_id"), transactions.c.mode == bindparam("mode"),
+    transactions.c.tx_no == bindparam("tx_no"))
+BY_NUMBER_FOR_UPDATE = BY_NUMBER.with_for_update()
+REFUNDED = select(func.coalesce(func.sum(transactions.c.amount_minor), 0)).where(
+    transactions.c.original_id == bindparam("original_id"), transactions.c.kind == "refund",
+    transactions.c.status.in_(("Pending", "Captured")))
+INSERT = insert(transactions)
+BANK_LIST_SOURCE = select(payment_methods.c.bank_list).where(
+    payment_methods.c.merchant_id == bindparam("merchant_id"),
+    payment_methods.c.method_id == bindparam("method_id"))
 
 def _json(body, status: int = 200) -> Response:
     return Response(json.dumps(body, default=str), status=status, mimetype="application/json")
@@ -45,6 +59,7 @@ def create_app() -> Flask:
     merchant_id = int(os.environ["BENCH_MERCHANT_ID"])
     mode = "live"
     app = Flask(__name__)
+    app.extensions["baseline.engine"] = engine
 
     def single_statement(write: bool = False):
         """PostgreSQL: autocommit, no BEGIN or COMMIT; SQLite: a transaction, IMMEDIATE to write."""
@@ -63,9 +78,7 @@ def create_app() -> Flask:
     @app.get("/api/v1/transactions/<tx_no>/status")
     def status(tx_no: str):
         with single_statement() as conn:
-            row = conn.execute(select(transactions).where(
-                transactions.c.merchant_id == merchant_id, transactions.c.mode == mode,
-                transactions.c.tx_no == tx_no)).first()
+            row = conn.execute(BY_NUMBER, {"merchant_id": merchant_id, "mode": mode, "tx_no": tx_no}).first()
         if row is None:
             return _json({"error": "not found"}, 404)
         return _json({"TransactionId": row.tx_no, "Status": row.status, "Amount": row.amount_minor,
@@ -78,7 +91,7 @@ def create_app() -> Flask:
         now = datetime.now(UTC)
         tx_no = f"PAY-{secrets.token_hex(8).upper()}"
         with single_statement(write=True) as conn:
-            conn.execute(insert(transactions).values(
+            conn.execute(INSERT, dict(
                 merchant_id=merchant_id, mode=mode, tx_no=tx_no, kind="payment", status="Pending",
                 amount_minor=int(body["amount"] * 100), currency=body["currency"],
                 reference=body["reference"], statement_descriptor=body.get("statementDescriptor"),
@@ -94,15 +107,12 @@ def create_app() -> Flask:
         now = datetime.now(UTC)
         tx_no = f"RFD-{secrets.token_hex(8).upper()}"
         with writing() as conn, conn.begin():
-            original = conn.execute(select(transactions).where(
-                transactions.c.merchant_id == merchant_id, transactions.c.mode == mode,
-                transactions.c.tx_no == body["txNo"]).with_for_update()).first()
-            refunded = conn.execute(select(func.coalesce(func.sum(transactions.c.amount_minor), 0)).where(
-                transactions.c.original_id == original.id, transactions.c.kind == "refund",
-                transactions.c.status.in_(("Pending", "Captured")))).scalar_one()
+            original = conn.execute(BY_NUMBER_FOR_UPDATE, {
+                "merchant_id": merchant_id, "mode": mode, "tx_no": body["txNo"]}).first()
+            refunded = conn.execute(REFUNDED, {"original_id": original.id}).scalar_one()
             if refunded + amount_minor > original.amount_minor:
                 return _json({"error": "exceeds remaining refundable amount"}, 400)
-            conn.execute(insert(transactions).values(
+            conn.execute(INSERT, dict(
                 merchant_id=merchant_id, mode=mode, tx_no=tx_no, kind="refund", status="Pending",
                 amount_minor=amount_minor, currency=original.currency, reference=original.reference,
                 payment_method=original.payment_method, original_id=original.id,
@@ -113,9 +123,8 @@ def create_app() -> Flask:
     def banks():
         body = request.get_json()
         with single_statement() as conn:
-            source = conn.execute(select(payment_methods.c.bank_list).where(
-                payment_methods.c.merchant_id == merchant_id,
-                payment_methods.c.method_id == body["paymentMethod"])).scalar()
+            source = conn.execute(BANK_LIST_SOURCE, {
+                "merchant_id": merchant_id, "method_id": body["paymentMethod"]}).scalar()
         return Response(_banks_body(source, body["currency"], body.get("country")),
                         mimetype="application/json")
 

@@ -3,7 +3,9 @@
 Requests go through the Flask test client one after another, so the figures are
 per request and hardly disturbed by other load: Python CPU time, SQL statements,
 database round trips (BEGIN, pings and COMMIT included), the PostgreSQL backend's
-CPU time, and the functions of app/ that take the most time (cProfile).
+CPU time, and the functions of app/ that take the most time (cProfile). The
+baseline app (bench/baseline_app.py) is measured the same way in the same run,
+and Paydesk's CPU is reported as a ratio of it.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import argparse
 import cProfile
 import io
 import json
+import os
 import pstats
 import random
 import time
@@ -19,7 +22,7 @@ from pathlib import Path
 
 from psycopg._connection_base import BaseConnection
 from psycopg._cursor_base import BaseCursor
-from sqlalchemy import event, text
+from sqlalchemy import Engine, create_engine, event, text
 
 from app import create_app
 from app.cli import upgrade_database
@@ -33,12 +36,12 @@ ENDPOINTS = ("status", "create", "refund", "banks")
 
 
 class Counters:
-    """SQL statements and PostgreSQL round trips made by this process."""
+    """SQL statements and PostgreSQL round trips made by this process (every engine in it)."""
 
-    def __init__(self, engine):
+    def __init__(self):
         self.statements = 0
         self.round_trips = 0
-        event.listen(engine, "before_cursor_execute", self._statement)
+        event.listen(Engine, "before_cursor_execute", self._statement)
         # Every query psycopg sends, prepared or not, pings included (one send each;
         # preparing a statement, once per connection, is one more), and every BEGIN,
         # COMMIT or ROLLBACK.
@@ -86,34 +89,41 @@ def requests_for(client, seeded: dict):
     return {"status": status, "create": create, "refund": refund, "banks": banks}
 
 
-def backend_cpu(engine, database: str) -> float:
+def backend_cpu(admin, database: str) -> float:
     """CPU seconds of every PostgreSQL backend connected to this database (ours alone)."""
-    with engine.connect() as conn:
+    with admin.connect() as conn:
         pids = conn.execute(text("SELECT pid FROM pg_stat_activity WHERE datname = :db"),
                             {"db": database}).scalars().all()
     return sum(cpu_seconds(pid) for pid in pids)
 
 
-def profile(database_url: str, seeded: dict, requests: int, top: int) -> dict:
+def paydesk_app(database_url: str, _seeded: dict):
+    return create_app(Config(DATABASE_URL=database_url, SECRET_KEY="bench-secret"))
+
+
+def baseline_app(database_url: str, seeded: dict):
+    os.environ.update(DATABASE_URL=database_url, BENCH_MERCHANT_ID=str(seeded["merchant_id"]))
+    from .baseline_app import create_app as create_baseline
+
+    return create_baseline()
+
+
+def profile(app, admin, database: str, counters: Counters, seeded: dict, requests: int, top: int) -> dict:
     """Per endpoint: the per-request figures and the hottest app/ functions."""
-    app = create_app(Config(DATABASE_URL=database_url, SECRET_KEY="bench-secret"))
-    engine = app.extensions["paydesk.engine"]
-    counters = Counters(engine)
-    database = engine.url.database
     calls = requests_for(app.test_client(), seeded)
     found = {}
     for endpoint in ENDPOINTS:
         call = calls[endpoint]
         for _ in range(50):  # warm up: pool, statement caches, imports
             call()
+        backend_before = backend_cpu(admin, database)
         counters.statements = counters.round_trips = 0
-        backend_before = backend_cpu(engine, database)
         wall, cpu = time.perf_counter(), time.process_time()
         for _ in range(requests):
             call()
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        backend = backend_cpu(engine, database) - backend_before
         statements, round_trips = counters.statements, counters.round_trips
+        backend = backend_cpu(admin, database) - backend_before
         profiler = cProfile.Profile()
         profiler.enable()
         for _ in range(requests):
@@ -125,7 +135,6 @@ def profile(database_url: str, seeded: dict, requests: int, top: int) -> dict:
             "statements": statements / requests, "round_trips": round_trips / requests,
             "hottest": _hottest(profiler, requests, top),
         }
-    engine.dispose()
     return found
 
 
@@ -149,22 +158,40 @@ def main(argv=None) -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     database = Database("postgres", args.postgres_url, keep=False)
+    admin = create_engine(args.postgres_url, isolation_level="AUTOCOMMIT")
+    counters = Counters()
+    result = {}
     try:
         upgrade_database(database.url)
         seeded = seed(database.url, args.rows)
-        result = profile(database.url, {"token": seeded.token, "status": seeded.status_tx_nos,
-                                        "refund": seeded.refund_targets}, args.requests, args.top)
+        requests_from = {"token": seeded.token, "status": seeded.status_tx_nos,
+                         "refund": seeded.refund_targets, "merchant_id": seeded.merchant_id}
+        for name, make in (("paydesk", paydesk_app), ("baseline", baseline_app)):
+            app = make(database.url, requests_from)
+            result[name] = profile(app, admin, database.name, counters, requests_from, args.requests,
+                                   args.top)
+            (app.extensions.get("paydesk.engine") or app.extensions["baseline.engine"]).dispose()
     finally:
+        admin.dispose()
         database.drop()
-    for endpoint, figures in result.items():
-        print(f"\n{endpoint}: {figures['wall_ms']:.2f} ms wall, "
-              f"{figures['python_cpu_ms']:.2f} ms Python CPU, "
-              f"{figures['postgres_cpu_ms']:.2f} ms PostgreSQL CPU, {figures['statements']:.1f} statements, "
-              f"{figures['round_trips']:.1f} round trips per request")
-        for row in figures["hottest"]:
+    for endpoint in ENDPOINTS:
+        paydesk, baseline = result["paydesk"][endpoint], result["baseline"][endpoint]
+        print(f"\n{endpoint}: Paydesk / baseline per request: "
+              f"{paydesk['python_cpu_ms']:.2f} / {baseline['python_cpu_ms']:.2f} ms Python CPU, "
+              f"{paydesk['postgres_cpu_ms']:.2f} / {baseline['postgres_cpu_ms']:.2f} ms PostgreSQL CPU, "
+              f"{paydesk['statements']:.1f} / {baseline['statements']:.1f} statements, "
+              f"{paydesk['round_trips']:.1f} / {baseline['round_trips']:.1f} round trips; "
+              f"baseline CPU as a share of Paydesk's: {_share(baseline, paydesk):.2f}")
+        for row in paydesk["hottest"]:
             print(f"  {row['cumulative_ms']:7.2f} ms  {row['calls']:5.1f}×  {row['function']}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
+
+
+def _share(baseline: dict, paydesk: dict) -> float:
+    """Baseline CPU (Python and PostgreSQL) per request over Paydesk's: what throughput would show."""
+    return (baseline["python_cpu_ms"] + baseline["postgres_cpu_ms"]) / \
+        (paydesk["python_cpu_ms"] + paydesk["postgres_cpu_ms"])
 
 
 if __name__ == "__main__":

@@ -102,7 +102,7 @@ def _size_section(results: dict, size: dict) -> list[str]:
         "| wrk cores |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for endpoint, title in ENDPOINT_TITLES.items():
+    for endpoint, title in _measured(size):
         paydesk, baseline = size["endpoints"][endpoint]["paydesk"], size["endpoints"][endpoint]["baseline"]
         present = [r for r in (paydesk, baseline) if r]
         row = [title, *_cells(paydesk), *_cells(baseline), _ratio(paydesk, baseline),
@@ -119,6 +119,11 @@ def _size_section(results: dict, size: dict) -> list[str]:
     lines += _memory_table(size)
     lines += _search_table(size)
     return lines
+
+
+def _measured(size: dict) -> list[tuple[str, str]]:
+    """(endpoint, title) of the endpoints this run drove (--endpoints can pick some), in report order."""
+    return [(endpoint, title) for endpoint, title in ENDPOINT_TITLES.items() if endpoint in size["endpoints"]]
 
 
 def _cpu_per_request(result: dict) -> float:
@@ -190,10 +195,10 @@ def summary_markdown(reports: list[dict]) -> str:
     lines += ["", "Requests per second at each database's largest data set "
               f"(details: {', '.join(r['started_at'][:10] + '-' + r['database'] + '.md' for r in reports)}).",
               "", header, rule]
-    for endpoint, title in ENDPOINT_TITLES.items():
+    for endpoint, title in _measured(reports[0]["sizes"][-1]):
         row = f"| {title} |"
         for results in reports:
-            measured = results["sizes"][-1]["endpoints"][endpoint]
+            measured = results["sizes"][-1]["endpoints"].get(endpoint, {"paydesk": None, "baseline": None})
             paydesk, baseline = measured["paydesk"], measured["baseline"]
             row += (f" {paydesk['rps']:.0f} |" if paydesk else " not measured |")
             row += (f" {baseline['rps']:.0f} |" if baseline else " – |")
@@ -210,7 +215,7 @@ def draw_chart(results: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     size = results["sizes"][-1]
-    endpoints = list(ENDPOINT_TITLES)
+    endpoints = [endpoint for endpoint, _title in _measured(size)]
     figure, (rps_axis, p99_axis) = plt.subplots(1, 2, figsize=(12, 4.5))
     width = 0.38
     positions = range(len(endpoints))

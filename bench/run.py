@@ -46,6 +46,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--rows", default="10000,1000000",
                         help="data set sizes, comma-separated; each gets a full run (default %(default)s)")
     parser.add_argument("--sqlite-rows", help="sizes for SQLite when they differ from --rows")
+    parser.add_argument("--endpoints", default=",".join(ENDPOINTS),
+                        help="endpoints to drive, comma-separated (default: all, %(default)s)")
     parser.add_argument("--duration", type=float, default=20, help="seconds of load per endpoint and server")
     parser.add_argument("--warmup", type=float, default=3, help="seconds of unrecorded load before each")
     parser.add_argument("--concurrency", type=int, default=16, help="open connections wrk keeps busy")
@@ -60,6 +62,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--smoke", action="store_true",
                         help="seconds-long run on a tiny data set (what the test suite runs)")
     args = parser.parse_args(argv)
+    args.endpoints = [e.strip() for e in args.endpoints.split(",") if e.strip()]
+    unknown = sorted(set(args.endpoints) - set(ENDPOINTS))
+    if unknown:
+        parser.error(f"unknown endpoint {unknown[0]}; choose from {', '.join(ENDPOINTS)}")
     if args.smoke:
         args.rows, args.sqlite_rows = "3000", "3000"
         args.duration, args.warmup, args.concurrency, args.wrk_threads = 1, 0, 4, 1
@@ -183,7 +189,7 @@ def run_size(kind: str, rows: int, args, work: Path) -> dict:
                                              args.workers, args.threads, work)
         cookie, dashboard = dashboard_cookie(servers["paydesk"].url, seeded.user_email, seeded.user_password)
         endpoints, memory = {}, {name: [] for name in SERVERS}
-        for endpoint in ENDPOINTS:
+        for endpoint in args.endpoints:
             endpoints[endpoint] = {}
             for name in SERVERS:
                 server = servers[name]

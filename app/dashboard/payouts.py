@@ -126,9 +126,7 @@ def _new_form() -> PayoutForm:
 @requires("create_payout")
 def new_payout():
     """The payout form, with the bank list of the first (or chosen) payout method."""
-    form = _new_form()
-    destination = _destination(request.args)
-    destination.fill_choices(form)
+    form, destination = _blank_form(request.args)
     return render_template("dashboard/payout_new.html", form=form, destination=destination,
                            bank_errors=[], error_summary=[], selected_bank=None)
 
@@ -137,12 +135,18 @@ def new_payout():
 @requires("create_payout")
 def payout_destination():
     """htmx: currency, country and bank picker for the method just chosen."""
-    form = _new_form()
-    destination = _destination(request.args)
-    destination.fill_choices(form)
+    form, destination = _blank_form(request.args)
     return page_or_fragment("dashboard/payout_new.html", "dashboard/_payout_destination.html",
                             form=form, destination=destination, bank_errors=[], error_summary=[],
                             selected_bank=None)
+
+
+def _blank_form(args):
+    """A new payout form and its destination (method, currency, country in args), choices filled."""
+    form = _new_form()
+    destination = _destination(args)
+    destination.fill_choices(form)
+    return form, destination
 
 
 @dashboard.get("/payouts/banks")

@@ -151,11 +151,8 @@ def change_role(user_id: int):
     if role not in ROLES:
         abort(400)
     with deps().uow() as uow:
-        member = store.user_of_merchant(uow.conn, current_user.merchant_id, user_id)
-        if member is None:
-            abort(404)
-        if member.role == "admin" and role != "admin" and member.active and \
-                store.active_admins(uow.conn, current_user.merchant_id) <= 1:
+        member = _member(uow, user_id)
+        if role != "admin" and _is_last_admin(uow, member):
             flash(LAST_ADMIN, "error")
             return redirect(url_for("dashboard.settings", _anchor="users"), 303)
         store.set_role(uow.conn, current_user.merchant_id, user_id, role)
@@ -172,11 +169,8 @@ def set_active(user_id: int):
     """Deactivate a user (signed out at once) or let them sign in again."""
     active = request.form.get("active") == "1"
     with deps().uow() as uow:
-        member = store.user_of_merchant(uow.conn, current_user.merchant_id, user_id)
-        if member is None:
-            abort(404)
-        if not active and member.role == "admin" and member.active and \
-                store.active_admins(uow.conn, current_user.merchant_id) <= 1:
+        member = _member(uow, user_id)
+        if not active and _is_last_admin(uow, member):
             flash(LAST_ADMIN, "error")
             return redirect(url_for("dashboard.settings", _anchor="users"), 303)
         store.set_active(uow.conn, current_user.merchant_id, user_id, active)
@@ -186,6 +180,20 @@ def set_active(user_id: int):
         uow.commit()
     flash(f"{member.email} is {'active again' if active else 'deactivated'}.", "success")
     return redirect(url_for("dashboard.settings", _anchor="users"), 303)
+
+
+def _member(uow, user_id: int):
+    """The signed-in user's merchant's user with this id; 404 for anyone else's."""
+    member = store.user_of_merchant(uow.conn, current_user.merchant_id, user_id)
+    if member is None:
+        abort(404)
+    return member
+
+
+def _is_last_admin(uow, member) -> bool:
+    """The merchant's only active admin, who must keep both the role and access."""
+    return member.role == "admin" and member.active and \
+        store.active_admins(uow.conn, current_user.merchant_id) <= 1
 
 
 @dashboard.post("/settings/sandbox/reset")

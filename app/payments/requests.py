@@ -1,6 +1,7 @@
 """Field validation of the request bodies: plain dicts in, typed requests or FieldErrors out."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from urllib.parse import urlsplit
@@ -151,9 +152,13 @@ class _Fields:
             raise FieldErrors(self.errors)
 
 
+# C0 control characters other than tab, newline and carriage return.
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
 def _storable(value: str) -> bool:
     """Text both databases can store: no NUL or other C0 controls but tab/newline, valid UTF-8."""
-    if any(ord(ch) < 32 and ch not in "\t\n\r" for ch in value):
+    if _CONTROL_CHARACTER.search(value):
         return False
     try:
         value.encode("utf-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from sqlalchemy import Connection, Engine, func, insert, select, update
+from sqlalchemy import Connection, Engine, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.payments.model import (
@@ -69,9 +69,43 @@ def _row_to_transaction(row) -> Transaction:
     )
 
 
+# The hot statements are built once, here, with bound parameters: building and
+# cache-keying a statement on every call cost more Python time than running it.
 _SELECT_TX = select(transactions, originals.c.tx_no.label("original_tx_no")).outerjoin(
     originals, originals.c.id == transactions.c.original_id
 )
+_TX_BY_NUMBER = _SELECT_TX.where(
+    transactions.c.merchant_id == bindparam("merchant_id"),
+    transactions.c.mode == bindparam("mode"),
+    transactions.c.tx_no == bindparam("tx_no"),
+)
+_TX_BY_NUMBER_FOR_UPDATE = _TX_BY_NUMBER.with_for_update(of=transactions)
+_TX_BY_ID = _SELECT_TX.where(transactions.c.id == bindparam("tx_id"))
+_TX_BY_ID_FOR_UPDATE = _TX_BY_ID.with_for_update(of=transactions)
+# A transaction and its original, locked in id order (see lock_with_original).
+_TX_AND_ORIGINAL_FOR_UPDATE = (
+    _SELECT_TX.where(
+        (transactions.c.id == bindparam("tx_id"))
+        | (transactions.c.id == select(transactions.c.original_id)
+           .where(transactions.c.id == bindparam("tx_id")).scalar_subquery())
+    )
+    .order_by(transactions.c.id)
+    .with_for_update(of=transactions)
+)
+_INSERT_TX = insert(transactions).returning(transactions.c.id)
+_SAVE_STATE = update(transactions).where(transactions.c.id == bindparam("tx_id"))
+_REFUND_TOTAL = select(func.coalesce(func.sum(transactions.c.amount_minor), 0)).where(
+    transactions.c.original_id == bindparam("original_id"),
+    transactions.c.kind == Kind.REFUND.value,
+    transactions.c.status.in_(bindparam("statuses", expanding=True)),
+)
+_METHOD = select(payment_methods).where(
+    payment_methods.c.merchant_id == bindparam("merchant_id"),
+    payment_methods.c.method_id == bindparam("method_id"),
+)
+_INSERT_HISTORY = insert(status_history)
+_INSERT_WEBHOOK_EVENT = insert(webhook_events)
+_INSERT_AUDIT = insert(audit_log)
 
 
 class TransactionRepository:
@@ -82,22 +116,15 @@ class TransactionRepository:
 
     def get(self, merchant_id: int, mode: Mode, tx_no: str, *, for_update: bool = False):
         """The transaction with this number in this merchant's mode, or None."""
-        query = _SELECT_TX.where(
-            transactions.c.merchant_id == merchant_id,
-            transactions.c.mode == mode.value,
-            transactions.c.tx_no == tx_no,
-        )
-        if for_update:
-            query = query.with_for_update(of=transactions)
-        row = self.conn.execute(query).first()
+        query = _TX_BY_NUMBER_FOR_UPDATE if for_update else _TX_BY_NUMBER
+        row = self.conn.execute(query, {"merchant_id": merchant_id, "mode": mode.value,
+                                        "tx_no": tx_no}).first()
         return _row_to_transaction(row) if row else None
 
     def get_by_id(self, tx_id: int, *, for_update: bool = False) -> Transaction | None:
         """The transaction with this database id (worker use: the id came from a scoped read)."""
-        query = _SELECT_TX.where(transactions.c.id == tx_id)
-        if for_update:
-            query = query.with_for_update(of=transactions)
-        row = self.conn.execute(query).first()
+        query = _TX_BY_ID_FOR_UPDATE if for_update else _TX_BY_ID
+        row = self.conn.execute(query, {"tx_id": tx_id}).first()
         return _row_to_transaction(row) if row else None
 
     def lock_with_original(self, tx_id: int) -> tuple[Transaction, Transaction | None]:
@@ -106,13 +133,7 @@ class TransactionRepository:
         The original's id is always the smaller, so it is locked first: the order
         refund creation uses too, and two lockers can never wait on each other.
         """
-        original_id = (select(transactions.c.original_id)
-                       .where(transactions.c.id == tx_id).scalar_subquery())
-        rows = self.conn.execute(
-            _SELECT_TX.where((transactions.c.id == tx_id) | (transactions.c.id == original_id))
-            .order_by(transactions.c.id)
-            .with_for_update(of=transactions)
-        ).all()
+        rows = self.conn.execute(_TX_AND_ORIGINAL_FOR_UPDATE, {"tx_id": tx_id}).all()
         by_id = {row.id: _row_to_transaction(row) for row in rows}
         tx = by_id.pop(tx_id)
         return tx, (next(iter(by_id.values())) if by_id else None)
@@ -151,8 +172,8 @@ class TransactionRepository:
 
     def _insert(self, tx: Transaction) -> int:
         return self.conn.execute(
-            insert(transactions)
-            .values(
+            _INSERT_TX,
+            dict(
                 merchant_id=tx.merchant_id,
                 mode=tx.mode.value,
                 tx_no=tx.tx_no,
@@ -181,16 +202,15 @@ class TransactionRepository:
                 created_at=tx.created_at,
                 updated_at=tx.updated_at,
                 provider_check_at=tx.provider_check_at,
-            )
-            .returning(transactions.c.id)
+            ),
         ).scalar_one()
 
     def save_state(self, tx: Transaction) -> None:
         """Write back what a status change touches."""
         self.conn.execute(
-            update(transactions)
-            .where(transactions.c.id == tx.id)
-            .values(
+            _SAVE_STATE,
+            dict(
+                tx_id=tx.id,
                 status=tx.status.value,
                 decline_reason=tx.decline_reason,
                 provider_transaction_id=tx.provider_transaction_id,
@@ -198,17 +218,13 @@ class TransactionRepository:
                 provider_message=tx.provider_message,
                 provider_check_at=tx.provider_check_at,
                 updated_at=tx.updated_at,
-            )
+            ),
         )
 
     def refund_total(self, original_id: int, statuses=ACTIVE_REFUND_STATUSES) -> int:
         """Sum (minor units) of the original's refunds in the given statuses."""
         return self.conn.execute(
-            select(func.coalesce(func.sum(transactions.c.amount_minor), 0)).where(
-                transactions.c.original_id == original_id,
-                transactions.c.kind == Kind.REFUND.value,
-                transactions.c.status.in_([s.value for s in statuses]),
-            )
+            _REFUND_TOTAL, {"original_id": original_id, "statuses": [s.value for s in statuses]}
         ).scalar_one()
 
     def refunds_of(self, original_id: int) -> list[Transaction]:
@@ -294,12 +310,7 @@ class MethodRepository:
 
     def get(self, merchant_id: int, method_id: str) -> PaymentMethod | None:
         """The merchant's method with this identifier, or None."""
-        row = self.conn.execute(
-            select(payment_methods).where(
-                payment_methods.c.merchant_id == merchant_id,
-                payment_methods.c.method_id == method_id,
-            )
-        ).first()
+        row = self.conn.execute(_METHOD, {"merchant_id": merchant_id, "method_id": method_id}).first()
         return _row_to_method(row) if row else None
 
     def list(self, merchant_id: int) -> list[PaymentMethod]:
@@ -388,14 +399,15 @@ class UnitOfWork:
     def record_history(self, tx: Transaction, from_status: Status | None, source: str, note=None):
         """Append a status change to the transaction's history."""
         self.conn.execute(
-            insert(status_history).values(
+            _INSERT_HISTORY,
+            dict(
                 transaction_id=tx.id,
                 from_status=from_status.value if from_status else None,
                 to_status=tx.status.value,
                 source=source,
                 note=note,
                 at=tx.updated_at,
-            )
+            ),
         )
 
     def enqueue_webhook(self, tx: Transaction) -> None:
@@ -403,7 +415,8 @@ class UnitOfWork:
         if not tx.callback_url:
             return
         self.conn.execute(
-            insert(webhook_events).values(
+            _INSERT_WEBHOOK_EVENT,
+            dict(
                 merchant_id=tx.merchant_id,
                 mode=tx.mode.value,
                 transaction_id=tx.id,
@@ -415,14 +428,15 @@ class UnitOfWork:
                 attempts=0,
                 next_attempt_at=tx.updated_at,
                 created_at=tx.updated_at,
-            )
+            ),
         )
 
     def audit(self, merchant_id, mode, actor, action, target=None, amount=None, currency=None,
               detail=None, ip=None) -> None:
         """Append to the audit log: who did what, for how much, from where."""
         self.conn.execute(
-            insert(audit_log).values(
+            _INSERT_AUDIT,
+            dict(
                 merchant_id=merchant_id,
                 mode=mode.value if mode else None,
                 actor=actor,
@@ -433,7 +447,7 @@ class UnitOfWork:
                 detail=json.dumps(detail) if detail else None,
                 ip=ip,
                 at=utcnow(),
-            )
+            ),
         )
 
 

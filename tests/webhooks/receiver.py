@@ -10,6 +10,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from tests.support.servers import free_port
 
 
+class _Server(ThreadingHTTPServer):
+    # The default backlog of 5 drops connections when many deliveries arrive at once, and a
+    # dropped SYN is retried after a second: past the tests' 1 s connect timeout. Real
+    # receivers (nginx: 511) queue far more.
+    request_queue_size = 128
+
+
 @dataclass(frozen=True)
 class Received:
     """One request as the receiver saw it."""
@@ -45,7 +52,7 @@ class Receiver:
 
     def start(self) -> Receiver:
         """Listen (again) on the receiver's port."""
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler())
+        self.server = _Server(("127.0.0.1", self.port), self._handler())
         if self.tls:
             self.server.socket = self.tls.wrap_socket(self.server.socket, server_side=True)
         self.server.daemon_threads = True
