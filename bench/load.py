@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import resource
 import shutil
+import statistics
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,25 @@ class LoadResult:
     def as_dict(self) -> dict:
         """JSON-ready form."""
         return dict(self.__dict__)
+
+
+def combine(rounds: list[LoadResult]) -> LoadResult:
+    """Rounds of one server on one endpoint as one result.
+
+    Requests, failures and CPU add up over the rounds' time; p50 and p90 are the median of
+    the rounds' values (wrk gives percentiles, not the latencies to merge), p99 and max the worst.
+    """
+    seconds = sum(r.seconds for r in rounds)
+    requests = sum(r.requests for r in rounds)
+    return LoadResult(
+        requests=requests, seconds=seconds, rps=requests / seconds,
+        p50_ms=statistics.median(r.p50_ms for r in rounds),
+        p90_ms=statistics.median(r.p90_ms for r in rounds),
+        p99_ms=max(r.p99_ms for r in rounds), max_ms=max(r.max_ms for r in rounds),
+        failed=sum(r.failed for r in rounds),
+        server_cpu=sum(r.server_cpu * r.seconds for r in rounds) / seconds,
+        generator_cpu=sum(r.generator_cpu * r.seconds for r in rounds) / seconds,
+    )
 
 
 def wrk_path() -> str:

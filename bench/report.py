@@ -66,8 +66,11 @@ def _setup_lines(results: dict) -> list[str]:
         f"- Servers: gunicorn, {settings['workers']} workers × {settings['threads']} threads (gthread), the "
         "same for Paydesk (`gunicorn 'app:create_app()'`) and the baseline (`bench/baseline_app.py`)",
         f"- Load: wrk, {settings['concurrency']} connections, {settings['wrk_threads']} threads, "
-        f"{settings['duration']:g} s per endpoint and server after {settings['warmup']:g} s of warm-up; "
-        "p50/p99 are wrk's latencies at that concurrency (queueing included)",
+        f"{settings['duration']:g} s per endpoint and server after {settings['warmup']:g} s of warm-up, "
+        + (f"in {rounds} rounds with the servers alternating (A B, B A, ...), so drifts such as checkpoints "
+           "fall on both; p50 is the median of the rounds', p99 the worst round's; "
+           if (rounds := settings.get("rounds", 1)) > 1 else "")
+        + "p50/p99 are wrk's latencies at that concurrency (queueing included)",
     ]
 
 
@@ -115,6 +118,12 @@ def _size_section(results: dict, size: dict) -> list[str]:
         if postgres else "the gunicorn processes (SQLite runs inside them)"
     lines += ["", f"CPU per request and cores busy count {where}, so work for other databases on this "
               "machine is left out; with the cores shared, CPU per request is the steadier comparison."]
+    drained = [f"{title}, {name} {result['drain_seconds']:.0f} s" for endpoint, title in _measured(size)
+               for name, result in size["endpoints"][endpoint].items()
+               if result and result.get("drain_seconds", 0) > 2]
+    if drained:
+        lines += ["", "Requests wrk left queued when it stopped kept the server busy afterwards (waited out "
+                  "before the next measurement): " + "; ".join(drained) + "."]
     lines += ["", f"Dashboard search over HTTP: {size['dashboard']}.", ""]
     lines += _memory_table(size)
     lines += _search_table(size)

@@ -27,7 +27,7 @@ from sqlalchemy.engine import make_url
 
 from app.cli import upgrade_database
 
-from .load import run_wrk, wrk_path
+from .load import combine, run_wrk, wrk_path
 from .report import ENDPOINT_TITLES, write_reports
 from .search import time_search
 from .seed import MERCHANT_NAMES, Seeded, seed
@@ -49,6 +49,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--endpoints", default=",".join(ENDPOINTS),
                         help="endpoints to drive, comma-separated (default: all, %(default)s)")
     parser.add_argument("--duration", type=float, default=20, help="seconds of load per endpoint and server")
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="the duration is split into this many rounds, the servers alternating")
     parser.add_argument("--warmup", type=float, default=3, help="seconds of unrecorded load before each")
     parser.add_argument("--concurrency", type=int, default=16, help="open connections wrk keeps busy")
     parser.add_argument("--wrk-threads", type=int, default=2)
@@ -66,11 +68,20 @@ def parse_args(argv=None) -> argparse.Namespace:
     unknown = sorted(set(args.endpoints) - set(ENDPOINTS))
     if unknown:
         parser.error(f"unknown endpoint {unknown[0]}; choose from {', '.join(ENDPOINTS)}")
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     if args.smoke:
         args.rows, args.sqlite_rows = "3000", "3000"
         args.duration, args.warmup, args.concurrency, args.wrk_threads = 1, 0, 4, 1
+        args.rounds = 2  # the alternation is exercised too
         args.workers, args.threads = 1, 2
     return args
+
+
+def round_orders(names: list[str], rounds: int) -> list[list[str]]:
+    """The servers' order in each round: A B, B A, A B, ... so slow drifts (checkpoints,
+    other work on the machine) fall on both alike rather than on whichever runs first."""
+    return [names if number % 2 == 0 else names[::-1] for number in range(rounds)]
 
 
 def sizes(spec: str) -> list[int]:
@@ -190,30 +201,41 @@ def run_size(kind: str, rows: int, args, work: Path) -> dict:
         cookie, dashboard = dashboard_cookie(servers["paydesk"].url, seeded.user_email, seeded.user_password)
         endpoints, memory = {}, {name: [] for name in SERVERS}
         for endpoint in args.endpoints:
-            endpoints[endpoint] = {}
-            for name in SERVERS:
+            measured = [name for name in SERVERS
+                        if not (endpoint == "search" and name == "paydesk" and cookie is None)]
+
+            def drive(name, seconds, tag):
+                # The CPU the request costs: the server's processes and, on PostgreSQL,
+                # the backends serving this database (other databases' work excluded).
                 server = servers[name]
-                if endpoint == "search" and name == "paydesk" and cookie is None:
-                    endpoints[endpoint][name] = None
-                    continue
                 header = ("Cookie", cookie) if endpoint == "search" and name == "paydesk" else \
                     ("Authorization", f"Bearer {seeded.token}")
+                result = run_wrk(server.url, endpoint, files.get(endpoint), tag, seconds,
+                                 args.concurrency, args.wrk_threads,
+                                 lambda: server.cpu_seconds() + database.backend_cpu(), header)
+                # Requests wrk left queued are served before anything else is measured.
+                drained[name] += server.wait_until_idle()
+                return result
 
-                def drive(seconds, tag):
-                    # The CPU the request costs: the server's processes and, on PostgreSQL,
-                    # the backends serving this database (other databases' work excluded).
-                    return run_wrk(server.url, endpoint, files.get(endpoint), tag, seconds,
-                                   args.concurrency, args.wrk_threads,
-                                   lambda: server.cpu_seconds() + database.backend_cpu(), header)
-
-                if args.warmup:
-                    drive(args.warmup, f"w{uuid.uuid4().hex[:8]}")
-                result = drive(args.duration, f"m{uuid.uuid4().hex[:8]}").as_dict()
+            drained = {name: 0.0 for name in measured}
+            rounds = {name: [] for name in measured}
+            if args.warmup:
+                for name in measured:
+                    drive(name, args.warmup, f"w{uuid.uuid4().hex[:8]}")
+            for number, order in enumerate(round_orders(measured, args.rounds)):
+                for name in order:
+                    rounds[name].append(drive(name, args.duration / args.rounds,
+                                              f"m{number}{uuid.uuid4().hex[:8]}"))
+            endpoints[endpoint] = {name: None for name in SERVERS}
+            for name in measured:
+                result = combine(rounds[name]).as_dict()
+                result["rounds"] = len(rounds[name])
+                result["drain_seconds"] = round(drained[name], 1)
                 endpoints[endpoint][name] = result
-                memory[name].append({"after": endpoint, "workers": server.worker_memory()})
+                memory[name].append({"after": endpoint, "workers": servers[name].worker_memory()})
                 print(f"[{kind} {rows:,}] {endpoint:7} {name:8} {result['rps']:8.1f} req/s  "
                       f"p50 {result['p50_ms']:7.1f} ms  p99 {result['p99_ms']:7.1f} ms  "
-                      f"failed {result['failed']}", flush=True)
+                      f"failed {result['failed']}  drained in {result['drain_seconds']} s", flush=True)
         return {
             "rows": rows, "database_version": database.version(),
             "seed": {"seconds": seeded.seconds, "refunds": seeded.refunds,
@@ -260,6 +282,7 @@ def main(argv=None) -> None:
             "load_average_before": [round(x, 2) for x in load_before],
             "settings": {"workers": args.workers, "threads": args.threads, "concurrency": args.concurrency,
                          "wrk_threads": args.wrk_threads, "duration": args.duration, "warmup": args.warmup,
+                         "rounds": args.rounds,
                          "smoke": args.smoke},
             "sizes": [],
         }

@@ -40,6 +40,22 @@ class Gunicorn:
         """User + system CPU of the master and its workers so far."""
         return sum(cpu_seconds(pid) for pid in [self.process.pid, *self.worker_pids()])
 
+    def wait_until_idle(self, timeout: float = 600.0, window: float = 0.5) -> float:
+        """Wait until the server stops working (requests wrk left queued when it stopped); seconds waited.
+
+        Idle means under a tenth of a core over `window` seconds. Without this, a slow
+        endpoint's backlog would be served during the next endpoint's measurement.
+        """
+        started = time.monotonic()
+        before = self.cpu_seconds()
+        while time.monotonic() - started < timeout:
+            time.sleep(window)
+            now = self.cpu_seconds()
+            if now - before < 0.1 * window:
+                break
+            before = now
+        return time.monotonic() - started
+
     def worker_memory(self) -> list[dict]:
         """Each worker's resident memory now and at its peak (VmRSS, VmHWM), in MiB."""
         found = []
