@@ -18,6 +18,7 @@ import pstats
 import random
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 from psycopg._connection_base import BaseConnection
@@ -28,7 +29,7 @@ from app import create_app
 from app.cli import upgrade_database
 from app.config import Config
 
-from .run import DEFAULT_POSTGRES, Database
+from .run import DEFAULT_POSTGRES, Database, commit, machine
 from .seed import seed
 from .servers import cpu_seconds
 
@@ -108,33 +109,49 @@ def baseline_app(database_url: str, seeded: dict):
     return create_baseline()
 
 
-def profile(app, admin, database: str, counters: Counters, seeded: dict, requests: int, top: int) -> dict:
-    """Per endpoint: the per-request figures and the hottest app/ functions."""
-    calls = requests_for(app.test_client(), seeded)
-    found = {}
+def profile(apps: dict, admin, database: str, counters: Counters, seeded: dict, requests: int,
+            rounds: int, top: int) -> dict:
+    """Per app and endpoint: the per-request figures, and the hottest app/ functions of Paydesk.
+
+    The apps take turns in `rounds` rounds (A B, B A, ...), so a drift in the machine's
+    speed (other work on it) falls on both rather than on whichever runs second.
+    """
+    calls = {name: requests_for(app.test_client(), seeded) for name, app in apps.items()}
+    found = {name: {} for name in apps}
+    per_round = max(1, requests // rounds)
     for endpoint in ENDPOINTS:
-        call = calls[endpoint]
-        for _ in range(50):  # warm up: pool, statement caches, imports
-            call()
-        backend_before = backend_cpu(admin, database)
-        counters.statements = counters.round_trips = 0
-        wall, cpu = time.perf_counter(), time.process_time()
-        for _ in range(requests):
-            call()
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        statements, round_trips = counters.statements, counters.round_trips
-        backend = backend_cpu(admin, database) - backend_before
+        totals = {name: dict.fromkeys(("wall", "cpu", "backend", "statements", "round_trips", "n"), 0)
+                  for name in apps}
+        for name in apps:
+            for _ in range(50):  # warm up: pool, statement caches, imports
+                calls[name][endpoint]()
+        for number in range(rounds):
+            for name in (list(apps) if number % 2 == 0 else list(apps)[::-1]):
+                call, total = calls[name][endpoint], totals[name]
+                backend_before = backend_cpu(admin, database)
+                counters.statements = counters.round_trips = 0
+                wall, cpu = time.perf_counter(), time.process_time()
+                for _ in range(per_round):
+                    call()
+                total["wall"] += time.perf_counter() - wall
+                total["cpu"] += time.process_time() - cpu
+                total["statements"] += counters.statements
+                total["round_trips"] += counters.round_trips
+                total["backend"] += backend_cpu(admin, database) - backend_before
+                total["n"] += per_round
+        for name, total in totals.items():
+            n = total["n"]
+            found[name][endpoint] = {
+                "wall_ms": total["wall"] / n * 1000, "python_cpu_ms": total["cpu"] / n * 1000,
+                "postgres_cpu_ms": total["backend"] / n * 1000,
+                "statements": total["statements"] / n, "round_trips": total["round_trips"] / n,
+            }
         profiler = cProfile.Profile()
         profiler.enable()
-        for _ in range(requests):
-            call()
+        for _ in range(per_round):
+            calls["paydesk"][endpoint]()
         profiler.disable()
-        found[endpoint] = {
-            "wall_ms": wall / requests * 1000, "python_cpu_ms": cpu / requests * 1000,
-            "postgres_cpu_ms": backend / requests * 1000,
-            "statements": statements / requests, "round_trips": round_trips / requests,
-            "hottest": _hottest(profiler, requests, top),
-        }
+        found["paydesk"][endpoint]["hottest"] = _hottest(profiler, per_round, top)
     return found
 
 
@@ -153,6 +170,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000, help="transactions to seed")
     parser.add_argument("--requests", type=int, default=500, help="requests per endpoint")
+    parser.add_argument("--rounds", type=int, default=10, help="turns the two apps take on each endpoint")
     parser.add_argument("--top", type=int, default=15, help="functions listed per endpoint")
     parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES)
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -160,17 +178,19 @@ def main(argv=None) -> None:
     database = Database("postgres", args.postgres_url, keep=False)
     admin = create_engine(args.postgres_url, isolation_level="AUTOCOMMIT")
     counters = Counters()
-    result = {}
+    result = {"started_at": datetime.now(UTC).isoformat(timespec="seconds"), "commit": commit(),
+              "machine": machine(), "rows": args.rows, "requests": args.requests, "rounds": args.rounds}
     try:
         upgrade_database(database.url)
         seeded = seed(database.url, args.rows)
         requests_from = {"token": seeded.token, "status": seeded.status_tx_nos,
                          "refund": seeded.refund_targets, "merchant_id": seeded.merchant_id}
-        for name, make in (("paydesk", paydesk_app), ("baseline", baseline_app)):
-            app = make(database.url, requests_from)
-            result[name] = profile(app, admin, database.name, counters, requests_from, args.requests,
-                                   args.top)
-            (app.extensions.get("paydesk.engine") or app.extensions["baseline.engine"]).dispose()
+        apps = {"paydesk": paydesk_app(database.url, requests_from),
+                "baseline": baseline_app(database.url, requests_from)}
+        result.update(profile(apps, admin, database.name, counters, requests_from, args.requests,
+                              args.rounds, args.top))
+        apps["paydesk"].extensions["paydesk.engine"].dispose()
+        apps["baseline"].extensions["baseline.engine"].dispose()
     finally:
         admin.dispose()
         database.drop()
@@ -182,7 +202,7 @@ def main(argv=None) -> None:
               f"{paydesk['statements']:.1f} / {baseline['statements']:.1f} statements, "
               f"{paydesk['round_trips']:.1f} / {baseline['round_trips']:.1f} round trips; "
               f"baseline CPU as a share of Paydesk's: {_share(baseline, paydesk):.2f}")
-        for row in paydesk["hottest"]:
+        for row in paydesk["hottest"]:  # measured apart, under cProfile: relative figures
             print(f"  {row['cumulative_ms']:7.2f} ms  {row['calls']:5.1f}×  {row['function']}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
