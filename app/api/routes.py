@@ -24,7 +24,7 @@ from app.payments.requests import parse_create, parse_refund
 from app.payments.sandbox import install_fixtures
 from app.store.merchants import merchant_by_id
 
-from . import api
+from . import api, is_api_path
 from .idempotency import MAX_KEY_LENGTH, request_hash, run_once
 from .openapi import openapi_document
 from .tokens import MEMORY_KEY, TokenMemory
@@ -113,7 +113,7 @@ def wrong_method(_error):
 def api_routing_error():
     """An /api/v1 URL no route matches: JSON too (blueprint handlers never see routing errors)."""
     error = request.routing_exception
-    if f"{request.path}/".startswith(f"{api.url_prefix}/"):
+    if is_api_path(request.path):
         if isinstance(error, MethodNotAllowed):
             return wrong_method(error)
         if isinstance(error, NotFound):

@@ -6,6 +6,8 @@ from flask.sessions import SecureCookieSessionInterface
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 
+from app.api import is_api_path
+
 from .users import login_manager
 
 auth = Blueprint("auth", __name__)
@@ -26,7 +28,7 @@ class DashboardSessions(SecureCookieSessionInterface):
     """
 
     def open_session(self, app, request):
-        if request.path.startswith("/api/"):
+        if is_api_path(request.path):
             return None  # Flask substitutes a null session, never saved
         return super().open_session(app, request)
 

@@ -1,6 +1,7 @@
 """Bearer tokens on every endpoint, and every answer scoped to the token's merchant and mode."""
 from __future__ import annotations
 
+import flask
 import pytest
 import requests
 
@@ -101,3 +102,18 @@ def test_each_merchant_has_its_own_sandbox_fixtures(sandbox, other_sandbox):
 def test_duplicate_reference_of_another_merchant_is_not_a_conflict(sandbox, other_sandbox):
     assert sandbox.post("/transactions", payment_body(reference="shared-ref")).status_code == 200
     assert other_sandbox.post("/transactions", payment_body(reference="shared-ref")).status_code == 200
+
+
+
+@pytest.mark.parametrize("path,has_session", [
+    ("/api/v1/transactions/SBX-CAPTURED/status", False),
+    ("/api/v1", False),
+    ("/login", True),
+    ("/transactions", True),
+    ("/api/v10", True),  # not under the API's prefix
+])
+def test_only_dashboard_requests_open_a_cookie_session(app, path, has_session):
+    """Bearer-token API calls skip the session's signing work; the dashboard keeps its sessions."""
+    with app.test_request_context(path):
+        opened = app.session_interface.open_session(app, flask.request)
+    assert (opened is not None) is has_session
