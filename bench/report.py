@@ -120,7 +120,7 @@ def _size_section(results: dict, size: dict) -> list[str]:
               "machine is left out; with the cores shared, CPU per request is the steadier comparison."]
     drained = [f"{title}, {name} {result['drain_seconds']:.0f} s" for endpoint, title in _measured(size)
                for name, result in size["endpoints"][endpoint].items()
-               if result and result.get("drain_seconds", 0) > 2]
+               if result and result.get("drain_seconds", 0) >= 1]
     if drained:
         lines += ["", "Requests wrk left queued when it stopped kept the server busy afterwards (waited out "
                   "before the next measurement): " + "; ".join(drained) + "."]

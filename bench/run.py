@@ -205,6 +205,7 @@ def run_size(kind: str, rows: int, args, work: Path) -> dict:
                         if not (endpoint == "search" and name == "paydesk" and cookie is None)]
 
             def drive(name, seconds, tag):
+                """One wrk run, then its backlog waited out; the result and the backlog's seconds."""
                 # The CPU the request costs: the server's processes and, on PostgreSQL,
                 # the backends serving this database (other databases' work excluded).
                 server = servers[name]
@@ -214,18 +215,19 @@ def run_size(kind: str, rows: int, args, work: Path) -> dict:
                                  args.concurrency, args.wrk_threads,
                                  lambda: server.cpu_seconds() + database.backend_cpu(), header)
                 # Requests wrk left queued are served before anything else is measured.
-                drained[name] += server.wait_until_idle()
-                return result
+                return result, server.wait_until_idle()
 
-            drained = {name: 0.0 for name in measured}
-            rounds = {name: [] for name in measured}
             if args.warmup:
                 for name in measured:
                     drive(name, args.warmup, f"w{uuid.uuid4().hex[:8]}")
+            rounds = {name: [] for name in measured}
+            drained = dict.fromkeys(measured, 0.0)
             for number, order in enumerate(round_orders(measured, args.rounds)):
                 for name in order:
-                    rounds[name].append(drive(name, args.duration / args.rounds,
-                                              f"m{number}{uuid.uuid4().hex[:8]}"))
+                    result, backlog = drive(name, args.duration / args.rounds,
+                                            f"m{number}{uuid.uuid4().hex[:8]}")
+                    rounds[name].append(result)
+                    drained[name] += backlog
             endpoints[endpoint] = {name: None for name in SERVERS}
             for name in measured:
                 result = combine(rounds[name]).as_dict()
@@ -235,7 +237,7 @@ def run_size(kind: str, rows: int, args, work: Path) -> dict:
                 memory[name].append({"after": endpoint, "workers": servers[name].worker_memory()})
                 print(f"[{kind} {rows:,}] {endpoint:7} {name:8} {result['rps']:8.1f} req/s  "
                       f"p50 {result['p50_ms']:7.1f} ms  p99 {result['p99_ms']:7.1f} ms  "
-                      f"failed {result['failed']}  drained in {result['drain_seconds']} s", flush=True)
+                      f"failed {result['failed']}  backlog {result['drain_seconds']} s", flush=True)
         return {
             "rows": rows, "database_version": database.version(),
             "seed": {"seconds": seeded.seconds, "refunds": seeded.refunds,

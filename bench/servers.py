@@ -41,10 +41,11 @@ class Gunicorn:
         return sum(cpu_seconds(pid) for pid in [self.process.pid, *self.worker_pids()])
 
     def wait_until_idle(self, timeout: float = 600.0, window: float = 0.5) -> float:
-        """Wait until the server stops working (requests wrk left queued when it stopped); seconds waited.
+        """Wait until the server stops working (requests wrk left queued when it stopped).
 
         Idle means under a tenth of a core over `window` seconds. Without this, a slow
         endpoint's backlog would be served during the next endpoint's measurement.
+        Returns the seconds it was still busy: 0 when the first window was already idle.
         """
         started = time.monotonic()
         before = self.cpu_seconds()
@@ -52,7 +53,7 @@ class Gunicorn:
             time.sleep(window)
             now = self.cpu_seconds()
             if now - before < 0.1 * window:
-                break
+                return max(0.0, time.monotonic() - started - window)
             before = now
         return time.monotonic() - started
 
