@@ -36,7 +36,7 @@ from app.payments.requests import parse_create
 from app.store.merchants import create_merchant
 from app.store.tables import webhook_events
 
-from .servers import ROOT, free_port
+from .servers import ROOT, cpu_seconds, free_port
 
 DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 LATENCY_PACE = 0.02  # seconds between two events of the latency run (50 events/s)
@@ -127,12 +127,6 @@ def start_workers(database_url: str, count: int) -> list[subprocess.Popen]:
     return workers
 
 
-def cpu_seconds(process: subprocess.Popen) -> float:
-    """User and system CPU time the process has used so far (Linux /proc)."""
-    fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def stop_workers(workers: list[subprocess.Popen]) -> None:
     """SIGTERM, as a deployment stops them: running deliveries finish first."""
     for process in workers:
@@ -193,10 +187,10 @@ def measure(database_url: str, events: int, workers: int, latency_events: int) -
             raise RuntimeError("warm-up webhooks were not delivered")
         backlog = outbox.enqueue(events)
         committed = time.monotonic()
-        cpu_before = sum(cpu_seconds(p) for p in processes)
+        cpu_before = sum(cpu_seconds(p.pid) for p in processes)
         complete = receiver.wait_for(backlog)
         drained = max(receiver.arrived.get(i, time.monotonic()) for i in backlog) - committed
-        worker_cpu = sum(cpu_seconds(p) for p in processes) - cpu_before
+        worker_cpu = sum(cpu_seconds(p.pid) for p in processes) - cpu_before
         latencies = []
         for _ in range(latency_events):
             [webhook_id] = outbox.enqueue(1)
