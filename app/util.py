@@ -18,6 +18,14 @@ def iso_utc(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def whole_number(text: str, max_digits: int) -> int | None:
+    """The text as a whole number when it is 1 to max_digits ASCII digits (no sign, no spaces,
+    no other scripts' digits, nothing too long for int()); None otherwise."""
+    if text.isascii() and text.isdigit() and len(text) <= max_digits:
+        return int(text)
+    return None
+
+
 def dumps(value, *, sort_keys: bool = False) -> str:
     """JSON with Decimals and amounts written exactly, never through float."""
     return simplejson.dumps(value, use_decimal=True, default=_default, ensure_ascii=False,

@@ -7,7 +7,7 @@ from decimal import Decimal
 from flask import g, request
 
 from app.payments.model import FieldErrors, TransactionNotFound
-from app.util import iso_utc
+from app.util import iso_utc, whole_number
 from app.webhooks import log
 from app.webhooks.delivery import WebhookNotFound, resend_event
 
@@ -53,10 +53,10 @@ def webhook_body(delivery: log.Delivery, attempts: list[log.Attempt]) -> dict:
 
 
 def _limit() -> int:
-    raw = request.args.get("limit", "50")
-    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= MAX_LIMIT:
+    limit = whole_number(request.args.get("limit", "50"), len(str(MAX_LIMIT)))
+    if limit is None or not 1 <= limit <= MAX_LIMIT:
         raise FieldErrors.one("Limit", f"Limit must be a whole number from 1 to {MAX_LIMIT}")
-    return int(raw)
+    return limit
 
 
 @api.get("/webhooks")

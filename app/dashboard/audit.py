@@ -8,6 +8,7 @@ from flask_login import current_user, login_required
 
 from app.auth.users import current_mode
 from app.store import dashboard as store
+from app.util import whole_number
 
 from . import dashboard
 
@@ -16,8 +17,7 @@ from . import dashboard
 @login_required
 def audit():
     """Newest first, a page at a time by id (keyset)."""
-    before = request.args.get("before", "")
-    older_than = int(before) if before.isascii() and before.isdigit() and len(before) < 19 else None
+    older_than = whole_number(request.args.get("before", ""), 18)
     with current_app.extensions["paydesk"].uow(write=False) as uow:
         entries = store.audit_entries(uow.conn, current_user.merchant_id, current_mode(),
                                       older_than_id=older_than, limit=store.PAGE_SIZE + 1)

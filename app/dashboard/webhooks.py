@@ -6,6 +6,7 @@ from flask_login import current_user, login_required
 
 from app.auth.users import current_mode, local_path, requires
 from app.store.merchants import inbox_url, merchant_by_id
+from app.util import whole_number
 from app.webhooks import log
 from app.webhooks.delivery import WebhookNotFound, resend_event
 
@@ -21,9 +22,8 @@ def deps():
 
 
 def _page_number() -> int:
-    text = request.args.get("page", "1")
-    page = int(text) if text.isascii() and text.isdigit() and len(text) < 6 else 1
-    return min(max(page, 1), MAX_PAGES)
+    page = whole_number(request.args.get("page", "1"), 5) or 1
+    return min(page, MAX_PAGES)
 
 
 def with_attempts(conn, deliveries: list[log.Delivery]) -> list[tuple[log.Delivery, list]]:

@@ -10,6 +10,7 @@ from sqlalchemy import Connection, and_, func, literal, or_, select, tuple_, upd
 
 from app.payments.model import Kind, Mode, RefundState, Status, Transaction
 from app.payments.money import from_minor
+from app.util import whole_number
 
 from .repository import UnitOfWork
 from .tables import (
@@ -87,10 +88,11 @@ class Cursor:
         if not text:
             return None
         micros, _, row_id = text.partition("-")
-        if not (text.isascii() and micros.isdigit() and row_id.isdigit() and len(text) <= 40):
+        micros, row_id = whole_number(micros, 20), whole_number(row_id, 19)
+        if micros is None or row_id is None:
             return None
         try:
-            return cls(_EPOCH + int(micros) * _MICROSECOND, int(row_id))
+            return cls(_EPOCH + micros * _MICROSECOND, row_id)
         except OverflowError:  # a date past year 9999: not one of ours
             return None
 
