@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from datetime import timedelta
-from decimal import Decimal
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation
 
 from flask import current_app, g, request
 from werkzeug.exceptions import MethodNotAllowed, NotFound
@@ -51,11 +51,42 @@ def _reject_constant(name: str):
     raise BadJson(f"{name} is not a valid JSON number")
 
 
+# Reading decimal text into a Decimal never rounds; with InvalidOperation trapped, text it
+# cannot hold raises instead of becoming NaN (whatever the thread's context says).
+_EXACT_TEXT = Context(traps=[InvalidOperation])
+
+
+def _json_number(text: str) -> Decimal:
+    """A JSON number (the parser has checked its grammar) as the exact Decimal it writes.
+
+    Decimal's exponents stop near ±10**18. A number past them is read as a stand-in that keeps
+    all that validation asks of it: its sign, zero or not, and either above every bound
+    (exponent +) or finer than every minor unit (exponent -). It is refused, never stored.
+    """
+    try:
+        return Decimal(text, _EXACT_TEXT)
+    except InvalidOperation:
+        mantissa, _e, exponent = text.lower().partition("e")
+        sign = "-" if mantissa.startswith("-") else ""
+        if not mantissa.strip("-0."):
+            return Decimal(f"{sign}0")
+        return Decimal(f"{sign}1e{MIN_EMIN if exponent.startswith('-') else MAX_EMAX}")
+
+
+def _json_integer(text: str) -> int | Decimal:
+    """A JSON integer as int; as Decimal when it is too long for int() (4300 digits by default)."""
+    try:
+        return int(text)
+    except ValueError:
+        return _json_number(text)
+
+
 def read_json():
-    """The request body parsed exactly: numbers as Decimal, NaN and Infinity refused."""
+    """The request body parsed exactly: numbers as int or Decimal, NaN and Infinity refused."""
     raw = request.get_data(cache=True)
     try:
-        return json.loads(raw, parse_float=Decimal, parse_constant=_reject_constant)
+        return json.loads(raw, parse_float=_json_number, parse_int=_json_integer,
+                          parse_constant=_reject_constant)
     except (ValueError, BadJson, RecursionError):
         raise FieldErrors.one("Body", "Request body must be valid JSON") from None
 

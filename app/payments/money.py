@@ -1,7 +1,11 @@
-"""Exact money: Decimal amounts with the ISO 4217 minor digits of their currency."""
+"""Exact money: Decimal amounts with the ISO 4217 minor digits of their currency.
+
+Nothing here uses the decimal context (its 28 digits and exponent limits would round or
+overflow): digits and exponents are read from `as_tuple()` and worked with as integers.
+"""
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from functools import cache
 
 import iso4217
@@ -9,6 +13,9 @@ import iso4217
 # The largest amount accepted anywhere (major units). Far above any real card or
 # payout, small enough that minor units fit a 64-bit integer for every currency.
 MAX_AMOUNT = Decimal("1000000000")
+# Minor units are stored in 64-bit integer columns: no amount converts past this.
+MAX_MINOR_UNITS = 2**63 - 1
+_MAX_MINOR_DIGITS = len(str(MAX_MINOR_UNITS))
 
 
 class UnknownCurrency(ValueError):
@@ -39,11 +46,22 @@ def is_currency(code: object) -> bool:
     return True
 
 
+def _significant(amount: Decimal) -> tuple[int, str, int]:
+    """The amount as (sign, digits, exponent) with trailing zeros moved into the exponent:
+    exactly (-1)**sign * int(digits) * 10**exponent. Zero is (sign, "0", 0)."""
+    if not amount.is_finite():
+        raise ValueError(f"{amount} is not a finite amount")
+    sign, digit_tuple, exponent = amount.as_tuple()
+    digits = "".join(map(str, digit_tuple)).rstrip("0")
+    if not digits:
+        return sign, "0", 0
+    return sign, digits, exponent + len(digit_tuple) - len(digits)
+
+
 def decimal_places(amount: Decimal) -> int:
-    """Digits after the point that carry a value (100.50 has 1, 100.00 has 0)."""
-    normal = amount.normalize()
-    exponent = normal.as_tuple().exponent
-    return max(0, -exponent) if isinstance(exponent, int) else 0
+    """Digits after the point that carry a value (100.50 has 1, 100.00 has 0), counted exactly."""
+    _sign, _digits, exponent = _significant(amount)
+    return max(0, -exponent)
 
 
 def fits_currency(amount: Decimal, currency: str) -> bool:
@@ -51,12 +69,33 @@ def fits_currency(amount: Decimal, currency: str) -> bool:
     return decimal_places(amount) <= minor_digits(currency)
 
 
+def to_minor(amount: Decimal, currency: str) -> int:
+    """Integer minor units for storage (100.00 EUR -> 10000); ValueError rather than rounding,
+    and for amounts past what minor units can hold."""
+    places = minor_digits(currency)
+    sign, digits, exponent = _significant(amount)
+    if -exponent > places:
+        raise ValueError(f"{amount} has more decimals than {currency} allows")
+    if digits == "0":
+        return 0
+    shift = exponent + places  # >= 0: the amount is a whole number of minor units
+    if len(digits) + shift > _MAX_MINOR_DIGITS:  # checked before 10**shift is built
+        raise ValueError(f"{amount} is beyond any amount in {currency}")
+    minor = int(digits) * 10**shift
+    if minor > MAX_MINOR_UNITS:
+        raise ValueError(f"{amount} is beyond any amount in {currency}")
+    return -minor if sign else minor
+
+
+def from_minor(minor: int, currency: str) -> Decimal:
+    """Decimal amount from stored minor units, written with exactly the currency's digits."""
+    sign, digits, _exponent = Decimal(minor).as_tuple()
+    return Decimal((sign, digits, -minor_digits(currency)))
+
+
 def quantize(amount: Decimal, currency: str) -> Decimal:
     """The amount written with exactly the currency's minor digits (never rounds a value away)."""
-    digits = minor_digits(currency)
-    if decimal_places(amount) > digits:
-        raise ValueError(f"{amount} has more decimals than {currency} allows")
-    return amount.quantize(Decimal(1).scaleb(-digits))
+    return from_minor(to_minor(amount, currency), currency)
 
 
 def format_amount(amount: Decimal, currency: str) -> str:
@@ -64,22 +103,10 @@ def format_amount(amount: Decimal, currency: str) -> str:
     return str(quantize(amount, currency))
 
 
-def to_minor(amount: Decimal, currency: str) -> int:
-    """Integer minor units for storage (100.00 EUR -> 10000)."""
-    return int(quantize(amount, currency).scaleb(minor_digits(currency)))
-
-
-def from_minor(minor: int, currency: str) -> Decimal:
-    """Decimal amount from stored minor units, with the currency's digits."""
-    return quantize(Decimal(minor).scaleb(-minor_digits(currency)), currency)
-
-
 def parse_decimal(value: object) -> Decimal | None:
     """A finite Decimal from a JSON number already parsed exactly; None for anything else."""
     if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
         return None
-    try:
-        amount = Decimal(value)
-    except InvalidOperation:
-        return None
+    amount = Decimal(value)  # exact for int and Decimal alike
     return amount if amount.is_finite() else None
+

@@ -1,6 +1,8 @@
 """Bad input gets a 400 with a clear field error, writes nothing, and never a 5xx."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from sqlalchemy import func, select
 
@@ -58,17 +60,55 @@ def test_refund_amount_errors(sandbox, app, merchant, amount, message):
     assert count_transactions(app, merchant.merchant_id) == before
 
 
-@pytest.mark.parametrize("raw_number,message", [
+# JSON numbers past the default decimal context (28 digits, exponents to -999999), past
+# Decimal's own exponents (10**18), and past int()'s 4300 digits: never rounded, never zero.
+HUGE_AND_TINY_NUMBERS = [
     ("1e400", "Amount must be at most 1000000000"),
     ("-0.0", "Amount must be greater than 0"),
     ("1e-400", "Amount has too many decimal places"),
     ("123456789012345678901234567890.5", "Amount must be at most 1000000000"),
-])
-def test_huge_and_tiny_json_numbers(sandbox, raw_number, message):
+    ("1e-1000000000", "Amount has too many decimal places"),
+    ("10.000000000000000000000000000001", "Amount has too many decimal places"),
+    ("99.999999999999999999999999999999", "Amount has too many decimal places"),
+    ("9.99999999999999999999999999999999", "Amount has too many decimal places"),
+    ("1" + "0" * 5000, "Amount must be at most 1000000000"),
+    ("-1" + "0" * 5000, "Amount must be greater than 0"),
+    ("1e99999999999999999999", "Amount must be at most 1000000000"),
+    ("-1e99999999999999999999", "Amount must be greater than 0"),
+    ("1e-99999999999999999999", "Amount has too many decimal places"),
+    ("0e99999999999999999999", "Amount must be greater than 0"),
+    ("1e" + "9" * 5000, "Amount must be at most 1000000000"),
+]
+
+
+@pytest.mark.parametrize("raw_number,message", HUGE_AND_TINY_NUMBERS)
+def test_huge_and_tiny_json_numbers(sandbox, app, merchant, raw_number, message):
+    before = count_transactions(app, merchant.merchant_id)
     raw = ('{"txNo": "SBX-CAPTURED", "amount": %s}' % raw_number).encode()
     response = sandbox.post("/transactions/refund", data=raw)
     assert response.status_code == 400
     assert response.json() == {"errors": {"Amount": [message]}}
+    create = json.dumps(payment_body(amount=0)).replace('"amount": 0', '"amount": ' + raw_number)
+    response = sandbox.post("/transactions", data=create.encode())
+    assert response.status_code == 400
+    assert response.json() == {"errors": {"Amount": [message]}}
+    assert count_transactions(app, merchant.merchant_id) == before
+
+
+def test_a_refund_one_digit_short_of_the_original_is_refused_not_rounded_up(sandbox, captured_payment):
+    tx_no = captured_payment(10)
+    raw = ('{"txNo": "%s", "amount": 9.99999999999999999999999999999999}' % tx_no).encode()
+    response = sandbox.post("/transactions/refund", data=raw)
+    assert response.status_code == 400
+    assert response.json() == {"errors": {"Amount": ["Amount has too many decimal places"]}}
+    assert sandbox.status(tx_no)["Status"] == "Captured"
+
+
+def test_a_five_thousand_digit_integer_elsewhere_is_a_field_error_too(sandbox):
+    response = sandbox.post("/transactions", data=json.dumps(payment_body(reference=0)).replace(
+        '"reference": 0', '"reference": ' + "7" * 5000).encode())
+    assert response.status_code == 400
+    assert response.json() == {"errors": {"Reference": ["Reference must be a string"]}}
 
 
 def test_too_many_decimals_for_the_original_currency(sandbox):
