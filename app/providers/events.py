@@ -1,0 +1,48 @@
+"""Inbound provider webhooks: what a verified event says happened, and why one is refused."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.payments.model import Kind, Outcome
+
+
+class InvalidWebhook(Exception):
+    """A webhook that must not be acted on (answer 400); str() says why, without secrets."""
+
+
+class WebhookSignatureError(InvalidWebhook):
+    """The signature is missing, does not match the body, or (Stripe) is older than the tolerance."""
+
+
+class WebhookPayloadError(InvalidWebhook):
+    """A correctly signed body that is not the JSON event the provider documents."""
+
+
+@dataclass(frozen=True)
+class ProviderEvent:
+    """A verified event about one transaction and the Outcome it reports.
+
+    The transaction is named by `tx_no` when the event carries Paydesk's number (our
+    reference or metadata); otherwise by `provider_transaction_id`, or for Paystack
+    refunds by `original_tx_no` with the amount (see each connector's parse_webhook).
+    """
+
+    provider: str
+    event_type: str
+    kind: Kind
+    outcome: Outcome
+    tx_no: str | None = None
+    provider_transaction_id: str | None = None
+    original_tx_no: str | None = None
+    amount_minor: int | None = None
+    currency: str | None = None
+    event_id: str | None = None
+
+
+@dataclass(frozen=True)
+class IgnoredEvent:
+    """A verified event Paydesk does not act on: answer 200 and log it."""
+
+    provider: str
+    event_type: str
+    event_id: str | None = None

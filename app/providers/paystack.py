@@ -1,0 +1,413 @@
+"""Paystack: hosted checkout, refunds, bank lists and bank payouts over its REST API, and its webhooks."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from urllib.parse import quote
+
+import requests
+
+from app.payments.model import (
+    DECLINE_STATUSES, Kind, Outcome, PaymentMethod, Status, Transaction,
+)
+from app.payments.money import to_minor
+
+from .banks import Bank, BankListError
+from .base import ProviderUnavailable
+from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError
+from .http import (
+    PROVIDER_ERROR, REDIRECT_URL, ProviderRejected, Timeouts, rejected_outcome, retry_later,
+)
+
+log = logging.getLogger(__name__)
+
+PAYSTACK_API = "https://api.paystack.co"
+SIGNATURE_HEADER = "x-paystack-signature"
+
+# Paystack's word for the state of a transaction, refund or transfer -> Paydesk status and
+# the decline reason when Paystack gives none. A word not listed leaves the transaction
+# Pending with Paystack's words. A transaction's "reversed" is deliberately absent: it means
+# refunded or charged back, and those reach Paydesk as refunds and disputes of their own.
+STATUSES: dict[tuple[str, str], tuple[Status, str | None]] = {
+    ("transaction", "success"): (Status.CAPTURED, None),
+    ("transaction", "failed"): (Status.DECLINED, "Declined By Bank"),  # or why, from DECLINE_REASONS
+    ("transaction", "abandoned"): (Status.PENDING, None),  # initialized, the customer has not paid yet
+    ("transaction", "ongoing"): (Status.PENDING, None),
+    ("transaction", "pending"): (Status.PENDING, None),
+    ("transaction", "processing"): (Status.PENDING, None),
+    ("transaction", "queued"): (Status.PENDING, None),
+    ("refund", "pending"): (Status.PENDING, None),
+    ("refund", "processing"): (Status.PENDING, None),
+    ("refund", "processed"): (Status.CAPTURED, None),
+    ("refund", "failed"): (Status.FAILED, PROVIDER_ERROR),
+    ("transfer", "pending"): (Status.PENDING, None),
+    ("transfer", "received"): (Status.PENDING, None),  # awaiting the merchant's approval server
+    ("transfer", "otp"): (Status.PENDING, None),  # awaiting the OTP sent to the business
+    ("transfer", "success"): (Status.CAPTURED, None),
+    ("transfer", "reversed"): (Status.DECLINED, "Declined By Bank"),  # the receiving bank refused it
+    ("transfer", "failed"): (Status.FAILED, PROVIDER_ERROR),  # Paystack's processor could not send it
+    ("transfer", "abandoned"): (Status.DECLINED, "Transaction Expired"),  # no OTP within 30 minutes
+    ("transfer", "blocked"): (Status.FAILED, PROVIDER_ERROR),  # the approval server did not answer
+    ("transfer", "rejected"): (Status.FAILED, PROVIDER_ERROR),  # the approval server refused it
+}
+
+# Why a charge failed, from its gateway_response_code or gateway_response text, compared
+# in lower case with underscores as spaces ("insufficient_funds" = "Insufficient Funds").
+DECLINE_REASONS: dict[str, str] = {
+    "insufficient funds": "Insufficient Funds",
+    "not sufficient funds": "Insufficient Funds",
+    "expired card": "Card Expired",
+    "card expired": "Card Expired",
+    "incorrect pin": "Invalid Card Details",
+    "invalid card number": "Invalid Card Details",
+    "invalid account number": "Invalid Card Details",
+    "restricted card": "Restricted Card",
+    "transaction not permitted to cardholder": "Restricted Card",
+    "pickup card": "Restricted Card",
+    "suspected fraud": "Suspected Fraud",
+    "exceeds withdrawal limit": "Daily Limit Exceeded",
+    "exceeds withdrawal amount limit": "Daily Limit Exceeded",
+    "exceeds withdrawal frequency limit": "Daily Limit Exceeded",
+    "customer cancellation": "Payment Cancelled By User",
+    "do not honor": "Declined By Bank",
+    "declined": "Declined By Bank",
+}
+
+# Transfer recipient type by payout currency (bank accounts); mobile-money methods use "mobile_money".
+RECIPIENT_TYPES = {"NGN": "nuban", "GHS": "ghipss", "KES": "kepss", "ZAR": "basa"}
+
+# The countries Paystack lists banks for, by currency, and the names its /bank filter takes.
+BANK_COUNTRIES = {"NGN": ("NG", "nigeria"), "GHS": ("GH", "ghana"), "KES": ("KE", "kenya"),
+                  "ZAR": ("ZA", "south africa")}
+
+EVENT_OBJECTS = {"charge.success": "transaction", "refund.processed": "refund",
+                 "refund.failed": "refund", "refund.pending": "refund",
+                 "refund.processing": "refund", "transfer.success": "transfer",
+                 "transfer.failed": "transfer", "transfer.reversed": "transfer"}
+
+
+def transfer_reference(tx_no: str) -> str:
+    """Paystack wants transfer references in lower case; Paydesk numbers are upper case."""
+    return tx_no.lower()
+
+
+def refund_note(tx_no: str) -> str:
+    """The merchant_note that names the Paydesk refund, since Paystack refunds take no reference."""
+    return f"Paydesk refund {tx_no}"
+
+
+def decline_reason(gateway_response_code: str | None, gateway_response: str | None) -> str | None:
+    """The interface's decline reason for Paystack's own words, or None when it gives no known one."""
+    for words in (gateway_response_code, gateway_response):
+        if words:
+            found = DECLINE_REASONS.get(" ".join(words.replace("_", " ").lower().rstrip(".").split()))
+            if found:
+                return found
+    return None
+
+
+def outcome(kind: str, word: str | None, *, provider_transaction_id: str | None = None,
+            message: str | None = None, reason: str | None = None) -> Outcome:
+    """Paystack's word for a transaction, refund or transfer through STATUSES; unknown words stay Pending."""
+    row = STATUSES.get((kind, (word or "").lower()))
+    if row is None:
+        return Outcome(Status.PENDING, provider_transaction_id, word, message)
+    status, default_reason = row
+    return Outcome(status, provider_transaction_id, word, message,
+                   decline_reason=(reason or default_reason) if status in DECLINE_STATUSES else None)
+
+
+def transaction_outcome(data: Mapping, message: str | None = None) -> Outcome:
+    """A transaction object (verify answer, charge.* event data) as an Outcome."""
+    return outcome("transaction", data.get("status"), provider_transaction_id=_id(data.get("id")),
+                   message=data.get("gateway_response") or message,
+                   reason=decline_reason(data.get("gateway_response_code"), data.get("gateway_response")))
+
+
+def refund_outcome(data: Mapping, message: str | None = None) -> Outcome:
+    """A refund object (create, fetch, refund.* event data) as an Outcome."""
+    return outcome("refund", data.get("status"), provider_transaction_id=_id(data.get("id")),
+                   message=message)
+
+
+def transfer_outcome(data: Mapping, message: str | None = None) -> Outcome:
+    """A transfer object (initiate, verify, transfer.* event data) as an Outcome."""
+    return outcome("transfer", data.get("status"), provider_transaction_id=data.get("transfer_code"),
+                   message=data.get("gateway_response") or message)
+
+
+class PaystackConnector:
+    """Paystack behind the Provider interface, with one merchant account's secret key."""
+
+    name = "paystack"
+
+    def __init__(self, secret_key: str, base_url: str = PAYSTACK_API,
+                 timeouts: Timeouts = Timeouts(), return_url: str | None = None):
+        # return_url: where Paystack sends the customer after checkout when the payment has
+        # no SuccessUrl ("{tx_no}" is replaced); None uses the callback set in Paystack's dashboard.
+        self.base_url = base_url.rstrip("/")
+        self.timeouts = timeouts
+        self.return_url = return_url
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {secret_key}"
+
+    def __repr__(self) -> str:
+        return f"PaystackConnector({self.base_url!r})"  # never the key
+
+    # The Provider interface
+
+    def create(self, tx: Transaction, method: PaymentMethod) -> Outcome:
+        """A payment opens a hosted checkout (its URL in extra[REDIRECT_URL]); a payout sends a transfer."""
+        if tx.kind is Kind.PAYOUT:
+            return self._send_transfer(tx, method)
+        request = {
+            "email": tx.billing.get("email"),
+            "amount": to_minor(tx.amount, tx.currency),
+            "currency": tx.currency,
+            "reference": tx.tx_no,
+            "metadata": {"txNo": tx.tx_no, "reference": tx.reference},
+        }
+        callback = tx.success_url or (self.return_url.format(tx_no=tx.tx_no) if self.return_url else None)
+        if callback:
+            request["callback_url"] = callback
+        try:
+            answer = self._request("POST", "/transaction/initialize", json=request)
+        except ProviderRejected as refused:
+            return self._opened_before(tx, refused, self._verify_payment)
+        data = answer["data"]
+        return Outcome(Status.PENDING, provider_message=answer.get("message"),
+                       extra={REDIRECT_URL: data.get("authorization_url"),
+                              "access_code": data.get("access_code")})
+
+    def refund(self, refund: Transaction, original: Transaction, now: datetime) -> Outcome:
+        """POST /refund (partial with amount) unless a refund naming this one exists already."""
+        try:
+            existing = self._find_refund(refund, original)
+            if existing is not None:
+                return existing
+            answer = self._request("POST", "/refund", json={
+                "transaction": original.tx_no,
+                "amount": to_minor(refund.amount, refund.currency),
+                "currency": refund.currency,
+                "merchant_note": refund_note(refund.tx_no),
+            })
+        except ProviderRejected as refused:
+            return rejected_outcome(refused)
+        return refund_outcome(answer["data"], answer.get("message"))
+
+    def status(self, tx: Transaction, original: Transaction | None, now: datetime) -> Outcome:
+        """Where Paystack has the transaction: verify by reference, or fetch the refund.
+
+        A refused question (4xx) says nothing about the money, so it raises
+        ProviderUnavailable (the transaction stays Pending) instead of failing it.
+        """
+        try:
+            if tx.kind is Kind.PAYMENT:
+                return self._verify_payment(tx)
+            if tx.kind is Kind.PAYOUT:
+                return self._verify_transfer(tx)
+            return self._refund_status(tx, original)
+        except ProviderRejected as refused:
+            raise ProviderUnavailable(f"Paystack refused the status request: {refused}") from None
+
+    def banks(self, method: PaymentMethod, currency: str, country: str | None) -> list[Bank]:
+        """GET /bank for the currency's country: the banks Paystack can transfer to, by name."""
+        if currency not in BANK_COUNTRIES:
+            raise BankListError(f"Currency {currency} is not supported by payment method {method.method_id}")
+        alpha2, paystack_country = BANK_COUNTRIES[currency]
+        if country is not None and country != alpha2:
+            raise BankListError(f"Country {country} is not supported by payment method {method.method_id}")
+        banks: dict[str, Bank] = {}
+        params = {"country": paystack_country, "currency": currency, "perPage": 100, "use_cursor": "true"}
+        try:
+            for _page in range(50):  # a bound, far above any country's bank count
+                answer = self._request("GET", "/bank", params=params)
+                for row in answer["data"]:
+                    if _listed(row):
+                        banks.setdefault(row["code"], Bank(row["code"], row["name"].strip()))
+                cursor = (answer.get("meta") or {}).get("next")
+                if not cursor:
+                    break
+                params = {**params, "next": cursor}
+        except ProviderRejected as refused:
+            raise ProviderUnavailable(f"Paystack refused the bank list: {refused}") from None
+        return sorted(banks.values(), key=lambda bank: (bank.name.casefold(), bank.code))
+
+    # Beyond the interface
+
+    def cancel(self, tx: Transaction) -> Outcome:
+        """Paystack has no void for checkouts, transfers or refunds: where the transaction stands.
+
+        An unpaid checkout lapses with the integration's payment session timeout; the caller
+        declines the transaction in Paydesk if this still answers Pending.
+        """
+        return self.status(tx, None, datetime.now(UTC))
+
+    def test_connection(self) -> str:
+        """GET /balance, which needs a valid secret key; Paystack's words ("Balances retrieved")."""
+        return str(self._request("GET", "/balance").get("message"))
+
+    # Requests
+
+    def _request(self, method: str, path: str, *, json: dict | None = None,
+                 params: dict | None = None) -> dict:
+        """One call; ProviderUnavailable for no answer, 5xx and RETRY_LATER, ProviderRejected for 4xx."""
+        try:
+            response = self.session.request(method, self.base_url + path, json=json, params=params,
+                                            timeout=self.timeouts.as_tuple())
+        except requests.Timeout as error:
+            log.warning("Paystack %s %s: no answer in time (%s)", method, path, type(error).__name__)
+            raise ProviderUnavailable(f"Paystack did not answer in time ({type(error).__name__})") from None
+        except requests.RequestException as error:
+            log.warning("Paystack %s %s: %s", method, path, type(error).__name__)
+            raise ProviderUnavailable(f"Paystack could not be reached ({type(error).__name__})") from None
+        body = _json_object(response)
+        message = str(body.get("message") or response.reason or f"HTTP {response.status_code}")
+        if retry_later(response.status_code):
+            log.warning("Paystack %s %s: HTTP %s %s", method, path, response.status_code, message)
+            raise ProviderUnavailable(f"Paystack answered HTTP {response.status_code}: {message}")
+        if response.status_code >= 400 or body.get("status") is False:
+            log.info("Paystack %s %s refused: HTTP %s %s", method, path, response.status_code, message)
+            raise ProviderRejected(message, response.status_code, body.get("code"))
+        if "data" not in body:
+            raise ProviderUnavailable(f"Paystack answered HTTP {response.status_code} without data")
+        return body
+
+    def _opened_before(self, tx: Transaction, refused: ProviderRejected, verify) -> Outcome:
+        """After a refused create: if the reference exists (a repeated create), its state; else Failed."""
+        try:
+            return verify(tx)
+        except ProviderRejected:
+            return rejected_outcome(refused)
+
+    def _verify_payment(self, tx: Transaction) -> Outcome:
+        answer = self._request("GET", f"/transaction/verify/{quote(tx.tx_no, safe='')}")
+        return transaction_outcome(answer["data"], answer.get("message"))
+
+    def _send_transfer(self, tx: Transaction, method: PaymentMethod) -> Outcome:
+        """POST /transferrecipient (Paystack returns the existing one for a known account), then /transfer."""
+        recipient_type = "mobile_money" if method.account_rule == "msisdn" else RECIPIENT_TYPES.get(tx.currency)
+        if recipient_type is None:
+            return Outcome(Status.FAILED, provider_message=f"Paystack does not pay out in {tx.currency}",
+                           decline_reason="Currency Not Supported")
+        details = tx.payment_details
+        try:
+            recipient = self._request("POST", "/transferrecipient", json={
+                "type": recipient_type,
+                "name": details.get("holder"),
+                "account_number": details.get("accountNumber"),
+                "bank_code": details.get("bank"),
+                "currency": tx.currency,
+            })
+            answer = self._request("POST", "/transfer", json={
+                "source": "balance",
+                "amount": to_minor(tx.amount, tx.currency),
+                "recipient": recipient["data"]["recipient_code"],
+                # The transfer's idempotency key: Paystack never sends two transfers with one reference.
+                "reference": transfer_reference(tx.tx_no),
+                "currency": tx.currency,
+                "reason": tx.statement_descriptor or tx.reference,
+            })
+        except ProviderRejected as refused:
+            return self._opened_before(tx, refused, self._verify_transfer)
+        return transfer_outcome(answer["data"], answer.get("message"))
+
+    def _verify_transfer(self, tx: Transaction) -> Outcome:
+        answer = self._request("GET", f"/transfer/verify/{quote(transfer_reference(tx.tx_no), safe='')}")
+        return transfer_outcome(answer["data"], answer.get("message"))
+
+    def _refund_status(self, refund: Transaction, original: Transaction | None) -> Outcome:
+        if refund.provider_transaction_id:
+            answer = self._request("GET", f"/refund/{quote(refund.provider_transaction_id, safe='')}")
+            return refund_outcome(answer["data"], answer.get("message"))
+        found = self._find_refund(refund, original) if original is not None else None
+        return found or Outcome(Status.PENDING, provider_message="Refund not yet submitted to Paystack")
+
+    def _find_refund(self, refund: Transaction, original: Transaction) -> Outcome | None:
+        """The Paystack refund whose merchant_note names this refund, if an earlier call created one."""
+        answer = self._request("GET", "/refund", params={
+            "transaction": self._transaction_id(original), "currency": original.currency, "perPage": 100,
+        })
+        for row in answer["data"] if isinstance(answer["data"], list) else ():
+            if refund.tx_no in str(row.get("merchant_note") or ""):
+                return refund_outcome(row, answer.get("message"))
+        return None
+
+    def _transaction_id(self, original: Transaction) -> str:
+        """Paystack's numeric id of the original (its refund list filters on it, not on the reference)."""
+        if original.provider_transaction_id and original.provider_transaction_id.isdigit():
+            return original.provider_transaction_id
+        answer = self._request("GET", f"/transaction/verify/{quote(original.tx_no, safe='')}")
+        return str(answer["data"]["id"])
+
+
+def parse_webhook(body: bytes, headers: Mapping[str, str], secret_key: str) -> ProviderEvent | IgnoredEvent:
+    """Verify x-paystack-signature (hex HMAC-SHA512 of the raw body with the secret key) and read the event.
+
+    charge.success and transfer.* name Paydesk's txNo (the reference). Paystack's refund
+    events name only the original (transaction_reference) and the amount: the route asks
+    status() for that original's Pending refunds, or matches provider_transaction_id when set.
+    """
+    signature = _header(headers, SIGNATURE_HEADER)
+    expected = hmac.new(secret_key.encode(), body, hashlib.sha512).hexdigest()
+    if not signature or not hmac.compare_digest(expected, signature.strip().lower()):
+        raise WebhookSignatureError("Paystack signature does not match the body")
+    try:
+        event = json.loads(body)
+    except ValueError:
+        raise WebhookPayloadError("Paystack event is not JSON") from None
+    if not isinstance(event, dict) or not isinstance(event.get("data"), dict):
+        raise WebhookPayloadError("Paystack event has no data object")
+    event_type = str(event.get("event"))
+    data = event["data"]
+    kind = EVENT_OBJECTS.get(event_type)
+    if kind is None:
+        return IgnoredEvent("paystack", event_type)
+    amount = data.get("amount") if isinstance(data.get("amount"), int) else None
+    if kind == "transaction":
+        return ProviderEvent("paystack", event_type, Kind.PAYMENT, transaction_outcome(data),
+                             tx_no=data.get("reference"), provider_transaction_id=_id(data.get("id")),
+                             amount_minor=amount, currency=data.get("currency"))
+    if kind == "transfer":
+        reference = data.get("reference")
+        return ProviderEvent("paystack", event_type, Kind.PAYOUT, transfer_outcome(data),
+                             tx_no=reference.upper() if isinstance(reference, str) else None,
+                             provider_transaction_id=data.get("transfer_code"),
+                             amount_minor=amount, currency=data.get("currency"))
+    word = data.get("status") or event_type.removeprefix("refund.")
+    return ProviderEvent("paystack", event_type, Kind.REFUND,
+                         refund_outcome({**data, "status": word}, f"Refund {word}"),
+                         provider_transaction_id=_id(data.get("id")),
+                         original_tx_no=data.get("transaction_reference"),
+                         amount_minor=amount, currency=data.get("currency"))
+
+
+def _listed(row: Mapping) -> bool:
+    """A bank row worth offering: active, not deleted, transfers supported, with a code and name."""
+    return (bool(row.get("code")) and bool(str(row.get("name") or "").strip())
+            and row.get("active", True) is not False and not row.get("is_deleted")
+            and row.get("supports_transfer", True) is not False)
+
+
+def _id(value) -> str | None:
+    return None if value is None else str(value)
+
+
+def _json_object(response: requests.Response) -> dict:
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    """A header by name in any case, from werkzeug Headers or a plain dict."""
+    value = headers.get(name)
+    if value is None:
+        value = next((v for k, v in headers.items() if k.lower() == name.lower()), None)
+    return value

@@ -1,0 +1,381 @@
+"""Stripe: Checkout Sessions, refunds and disputes through the official stripe package, and its webhooks."""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from datetime import datetime
+
+import stripe
+
+from app.payments.model import (
+    DECLINE_STATUSES, Kind, Outcome, PaymentMethod, Status, Transaction,
+)
+from app.payments.money import to_minor
+
+from .banks import Bank, BankListError
+from .base import ProviderUnavailable
+from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError
+from .http import (
+    PROVIDER_ERROR, REDIRECT_URL, ProviderRejected, Timeouts, rejected_outcome, retry_later,
+)
+
+log = logging.getLogger(__name__)
+
+SIGNATURE_HEADER = "Stripe-Signature"
+WEBHOOK_TOLERANCE = 300  # seconds a signed event stays acceptable
+
+# Stripe's word for the state of an object -> Paydesk status and the decline reason when
+# Stripe gives no reason of its own (DECLINE_CODES). A word not listed leaves Pending.
+# A payment is read from its Checkout Session: an expired session is final, a complete one
+# is read by its payment_status, an open one by its PaymentIntent. A declined card while the
+# session is open stays Pending: the customer may try again on Stripe's page.
+STATUSES: dict[tuple[str, str], tuple[Status, str | None]] = {
+    ("checkout_session", "open"): (Status.PENDING, None),
+    ("checkout_session", "expired"): (Status.DECLINED, "Transaction Expired"),  # or the last decline
+    ("checkout_payment", "paid"): (Status.CAPTURED, None),
+    ("checkout_payment", "unpaid"): (Status.PENDING, None),  # delayed methods settle later
+    ("payment_intent", "requires_payment_method"): (Status.PENDING, None),
+    ("payment_intent", "requires_confirmation"): (Status.PENDING, None),
+    ("payment_intent", "requires_action"): (Status.PENDING, None),  # 3-D Secure in progress
+    ("payment_intent", "processing"): (Status.PENDING, None),
+    ("payment_intent", "requires_capture"): (Status.AUTHORIZED, None),
+    ("payment_intent", "succeeded"): (Status.CAPTURED, None),
+    ("payment_intent", "canceled"): (Status.DECLINED, "Payment Cancelled By User"),
+    ("refund", "pending"): (Status.PENDING, None),
+    ("refund", "requires_action"): (Status.PENDING, None),
+    ("refund", "succeeded"): (Status.CAPTURED, None),
+    ("refund", "failed"): (Status.FAILED, PROVIDER_ERROR),
+    ("refund", "canceled"): (Status.FAILED, PROVIDER_ERROR),
+    # Inquiries (warning_*) are not chargebacks yet; "won" gives the money back.
+    ("dispute", "needs_response"): (Status.CHARGEBACK, None),
+    ("dispute", "under_review"): (Status.CHARGEBACK, None),
+    ("dispute", "lost"): (Status.CHARGEBACK, None),
+}
+
+# Why: a PaymentIntent's last_payment_error decline_code or code, a refund's failure_reason,
+# a PaymentIntent's cancellation_reason.
+DECLINE_CODES: dict[str, str] = {
+    "insufficient_funds": "Insufficient Funds",
+    "expired_card": "Card Expired",
+    "expired_or_canceled_card": "Card Expired",
+    "incorrect_number": "Invalid Card Details",
+    "invalid_number": "Invalid Card Details",
+    "incorrect_cvc": "Invalid Card Details",
+    "invalid_cvc": "Invalid Card Details",
+    "invalid_expiry_month": "Invalid Card Details",
+    "invalid_expiry_year": "Invalid Card Details",
+    "incorrect_pin": "Invalid Card Details",
+    "card_velocity_exceeded": "Daily Limit Exceeded",
+    "withdrawal_count_limit_exceeded": "Daily Limit Exceeded",
+    "fraudulent": "Suspected Fraud",
+    "merchant_blacklist": "Suspected Fraud",
+    "stolen_card": "Suspected Fraud",
+    "lost_card": "Suspected Fraud",
+    "lost_or_stolen_card": "Suspected Fraud",
+    "pickup_card": "Restricted Card",
+    "restricted_card": "Restricted Card",
+    "transaction_not_allowed": "Restricted Card",
+    "card_not_supported": "Payment Method Not Available",
+    "currency_not_supported": "Currency Not Supported",
+    "authentication_required": "3DS Authentication Failed",
+    "payment_intent_authentication_failure": "3DS Authentication Failed",
+    "processing_error": PROVIDER_ERROR,
+    "generic_decline": "Declined By Bank",
+    "do_not_honor": "Declined By Bank",
+    "card_declined": "Declined By Bank",
+    "declined": "Declined By Bank",
+    "abandoned": "Transaction Expired",
+    "requested_by_customer": "Payment Cancelled By User",
+}
+
+
+def outcome(kind: str, word: str | None, *, message: str | None = None, reason: str | None = None,
+            provider_transaction_id: str | None = None, extra: dict | None = None) -> Outcome:
+    """Stripe's word for an object through STATUSES; unknown words stay Pending with Stripe's words."""
+    row = STATUSES.get((kind, word or ""))
+    if row is None:
+        return Outcome(Status.PENDING, provider_transaction_id, word, message, extra=extra or {})
+    status, default_reason = row
+    return Outcome(status, provider_transaction_id, word, message,
+                   decline_reason=(reason or default_reason) if status in DECLINE_STATUSES else None,
+                   extra=extra or {})
+
+
+def _reason(*codes: str | None) -> str | None:
+    return next((DECLINE_CODES[code] for code in codes if code in DECLINE_CODES), None)
+
+
+def payment_intent_outcome(intent: Mapping, extra: dict | None = None) -> Outcome:
+    """A PaymentIntent on its own: its status, and why from its last error or cancellation."""
+    error = intent.get("last_payment_error") or {}
+    return outcome("payment_intent", intent.get("status"), message=error.get("message"),
+                   reason=_reason(intent.get("cancellation_reason"), error.get("decline_code"),
+                                  error.get("code")),
+                   extra={"payment_intent": intent.get("id"), **(extra or {})})
+
+
+def session_outcome(session: Mapping) -> Outcome:
+    """A payment's Checkout Session (payment_intent expanded or an id) as an Outcome.
+
+    provider_transaction_id stays the session id, the id Paydesk keeps for the payment.
+    """
+    intent = session.get("payment_intent")
+    intent = intent if isinstance(intent, Mapping) else None
+    extra = {"payment_intent": intent.get("id") if intent else session.get("payment_intent")}
+    state = session.get("status")
+    if state == "expired":
+        error = (intent or {}).get("last_payment_error") or {}
+        return outcome("checkout_session", state, provider_transaction_id=session.get("id"),
+                       message=error.get("message") or "Checkout Session expired",
+                       reason=_reason(error.get("decline_code"), error.get("code")), extra=extra)
+    if state == "complete":
+        return outcome("checkout_payment", session.get("payment_status"),
+                       provider_transaction_id=session.get("id"), message="Checkout Session complete",
+                       extra=extra)
+    if intent is not None:
+        found = payment_intent_outcome(intent)
+        found.provider_transaction_id = session.get("id")
+        return found
+    return outcome("checkout_session", state, provider_transaction_id=session.get("id"),
+                   message="Awaiting customer at Stripe Checkout", extra=extra)
+
+
+def refund_outcome(refund: Mapping) -> Outcome:
+    """A Refund object as an Outcome; failure_reason says why a failed one failed."""
+    failure = refund.get("failure_reason")
+    word = refund.get("status")
+    return outcome("refund", word, provider_transaction_id=refund.get("id"),
+                   message=f"Refund {word}" + (f": {failure}" if failure else ""),
+                   reason=_reason(failure))
+
+
+def dispute_outcome(dispute: Mapping) -> Outcome:
+    """A Dispute as an Outcome for its payment (Chargeback once it is a real dispute)."""
+    return outcome("dispute", dispute.get("status"),
+                   message=f"Dispute opened: {dispute.get('reason') or 'no reason given'}",
+                   extra={"dispute": dispute.get("id"), "payment_intent": dispute.get("payment_intent")})
+
+
+class StripeConnector:
+    """Stripe behind the Provider interface, with one merchant account's secret key."""
+
+    name = "stripe"
+
+    def __init__(self, secret_key: str, base_url: str | None = None,
+                 timeouts: Timeouts = Timeouts(), return_url: str | None = None):
+        # return_url: where Stripe sends the customer back when the payment has no SuccessUrl
+        # or FailureUrl ("{tx_no}" is replaced); Checkout needs one or the other.
+        self.return_url = return_url
+        self.client = stripe.StripeClient(
+            secret_key,
+            base_addresses={"api": base_url} if base_url else None,
+            http_client=stripe.RequestsClient(timeout=timeouts.as_tuple()),
+            # No retries inside a call: a Pending transaction is asked again by the worker.
+            max_network_retries=0,
+        )
+
+    def __repr__(self) -> str:
+        return "StripeConnector()"  # never the key
+
+    # The Provider interface
+
+    def create(self, tx: Transaction, method: PaymentMethod) -> Outcome:
+        """A Checkout Session in payment mode (its URL in extra[REDIRECT_URL]); Stripe sends no payouts here."""
+        if tx.kind is Kind.PAYOUT:
+            return Outcome(Status.FAILED, provider_message="Payouts are not offered through Stripe",
+                           decline_reason="Payment Method Not Available")
+        fallback = self.return_url.format(tx_no=tx.tx_no) if self.return_url else None
+        params: dict = {
+            "mode": "payment",
+            "client_reference_id": tx.tx_no,
+            "line_items": [{
+                "quantity": 1,
+                "price_data": {
+                    "currency": tx.currency.lower(),
+                    "unit_amount": to_minor(tx.amount, tx.currency),
+                    "product_data": {"name": tx.statement_descriptor or f"Payment {tx.reference}"},
+                },
+            }],
+            "metadata": {"txNo": tx.tx_no, "reference": tx.reference},
+            # The PaymentIntent carries the txNo too, so its events name the payment.
+            "payment_intent_data": {"metadata": {"txNo": tx.tx_no}},
+        }
+        for name, url in (("success_url", tx.success_url or fallback),
+                          ("cancel_url", tx.failure_url or fallback)):
+            if url:
+                params[name] = url
+        if tx.billing.get("email"):
+            params["customer_email"] = tx.billing["email"]
+        try:
+            session = self._call(self.client.v1.checkout.sessions.create, params=params,
+                                 options={"idempotency_key": tx.tx_no})
+        except ProviderRejected as refused:
+            return rejected_outcome(refused)
+        found = session_outcome(session)
+        found.extra[REDIRECT_URL] = session.get("url")
+        return found
+
+    def refund(self, refund: Transaction, original: Transaction, now: datetime) -> Outcome:
+        """POST /v1/refunds for the original's PaymentIntent, the refund's txNo as Idempotency-Key."""
+        try:
+            intent = self._payment_intent_id(original)
+            if intent is None:
+                return Outcome(Status.FAILED, provider_message="The payment has no PaymentIntent at Stripe",
+                               decline_reason=PROVIDER_ERROR)
+            created = self._call(self.client.v1.refunds.create, params={
+                "payment_intent": intent,
+                "amount": to_minor(refund.amount, refund.currency),
+                "metadata": {"txNo": refund.tx_no, "originalTxNo": original.tx_no},
+            }, options={"idempotency_key": refund.tx_no})
+        except ProviderRejected as refused:
+            return rejected_outcome(refused)
+        return refund_outcome(created)
+
+    def status(self, tx: Transaction, original: Transaction | None, now: datetime) -> Outcome:
+        """A payment from its Checkout Session and PaymentIntent, a refund from its Refund.
+
+        A refused question (4xx) says nothing about the money, so it raises
+        ProviderUnavailable (the transaction stays Pending) instead of failing it.
+        """
+        known = tx.provider_transaction_id
+        if not known:
+            return Outcome(Status.PENDING, provider_message="Not yet opened at Stripe")
+        try:
+            if tx.kind is Kind.REFUND:
+                return refund_outcome(self._call(self.client.v1.refunds.retrieve, known))
+            if known.startswith("pi_"):
+                return payment_intent_outcome(self._call(self.client.v1.payment_intents.retrieve, known))
+            return session_outcome(self._session(known))
+        except ProviderRejected as refused:
+            raise ProviderUnavailable(f"Stripe refused the status request: {refused}") from None
+
+    def banks(self, method: PaymentMethod, currency: str, country: str | None) -> list[Bank]:
+        """Stripe offers no bank list for this product."""
+        raise BankListError(f"Payment method {method.method_id} does not support bank lists")
+
+    # Beyond the interface
+
+    def cancel(self, tx: Transaction) -> Outcome:
+        """Expire an open Checkout Session, or cancel its PaymentIntent; then where the payment stands.
+
+        A session that completed meanwhile cannot be voided: its state (Captured) is answered.
+        """
+        known = tx.provider_transaction_id
+        if tx.kind is not Kind.PAYMENT or not known:
+            return self.status(tx, None, datetime.now())
+        try:
+            if known.startswith("cs_"):
+                session = self._session(known)
+                if session.get("status") == "open":
+                    self._call(self.client.v1.checkout.sessions.expire, known,
+                               options={"idempotency_key": f"{tx.tx_no}-expire"})
+                    return session_outcome(self._session(known))
+                intent = session.get("payment_intent")
+                known = intent.get("id") if isinstance(intent, Mapping) else None
+                if not known:
+                    return session_outcome(session)
+            intent = self._call(self.client.v1.payment_intents.retrieve, known)
+            if intent.get("status") in ("requires_payment_method", "requires_capture",
+                                        "requires_confirmation", "requires_action"):
+                intent = self._call(self.client.v1.payment_intents.cancel, known,
+                                    options={"idempotency_key": f"{tx.tx_no}-cancel"})
+            return payment_intent_outcome(intent)
+        except ProviderRejected:
+            # The state moved under us (paid, already expired): report where it is now.
+            return self.status(tx, None, datetime.now())
+
+    def test_connection(self) -> str:
+        """GET /v1/balance, which needs a valid secret key."""
+        balance = self._call(self.client.v1.balance.retrieve)
+        return f"Connected to Stripe ({'live' if balance.get('livemode') else 'test'} mode)"
+
+    def payment_tx_no(self, payment_intent: str) -> str | None:
+        """Paydesk's txNo of a PaymentIntent (from its metadata), for events that name only it (disputes)."""
+        try:
+            intent = self._call(self.client.v1.payment_intents.retrieve, payment_intent)
+        except ProviderRejected:
+            return None
+        return (intent.get("metadata") or {}).get("txNo")
+
+    # Requests
+
+    def _session(self, session_id: str) -> dict:
+        return self._call(self.client.v1.checkout.sessions.retrieve, session_id,
+                          params={"expand": ["payment_intent"]})
+
+    def _payment_intent_id(self, payment: Transaction) -> str | None:
+        known = payment.provider_transaction_id or ""
+        if known.startswith("pi_"):
+            return known
+        if not known:
+            return None
+        intent = self._session(known).get("payment_intent")
+        return intent.get("id") if isinstance(intent, Mapping) else intent
+
+    def _call(self, method: Callable, *args, **kwargs) -> dict:
+        """One stripe-python call as a plain dict; ProviderUnavailable or ProviderRejected as _request."""
+        try:
+            return method(*args, **kwargs).to_dict()
+        except stripe.APIConnectionError as error:
+            log.warning("Stripe could not be reached: %s", error.user_message)
+            raise ProviderUnavailable(f"Stripe could not be reached: {error.user_message}") from None
+        except stripe.StripeError as error:
+            message = error.user_message or type(error).__name__
+            if retry_later(error.http_status):
+                log.warning("Stripe answered HTTP %s: %s", error.http_status, message)
+                raise ProviderUnavailable(f"Stripe answered HTTP {error.http_status}: {message}") from None
+            log.info("Stripe refused: HTTP %s %s", error.http_status, message)
+            raise ProviderRejected(message, error.http_status or 400, error.code) from None
+
+
+# Events by type: which transaction kind they report and how their object reads.
+_EVENTS: dict[str, tuple[Kind, Callable[[Mapping], Outcome]]] = {
+    "checkout.session.completed": (Kind.PAYMENT, session_outcome),
+    "checkout.session.expired": (Kind.PAYMENT, session_outcome),
+    "payment_intent.succeeded": (Kind.PAYMENT, payment_intent_outcome),
+    "payment_intent.payment_failed": (Kind.PAYMENT, payment_intent_outcome),
+    "refund.created": (Kind.REFUND, refund_outcome),
+    "refund.updated": (Kind.REFUND, refund_outcome),
+    "refund.failed": (Kind.REFUND, refund_outcome),
+    "charge.dispute.created": (Kind.PAYMENT, dispute_outcome),
+}
+
+
+def parse_webhook(body: bytes, headers: Mapping[str, str], webhook_secret: str,
+                  tolerance: int = WEBHOOK_TOLERANCE) -> ProviderEvent | IgnoredEvent:
+    """Verify Stripe-Signature with the endpoint's whsec_ secret and read the event.
+
+    Sessions name the payment by client_reference_id, PaymentIntents and refunds by
+    metadata.txNo. A dispute names only its PaymentIntent (provider_transaction_id):
+    the route finds the payment with StripeConnector.payment_tx_no.
+    """
+    signature = headers.get(SIGNATURE_HEADER) or next(
+        (v for k, v in headers.items() if k.lower() == SIGNATURE_HEADER.lower()), None)
+    try:
+        event = stripe.Webhook.construct_event(body, signature, webhook_secret, tolerance=tolerance).to_dict()
+    except stripe.SignatureVerificationError as error:
+        raise WebhookSignatureError(f"Stripe signature refused: {error.user_message}") from None
+    except ValueError:  # not UTF-8 or not JSON, though signed
+        raise WebhookPayloadError("Stripe event is not JSON") from None
+    event_type = str(event.get("type"))
+    handler = _EVENTS.get(event_type)
+    obj = (event.get("data") or {}).get("object")
+    if handler is None:
+        return IgnoredEvent("stripe", event_type, event.get("id"))
+    if not isinstance(obj, Mapping):
+        raise WebhookPayloadError(f"Stripe event {event.get('id')} has no data object")
+    kind, read = handler
+    metadata = obj.get("metadata") or {}
+    if event_type.startswith("checkout.session."):
+        tx_no, provider_id = obj.get("client_reference_id"), obj.get("id")
+        amount = obj.get("amount_total")
+    elif event_type.startswith("charge.dispute."):
+        tx_no, provider_id, amount = None, obj.get("payment_intent"), obj.get("amount")
+    else:
+        tx_no, provider_id, amount = metadata.get("txNo"), obj.get("id"), obj.get("amount")
+    currency = obj.get("currency")
+    return ProviderEvent("stripe", event_type, kind, read(obj), tx_no=tx_no,
+                         provider_transaction_id=provider_id,
+                         amount_minor=amount if isinstance(amount, int) else None,
+                         currency=currency.upper() if isinstance(currency, str) else None,
+                         event_id=event.get("id"))
