@@ -25,9 +25,13 @@ MAX_KEY_LENGTH = 255
 
 
 def request_hash(method: str, path: str, body) -> str:
-    """Fingerprint of the request: same key with another fingerprint is a misuse."""
+    """Fingerprint of the request: same key with another fingerprint is a misuse.
+
+    It is taken before validation, so the body may hold lone surrogates ("\\ud800" escapes):
+    "surrogatepass" encodes them as bytes no valid text has, keeping distinct bodies distinct.
+    """
     canonical = dumps({"method": method, "path": path, "body": body}, sort_keys=True)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def run_once(deps: Deps, caller: Caller, key: str, fingerprint: str,

@@ -20,7 +20,7 @@ from app.payments.model import (
     Status,
     TransactionNotFound,
 )
-from app.payments.requests import parse_create, parse_refund
+from app.payments.requests import parse_create, parse_refund, shown_field_name
 from app.payments.sandbox import install_fixtures
 from app.store.merchants import merchant_by_id
 
@@ -226,7 +226,7 @@ def banks():
         return _bank_validation("Request body must be a JSON object")
     unknown = sorted(set(body) - {"paymentMethod", "currency", "country"})
     if unknown:
-        return _bank_validation(f"Unknown field {unknown[0][:64]}")
+        return _bank_validation(f"Unknown field {shown_field_name(unknown[0])}")
     method, currency, country = body.get("paymentMethod"), body.get("currency"), body.get("country")
     if method is None or method == "":
         return _bank_validation("Payment method is required")
@@ -287,7 +287,7 @@ def sandbox_outcome(tx_no: str):
         raise FieldErrors.one("Body", "Request body must be a JSON object")
     unknown = sorted(set(body) - {"status", "declineReason"})
     if unknown:
-        raise FieldErrors({k[:64]: ["Unknown field"] for k in unknown})
+        raise FieldErrors({shown_field_name(k): ["Unknown field"] for k in unknown})
     words = ", ".join(s.value for s in sorted(SANDBOX_OUTCOMES))
     try:
         status = Status(body.get("status"))

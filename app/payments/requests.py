@@ -82,8 +82,7 @@ class _Fields:
     def reject_unknown(self, allowed: set[str]) -> None:
         for key in self.body:
             if key not in allowed:
-                shown = key if len(key) <= 64 else key[:64] + "…"
-                self.errors.setdefault(self.name(shown), []).append("Unknown field")
+                self.errors.setdefault(self.name(shown_field_name(key)), []).append("Unknown field")
 
     def string(self, key: str, *, required: bool, max_length: int) -> str | None:
         value = self.body.get(key)
@@ -154,6 +153,17 @@ class _Fields:
 
 # C0 control characters other than tab, newline and carriage return.
 _CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# What a "\ud800" escape without its pair leaves in a str: valid JSON, but no UTF-8 text holds it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+MAX_SHOWN_NAME_LENGTH = 64
+
+
+def shown_field_name(key: str) -> str:
+    """A client's field name as an error may echo it: cut to 64 characters (marked "…"), and
+    each lone surrogate shown as U+FFFD, the replacement character, so the answer can be encoded."""
+    if len(key) > MAX_SHOWN_NAME_LENGTH:
+        key = key[:MAX_SHOWN_NAME_LENGTH] + "…"
+    return _LONE_SURROGATE.sub("\ufffd", key)
 
 
 def _storable(value: str) -> bool:

@@ -168,6 +168,59 @@ def test_lone_surrogates_are_refused_not_crashing(sandbox):
     assert response.json() == {"errors": {"TxNo": ["TxNo must not contain control characters"]}}
 
 
+# A "\ud800" escape is valid JSON but no UTF-8 text: an unknown field named with one is
+# reported with each lone surrogate shown as U+FFFD, the replacement character.
+@pytest.mark.parametrize("path,raw,errors", [
+    ("/transactions/refund", b'{"\\ud800": 1}',
+     {"\ufffd": ["Unknown field"], "TxNo": ["TxNo is required"], "Amount": ["Amount is required"]}),
+    ("/transactions/refund", b'{"txNo": "SBX-CAPTURED", "amount": 1, "a\\udc00b": 1}',
+     {"A\ufffdb": ["Unknown field"]}),
+    ("/sandbox/transactions/SBX-PENDING/outcome", b'{"\\ud800": 1}', {"\ufffd": ["Unknown field"]}),
+])
+def test_unknown_fields_named_with_lone_surrogates(sandbox, path, raw, errors):
+    response = sandbox.post(path, data=raw)
+    assert response.status_code == 400
+    assert response.json() == {"errors": errors}
+
+
+def test_unknown_fields_named_with_lone_surrogates_on_create(sandbox):
+    body = json.dumps(payment_body(billing={
+        "firstName": "A", "lastName": "B", "email": "a@b.co", "customerReference": "c", "\ud800": 1},
+        payment={"paymentMethod": "card", "x\udfff": 2}, **{"\udbff": 3}))
+    response = sandbox.post("/transactions", data=body.encode())
+    assert response.status_code == 400
+    assert response.json() == {"errors": {"\ufffd": ["Unknown field"], "Billing.\ufffd": ["Unknown field"],
+                                          "Payment.X\ufffd": ["Unknown field"]}}
+
+
+def test_bank_list_names_an_unknown_field_with_lone_surrogates_safely(sandbox):
+    raw = b'{"paymentMethod": "ng-bank-payout", "currency": "NGN", "\\ud800x": 1}'
+    response = sandbox.post("/transactions/banks", data=raw)
+    assert response.status_code == 400
+    assert response.json() == {"error": "Validation Error", "message": "Unknown field \ufffdx"}
+
+
+@pytest.mark.parametrize("path,raw,errors", [
+    ("/transactions/refund", b'{"txNo": "SBX-CAPTURED", "amount": 1, "reason": "\\udc00"}',
+     {"Reason": ["Reason must not contain control characters"]}),
+    ("/transactions", None, {"Reference": ["Reference must not contain control characters"]}),
+])
+def test_lone_surrogates_with_an_idempotency_key(sandbox, app, merchant, path, raw, errors):
+    """The body is fingerprinted before it is validated: the fingerprint must take any JSON."""
+    raw = raw or json.dumps(payment_body(reference="\ud800")).encode()
+    before = count_transactions(app, merchant.merchant_id)
+    first = sandbox.post(path, data=raw, headers={"Idempotency-Key": "surrogates"})
+    assert (first.status_code, first.json()) == (400, {"errors": errors})
+    again = sandbox.post(path, data=raw, headers={"Idempotency-Key": "surrogates"})
+    assert (again.status_code, again.text) == (400, first.text)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    other = raw.replace(b"\\ud800", b"\\udbff").replace(b"\\udc00", b"\\udfff")
+    reused = sandbox.post(path, data=other, headers={"Idempotency-Key": "surrogates"})
+    assert (reused.status_code, reused.json()) == (
+        422, {"error": "Idempotency-Key reused with a different request"})
+    assert count_transactions(app, merchant.merchant_id) == before
+
+
 def test_invalid_email(sandbox):
     response = sandbox.post("/transactions", payment_body(billing={
         "firstName": "A", "lastName": "B", "email": "not-an-email", "customerReference": "c"}))
