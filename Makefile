@@ -5,6 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 5000
 export BASE_URL ?= http://$(HOST):$(PORT)
+PRISM := tests/providers/prism/node_modules/.bin/prism
 
 .PHONY: run test install install-test chromium wrk worker bench bench-smoke clean
 
@@ -20,7 +21,13 @@ $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 
 install: $(VENV)/.installed
 
-install-test: $(VENV)/.installed-test chromium wrk
+install-test: $(VENV)/.installed-test chromium wrk $(PRISM)
+
+# Prism (npm @stoplight/prism-cli, pinned with its lock file) checks every request of the
+# Paystack connector against Paystack's OpenAPI document; installed under the tests, not globally.
+$(PRISM): tests/providers/prism/package.json tests/providers/prism/package-lock.json
+	npm ci --prefix tests/providers/prism --no-audit --no-fund --ignore-scripts
+	touch $@
 
 # Browser tests drive Debian's Chromium; Playwright cannot download its own here.
 chromium:

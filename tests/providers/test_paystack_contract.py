@@ -1,0 +1,114 @@
+"""Every request the Paystack connector sends, checked by Prism against Paystack's OpenAPI document.
+
+Prism answers a request that breaks the document with 422 (or the operation's 400) and the
+violations in its `sl-violations` header; the session hook turns that into a test failure.
+Prism's answers are schema placeholders ("string", 0), so these tests check requests, not
+the mapping of answers (test_paystack.py does that with realistic bodies).
+"""
+from __future__ import annotations
+
+import pytest
+
+from app.payments.model import Status
+from app.providers.banks import Bank
+from app.providers.http import REDIRECT_URL
+from app.providers.paystack import PaystackConnector
+
+from .builders import MOBILE_MONEY, NG_PAYOUT, NOW, CARD, captured, payment, payout, refund_of
+
+
+class ContractViolation(AssertionError):
+    """Prism found the request does not match Paystack's OpenAPI document."""
+
+
+@pytest.fixture
+def paystack(prism):
+    """The connector pointed at Prism; every answer is checked for violations, every call kept."""
+    connector = PaystackConnector("sk_test_contract", base_url=prism)
+    connector.calls = []
+
+    def check(response, *args, **kwargs):
+        request = response.request
+        connector.calls.append((request.method, request.path_url.split("?")[0]))
+        violations = response.headers.get("sl-violations")
+        if violations or response.status_code in (401, 422):
+            raise ContractViolation(f"{request.method} {request.path_url}: HTTP {response.status_code} "
+                                    f"{violations or response.text[:300]}")
+
+    connector.session.hooks["response"].append(check)
+    return connector
+
+
+def test_payment_initialize_matches_the_contract(paystack):
+    outcome = paystack.create(payment(success_url="https://shop.example/paid"), CARD)
+
+    assert outcome.status is Status.PENDING
+    assert outcome.extra[REDIRECT_URL]
+    assert paystack.calls == [("POST", "/transaction/initialize")]
+
+
+def test_payment_verify_matches_the_contract(paystack):
+    outcome = paystack.status(payment(), None, NOW)
+
+    assert outcome.status is Status.PENDING  # Prism's placeholder word is not in the table
+    assert paystack.calls == [("GET", "/transaction/verify/PAY-9F2C41D07A3B5E68")]
+
+
+def test_refund_lookup_and_create_match_the_contract(paystack):
+    original = captured()  # no Paystack id yet: the connector verifies the original first
+    outcome = paystack.refund(refund_of(original, "2500.00"), original, NOW)
+
+    assert outcome.status is Status.PENDING
+    assert paystack.calls == [("GET", "/transaction/verify/PAY-9F2C41D07A3B5E68"), ("GET", "/refund"),
+                              ("POST", "/refund")]
+
+
+def test_refund_fetch_matches_the_contract(paystack):
+    original = captured(provider_transaction_id="4099260516")
+    outcome = paystack.status(refund_of(original, "2500.00", provider_transaction_id="15581137"),
+                              original, NOW)
+
+    assert outcome.status is Status.PENDING
+    assert paystack.calls == [("GET", "/refund/15581137")]
+
+
+@pytest.mark.parametrize("currency, country", [("NGN", "NG"), ("GHS", "GH"), ("KES", "KE"),
+                                               ("ZAR", "ZA"), ("NGN", None)])
+def test_bank_list_filters_match_the_contract(paystack, currency, country):
+    banks = paystack.banks(NG_PAYOUT, currency, country)
+
+    assert all(isinstance(bank, Bank) for bank in banks)  # Prism's placeholder bank is_deleted
+    assert paystack.calls == [("GET", "/bank")]
+
+
+@pytest.mark.parametrize("currency, method, bank", [
+    ("NGN", NG_PAYOUT, "058"),
+    ("GHS", NG_PAYOUT, "GH280100"),
+    ("ZAR", NG_PAYOUT, "632005"),
+    ("KES", MOBILE_MONEY, "MPESA"),
+])
+def test_payout_recipient_and_transfer_match_the_contract(paystack, currency, method, bank):
+    outcome = paystack.create(payout(currency=currency, bank=bank), method)
+
+    assert outcome.status is Status.PENDING
+    assert paystack.calls == [("POST", "/transferrecipient"), ("POST", "/transfer")]
+
+
+def test_transfer_verify_matches_the_contract(paystack):
+    outcome = paystack.status(payout(), None, NOW)
+
+    assert outcome.status is Status.PENDING
+    assert paystack.calls == [("GET", "/transfer/verify/pou-7e3a9c1b5d2f4680")]
+
+
+def test_cancel_and_test_connection_match_the_contract(paystack):
+    assert paystack.cancel(payment()).status is Status.PENDING
+    assert paystack.test_connection() == "string"
+    assert paystack.calls == [("GET", "/transaction/verify/PAY-9F2C41D07A3B5E68"), ("GET", "/balance")]
+
+
+def test_a_request_that_breaks_the_contract_fails_the_test(paystack):
+    """The check itself can fail: an amount as a string is refused by Paystack's document."""
+    with pytest.raises(ContractViolation, match="amount must be integer"):
+        paystack._request("POST", "/transaction/initialize",
+                          json={"email": "ada@example.com", "amount": "10500"})
