@@ -12,7 +12,7 @@ from app.api.shapes import json_response, refund_body
 from app.auth.users import current_caller, requires
 from app.payments import services
 from app.payments.model import FieldErrors, RefundRejected, Status, check_refund
-from app.payments.money import fits_currency, format_amount
+from app.payments.money import format_amount
 from app.payments.requests import parse_refund
 from app.store import dashboard as store
 
@@ -43,10 +43,14 @@ def _posted_refund(tx_no: str):
 
 
 def _inputs(body: dict, currency: str) -> dict:
-    """The inputs to show again: the amount written with the currency's digits when it fits them."""
+    """The inputs to show again: the amount written with the currency's digits when it is an
+    amount of the currency, otherwise exactly as typed."""
     amount = body["amount"]
     if isinstance(amount, Decimal):
-        amount = format_amount(amount, currency) if fits_currency(amount, currency) else str(amount)
+        try:
+            amount = format_amount(amount, currency)
+        except ValueError:  # more digits than the currency has, or beyond any amount
+            amount = (request.form.get("amount") or "").strip()
     return {"amount": amount or "", "reason": body["reason"] or "",
             "description": body["description"] or ""}
 

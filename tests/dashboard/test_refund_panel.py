@@ -70,6 +70,32 @@ def test_errors_are_the_services_messages_and_change_nothing(panel, captured_pay
     assert panel.get(f"/transactions/{tx_no}").text.count('href="/transactions/RFD-') == 1  # the first only
 
 
+
+# Typed amounts the default decimal context would round (or underflow to zero): refused on
+# the form with the field's message, shown back exactly as typed, nothing refunded.
+TYPED_AMOUNTS = [
+    ("10.000000000000000000000000000001", "Amount has too many decimal places"),
+    ("99.999999999999999999999999999999", "Amount has too many decimal places"),
+    ("9.99999999999999999999999999999999", "Amount has too many decimal places"),
+    ("0.0000001", "Amount has too many decimal places"),
+    ("1e-1000000000", "Amount must be a number"),
+    ("1E+5", "Amount must be a number"),
+    ("1" * 5000, "Amount must be at most 1000000000"),
+    ("5" + "0" * 30 + ".00", "Amount must be at most 1000000000"),
+]
+
+
+@pytest.mark.parametrize("typed, message", TYPED_AMOUNTS)
+def test_typed_amounts_are_never_rounded(panel, captured_payment, sandbox, typed, message):
+    tx_no = captured_payment(10)
+    for step in ("refund/review", "refund"):
+        answer = _htmx_post(panel, f"/transactions/{tx_no}/{step}", {"amount": typed})
+        assert answer.status_code == 422
+        assert f'<ul class="field-errors" id="refund-amount-errors"><li>{message}</li></ul>' in answer.text
+        assert f'name="amount" type="text" inputmode="decimal" autocomplete="off"\n                 value="{typed}"' in answer.text
+    assert sandbox.status(tx_no)["Status"] == "Captured"
+    assert "No refunds." in panel.get(f"/transactions/{tx_no}").text
+
 def test_the_dashboard_gives_the_api_s_message_for_the_same_refund(panel, captured_payment, sandbox):
     tx_no = captured_payment(50)
     api = sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 60})
