@@ -4,8 +4,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import signal
-import time
 from pathlib import Path
 
 import click
@@ -115,23 +113,14 @@ def demo():
 @click.option("--once", is_flag=True, help="Run one round of every job and exit.")
 @click.option("--interval", default=0.5, show_default=True, help="Seconds between rounds.")
 def worker(once: bool, interval: float):
-    """Background worker: webhook delivery, pending-refund recovery, payouts, expiry."""
-    from app.worker import run_round
+    """Background worker: webhook delivery, pending-refund recovery, payouts, expiry.
 
-    stop = {"now": False}
+    Database errors do not end it (see app.worker); SIGTERM or SIGINT does.
+    """
+    from app.worker import StopRequest, run_until_stopped
 
-    def request_stop(*_):
-        stop["now"] = True
-
-    signal.signal(signal.SIGTERM, request_stop)
-    signal.signal(signal.SIGINT, request_stop)
+    stop = StopRequest()
+    stop.listen()
     click.echo(f"worker {os.getpid()} started")
-    while not stop["now"]:
-        busy = run_round(current_app)
-        if once:
-            break
-        if not busy:
-            time.sleep(interval)
+    run_until_stopped(current_app._get_current_object(), stop, interval=interval, once=once)
     click.echo(f"worker {os.getpid()} stopped")
-
-

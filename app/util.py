@@ -1,4 +1,4 @@
-"""Small helpers shared by every layer: UTC time and exact JSON."""
+"""Small helpers shared by every layer: UTC time, exact JSON, backoff after failures."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
@@ -34,3 +34,22 @@ def dumps(value, *, sort_keys: bool = False) -> str:
 
 def _default(value):
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+class Backoff:
+    """Pauses after consecutive failures: `first`, then twice as long each time, never above `cap`."""
+
+    def __init__(self, first: float, cap: float):
+        self.first = first
+        self.cap = cap
+        self.failures = 0
+
+    def next_pause(self) -> float:
+        """The pause after one more failure."""
+        pause = min(self.cap, self.first * 2 ** min(self.failures, 32))
+        self.failures += 1
+        return pause
+
+    def reset(self) -> None:
+        """A success: the next failure starts again from `first`."""
+        self.failures = 0

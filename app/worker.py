@@ -1,12 +1,27 @@
-"""One round of the background worker's jobs; `flask worker` repeats it."""
+"""The background worker: one round of its jobs, and the loop `flask worker` repeats it in.
+
+A round that fails (the database restarting, a connection dropped) is logged with its
+traceback and tried again after a pause that doubles up to MAX_ROUND_PAUSE; only SIGTERM
+or SIGINT end the loop, and they also cut a pause short.
+"""
 from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable
 
 from flask import Flask
 
 from app.api.idempotency import REPLAY_WINDOW
 from app.payments import services
 from app.store import idempotency
+from app.util import Backoff
 from app.webhooks.delivery import start_delivery
+
+FIRST_ROUND_PAUSE = 0.5  # seconds after the first failed round
+MAX_ROUND_PAUSE = 30.0
+# A stop request ends a pause within this many seconds.
+STOP_CHECK_INTERVAL = 0.1
 
 
 def run_round(app: Flask) -> bool:
@@ -24,3 +39,56 @@ def run_round(app: Flask) -> bool:
         # Webhooks are delivered continuously by this process's own delivery threads.
         start_delivery(app)
     return bool(settled or expired)
+
+
+class StopRequest:
+    """Set by SIGTERM or SIGINT once listen() ran; wait() sleeps until the time is up or a stop comes.
+
+    The signal handler only sets a flag (a lock taken in a handler could deadlock the
+    main thread it interrupts), and wait() looks at it every STOP_CHECK_INTERVAL.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def listen(self) -> None:
+        """Turn SIGTERM and SIGINT into stop requests."""
+        signal.signal(signal.SIGTERM, self._request)
+        signal.signal(signal.SIGINT, self._request)
+
+    def _request(self, *_signal) -> None:
+        self.requested = True
+
+    def wait(self, seconds: float) -> None:
+        """Sleep for `seconds`, or less if a stop is requested meanwhile."""
+        deadline = time.monotonic() + seconds
+        while not self.requested:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, STOP_CHECK_INTERVAL))
+
+
+def run_until_stopped(app: Flask, stop: StopRequest, *, interval: float, once: bool = False,
+                      run_round: Callable[[Flask], bool] = run_round) -> None:
+    """Run rounds until a stop is requested; `interval` seconds apart when there was nothing to do.
+
+    A failing round is logged and tried again after a backoff pause; with `once`, its
+    error is raised instead, so a one-off run fails visibly.
+    """
+    failures = Backoff(first=FIRST_ROUND_PAUSE, cap=MAX_ROUND_PAUSE)
+    while not stop.requested:
+        try:
+            busy = run_round(app)
+        except Exception:
+            if once:
+                raise
+            pause = failures.next_pause()
+            app.logger.exception("worker round failed; trying again in %.1f s", pause)
+            stop.wait(pause)
+            continue
+        failures.reset()
+        if once:
+            return
+        if not busy:
+            stop.wait(interval)

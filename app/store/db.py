@@ -1,14 +1,26 @@
-"""The engine: SQLite (embedded default) or PostgreSQL, with each one's transaction behaviour."""
+"""The engine: SQLite (embedded default) or PostgreSQL, with each one's transaction behaviour.
+
+Also what the rest of the application needs to know about a database that goes away:
+whether an error means it could not be reached, and whether a COMMIT was sent since a
+given moment (work that sent none may be run again after a lost connection).
+"""
 from __future__ import annotations
 
 import time
+from contextvars import ContextVar
 
+import psycopg
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.pool import NullPool
 
 # A pooled PostgreSQL connection unused for longer than this is pinged before use.
 PING_IDLE_AFTER = 2.0
+# SQLSTATEs of a server that is shutting down or starting up, or of a lost connection (class 08).
+UNREACHABLE_SQLSTATES = ("57P01", "57P02", "57P03")
+
+# Whether this thread (or task) sent a COMMIT since forget_commits(); set just before it is sent.
+_commit_sent: ContextVar[bool] = ContextVar("paydesk_commit_sent", default=False)
 
 
 def make_engine(url: str, *, pool_size: int = 10, ping_idle_after: float = PING_IDLE_AFTER) -> Engine:
@@ -16,10 +28,49 @@ def make_engine(url: str, *, pool_size: int = 10, ping_idle_after: float = PING_
     if url.startswith("sqlite"):
         engine = create_engine(url, poolclass=NullPool if ":memory:" in url else None)
         _sqlite_transactions(engine)
-        return engine
-    engine = create_engine(url, pool_size=pool_size, max_overflow=pool_size)
-    _ping_idle_connections(engine, ping_idle_after)
+    else:
+        engine = create_engine(url, pool_size=pool_size, max_overflow=pool_size)
+        _ping_idle_connections(engine, ping_idle_after)
+    _note_commits(engine)
     return engine
+
+
+def forget_commits() -> None:
+    """Start watching: commit_sent() is False until this thread sends its next COMMIT."""
+    _commit_sent.set(False)
+
+
+def commit_sent() -> bool:
+    """True when this thread sent a COMMIT (or tried to) since forget_commits().
+
+    A COMMIT whose answer was lost may have reached the server and taken effect, so
+    work that sent one must not be run again.
+    """
+    return _commit_sent.get()
+
+
+def _note_commits(engine: Engine) -> None:
+    @event.listens_for(engine, "commit")
+    def _committing(_conn):
+        _commit_sent.set(True)  # before COMMIT goes out: from here on it may have taken effect
+
+
+def database_unreachable(error: BaseException) -> bool:
+    """The error says the database cannot be reached right now: a connection it dropped, or none made.
+
+    Restarts, failovers and connection limits look like this; a wrong query or a
+    constraint violation does not.
+    """
+    if not isinstance(error, DBAPIError):
+        return False
+    if error.connection_invalidated:  # SQLAlchemy saw the connection die (and replaced the pool)
+        return True
+    cause = error.orig
+    if not isinstance(cause, psycopg.OperationalError):
+        return False
+    # No SQLSTATE: the client's own report (connection refused, server closed the connection).
+    return cause.sqlstate is None or cause.sqlstate.startswith("08") \
+        or cause.sqlstate in UNREACHABLE_SQLSTATES
 
 
 def _ping_idle_connections(engine: Engine, idle_after: float) -> None:

@@ -7,7 +7,9 @@ event: its next_attempt_at moves past the longest possible delivery, so an event
 whose worker dies mid-delivery becomes due again when the lease ends instead of
 being lost. The HTTP request runs outside any database transaction, on a thread
 pool, and its result is written in a second short transaction that only applies
-if the lease is still this worker's.
+if the lease is still this worker's. While the database is unreachable, claiming and
+writing results pause and try again (see RETRY_MAX_PAUSE); no database error ends the
+delivery threads.
 """
 from __future__ import annotations
 
@@ -29,8 +31,10 @@ from urllib3 import Timeout
 from urllib3.exceptions import HTTPError, NameResolutionError, NewConnectionError
 
 from app.payments.model import Mode
+from app.store.db import commit_sent, database_unreachable, forget_commits
 from app.store.merchants import active_webhook_secrets
 from app.store.tables import webhook_attempts, webhook_events
+from app.util import Backoff
 
 from . import log
 from .guard import AddressGuard, TargetRefused, check_url, guarded_session, parse_networks
@@ -56,6 +60,11 @@ EXCERPT_BYTES = 4096
 LEASE_MARGIN = timedelta(seconds=45)
 # With nothing due, the feeder looks for due events this often (seconds).
 POLL_INTERVAL = 0.25
+# While the database is unreachable, claims and result writes are tried again after pauses
+# doubling from RETRY_FIRST_PAUSE (claims: from the poll interval) up to RETRY_MAX_PAUSE
+# seconds: deliveries resume soon after it is back, and the log gets a line per pause.
+RETRY_FIRST_PAUSE = 0.25
+RETRY_MAX_PAUSE = 5.0
 # A URL requests cannot use will never work: the event fails at once.
 UNUSABLE_URL = (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema,
                 requests.exceptions.MissingSchema)
@@ -367,7 +376,7 @@ class Dispatcher:
     def _deliver(self, event: ClaimedEvent) -> None:
         try:
             result = send(self.session, self.settings, event, self.deps.clock())
-            record_attempt(self.deps, event, result)
+            self._record(event, result)
         except Exception:  # noqa: BLE001 - the lease runs out and another attempt follows
             logger.exception("webhook %s attempt %s could not be completed",
                              event.webhook_id, event.attempt_no)
@@ -378,6 +387,34 @@ class Dispatcher:
                     del self.in_flight[event.merchant_id]
                 self.changed.notify_all()
 
+    def _record(self, event: ClaimedEvent, result: AttemptResult) -> None:
+        """Write the attempt's result, trying again while the database is unreachable.
+
+        The receiver may already have the webhook: a result written late, while the
+        lease is still this worker's, saves sending it again. Only a write whose COMMIT
+        was never sent is repeated (one that may have reached the server could have
+        taken effect); the tries end with the lease or when the process stops.
+        """
+        pauses = Backoff(first=RETRY_FIRST_PAUSE, cap=RETRY_MAX_PAUSE)
+        while True:
+            forget_commits()
+            try:
+                record_attempt(self.deps, event, result)
+                return
+            except Exception as error:
+                pause = pauses.next_pause()
+                if (not database_unreachable(error) or commit_sent() or self._ending()
+                        or self.deps.clock() + timedelta(seconds=pause) >= event.lease_until):
+                    raise
+                logger.warning("webhook %s: the result of attempt %s could not be written; "
+                               "trying again in %.1f s", event.webhook_id, event.attempt_no, pause,
+                               exc_info=True)
+            self.stopping.wait(pause)
+
+    def _ending(self) -> bool:
+        """close() was called, or the process is exiting (its main thread has ended)."""
+        return self.stopping.is_set() or not threading.main_thread().is_alive()
+
     def wait(self, timeout: float | None = None, *, until_running: int = 0) -> bool:
         """Wait until at most `until_running` deliveries are in progress; False on timeout."""
         with self.changed:
@@ -385,7 +422,11 @@ class Dispatcher:
                 lambda: sum(self.in_flight.values()) <= until_running, timeout)
 
     def start(self, poll_interval: float = POLL_INTERVAL) -> None:
-        """Keep claiming due events in a background thread until close() or the end of the process."""
+        """Keep claiming due events in a background thread until close() or the end of the process.
+
+        If the first claim fails (the database is unreachable), nothing is started and
+        the error is raised: calling start() again tries again.
+        """
         if self.feeder is None:
             self.dispatch()  # what is due now, even if the process ends at once (worker --once)
             self.feeder = threading.Thread(target=self._feed, args=(poll_interval,),
@@ -397,13 +438,19 @@ class Dispatcher:
         # once the deliveries already started have been completed and logged.
         # With a backlog, claim again once a quarter of the threads are free rather than
         # after every delivery: a few events per claiming transaction, not one.
+        # While claims fail (the database restarting), they are tried again after pauses
+        # that double up to RETRY_MAX_PAUSE, each failure logged.
         refill_below = self.settings.concurrency - max(1, self.settings.concurrency // 4)
-        while not self.stopping.is_set() and threading.main_thread().is_alive():
+        failures = Backoff(first=poll_interval, cap=RETRY_MAX_PAUSE)
+        while not self._ending():
             try:
                 started = self.dispatch()
-            except Exception:  # noqa: BLE001 - a database hiccup: try again after the pause
-                logger.exception("claiming due webhooks failed")
-                started = 0
+            except Exception:  # noqa: BLE001 - the database, most likely: log, pause, go on
+                pause = failures.next_pause()
+                logger.exception("claiming due webhooks failed; trying again in %.1f s", pause)
+                self.stopping.wait(pause)
+                continue
+            failures.reset()
             with self.changed:
                 if started:
                     self.changed.wait_for(
@@ -440,12 +487,15 @@ def deliver_due(deps, settings: DeliverySettings) -> int:
 
 
 def start_delivery(app: Flask) -> Dispatcher:
-    """The process's delivery feeder and threads for this app, started on first use (worker rounds)."""
+    """The process's delivery feeder and threads for this app, started on first use (worker rounds).
+
+    A start that failed (the database unreachable) is tried again by the next call.
+    """
     dispatcher = app.extensions.get("paydesk.webhooks")
     if dispatcher is None:
         dispatcher = Dispatcher(app.extensions["paydesk"], DeliverySettings.from_config(app.config))
         app.extensions["paydesk.webhooks"] = dispatcher
-        dispatcher.start()
+    dispatcher.start()
     return dispatcher
 
 
