@@ -111,7 +111,9 @@ class RunningFakeProvider:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self.provider))
         self.server.daemon_threads = True
         self.provider.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # A short poll interval: shutdown() waits up to one interval, at every test's end.
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02},
+                                       daemon=True)
 
     def __enter__(self) -> FakeProvider:
         self.thread.start()
