@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 
 import stripe
 
@@ -262,18 +262,15 @@ class StripeConnector:
         """
         known = tx.provider_transaction_id
         if tx.kind is not Kind.PAYMENT or not known:
-            return self.status(tx, None, datetime.now())
+            return self.status(tx, None, datetime.now(UTC))
         try:
             if known.startswith("cs_"):
                 session = self._session(known)
-                if session.get("status") == "open":
-                    self._call(self.client.v1.checkout.sessions.expire, known,
-                               options={"idempotency_key": f"{tx.tx_no}-expire"})
-                    return session_outcome(self._session(known))
-                intent = session.get("payment_intent")
-                known = intent.get("id") if isinstance(intent, Mapping) else None
-                if not known:
-                    return session_outcome(session)
+                if session.get("status") != "open":
+                    return session_outcome(session)  # complete or expired: nothing left to void
+                self._call(self.client.v1.checkout.sessions.expire, known,
+                           options={"idempotency_key": f"{tx.tx_no}-expire"})
+                return session_outcome(self._session(known))
             intent = self._call(self.client.v1.payment_intents.retrieve, known)
             if intent.get("status") in ("requires_payment_method", "requires_capture",
                                         "requires_confirmation", "requires_action"):
@@ -282,7 +279,7 @@ class StripeConnector:
             return payment_intent_outcome(intent)
         except ProviderRejected:
             # The state moved under us (paid, already expired): report where it is now.
-            return self.status(tx, None, datetime.now())
+            return self.status(tx, None, datetime.now(UTC))
 
     def test_connection(self) -> str:
         """GET /v1/balance, which needs a valid secret key."""
