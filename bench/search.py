@@ -1,6 +1,6 @@
 """The dashboard's search by reference: its SQL for the baseline, and its server time measured query by query.
 
-The timing calls the dashboard's own query (app.store.dashboard.list_transactions,
+The timing calls the dashboard's own query (app.store.listing.list_transactions,
 first page, live mode), so it measures exactly what /transactions?q= runs.
 """
 from __future__ import annotations
@@ -10,9 +10,9 @@ import time
 
 from sqlalchemy import select
 
-from app.payments.model import Mode
-from app.store.dashboard import PAGE_SIZE, TransactionFilter, list_transactions
+from app.payments.model import Caller, Mode
 from app.store.db import make_engine
+from app.store.listing import PAGE_SIZE, TransactionFilter, list_transactions
 from app.store.tables import transactions
 
 
@@ -49,16 +49,17 @@ def time_search(database_url: str, merchant_id: int, terms: dict[str, list[str]]
     per_class = TERMS_PER_CLASS[engine.dialect.name]
     terms = {label: class_terms[:per_class] for label, class_terms in terms.items()}
     found = {}
+    caller = Caller(merchant_id, Mode.LIVE, "bench")
     every_time, every_rows = [], []
     try:
         with engine.connect() as conn:
             for term in [t for ts in terms.values() for t in ts[:5]]:  # warm the caches
-                list_transactions(conn, merchant_id, Mode.LIVE, TransactionFilter(search=term))
+                list_transactions(conn, caller, TransactionFilter(search=term))
             for label, class_terms in terms.items():
                 times, rows = [], []
                 for term in class_terms:
                     started = time.perf_counter()
-                    page = list_transactions(conn, merchant_id, Mode.LIVE, TransactionFilter(search=term))
+                    page = list_transactions(conn, caller, TransactionFilter(search=term))
                     times.append((time.perf_counter() - started) * 1000)
                     rows.append(len(page.rows))
                 found[label] = _summary(times, rows, class_terms[0], plan(conn, merchant_id, class_terms[0]))

@@ -15,8 +15,8 @@ from flask_limiter import RateLimitExceeded
 from flask_login import current_user, login_required, login_user, logout_user
 from flask_wtf.csrf import CSRFError
 
-from app.store import dashboard as store
 from app.store.merchants import password_hasher
+from app.store.users import record_login, user_for_sign_in
 
 from . import auth, limiter
 from .forms import LoginForm
@@ -51,14 +51,14 @@ def login():
         return render_template("auth/login.html", form=form), status
     deps = current_app.extensions["paydesk"]
     with deps.uow(write=False) as uow:
-        row = store.user_by_email(uow.conn, form.email.data)
+        row = user_for_sign_in(uow.conn, form.email.data)
     if not check_password(row, form.password.data):
         g.login_failed = True
         return render_template("auth/login.html", form=form, error=WRONG_CREDENTIALS), 401
     new_hash = (password_hasher.hash(form.password.data)
                 if password_hasher.check_needs_rehash(row.password_hash) else None)
     with deps.uow() as uow:
-        store.record_login(uow.conn, row.id, deps.clock(), new_hash)
+        record_login(uow.conn, row.id, deps.clock(), new_hash)
         uow.commit()
     # A new session: nothing from before sign-in survives, and the CSRF token is new.
     session.clear()

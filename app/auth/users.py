@@ -8,8 +8,8 @@ from flask import abort, current_app, jsonify, redirect, request, session, url_f
 from flask_login import LoginManager, UserMixin, current_user, login_required
 
 from app.payments.model import Caller, Mode
-from app.store import dashboard as store
 from app.store.merchants import password_hasher
+from app.store.users import user_for_session
 
 # What each role may do beyond reading; support reads only. decisions.md fixes the roles.
 PERMISSIONS = {
@@ -60,7 +60,7 @@ def load_user(user_id: str) -> DashboardUser | None:
     """The session's user, fresh from the database, so role changes and deactivation apply at once."""
     deps = current_app.extensions["paydesk"]
     with deps.uow(write=False) as uow:
-        row = store.user_by_id(uow.conn, int(user_id))
+        row = user_for_session(uow.conn, int(user_id))
     if row is None or not row.active:
         return None
     return DashboardUser(row)

@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 
 from flask import current_app, render_template, request
-from flask_login import current_user, login_required
+from flask_login import login_required
 
-from app.auth.users import current_mode
-from app.store import dashboard as store
+from app.auth.users import current_caller
+from app.store.audit import PAGE_SIZE, audit_entries
 from app.util import whole_number
 
 from . import dashboard
@@ -19,10 +19,10 @@ def audit():
     """Newest first, a page at a time by id (keyset)."""
     older_than = whole_number(request.args.get("before", ""), 18)
     with current_app.extensions["paydesk"].uow(write=False) as uow:
-        entries = store.audit_entries(uow.conn, current_user.merchant_id, current_mode(),
-                                      older_than_id=older_than, limit=store.PAGE_SIZE + 1)
-    more = len(entries) > store.PAGE_SIZE
-    entries = entries[:store.PAGE_SIZE]
+        entries = audit_entries(uow.conn, current_caller(), older_than_id=older_than,
+                                limit=PAGE_SIZE + 1)
+    more = len(entries) > PAGE_SIZE
+    entries = entries[:PAGE_SIZE]
     return render_template("dashboard/audit.html", entries=entries, details=[_detail(e) for e in entries],
                            older=entries[-1].id if more else None, paged=older_than is not None)
 

@@ -13,8 +13,8 @@ from app.auth.users import current_caller, requires
 from app.payments import services
 from app.payments.model import FieldErrors, RefundRejected, Status, check_refund
 from app.payments.money import format_amount
+from app.payments.refunds import refund_state
 from app.payments.requests import parse_refund
-from app.store import dashboard as store
 
 from . import dashboard
 from .formatting import money
@@ -86,13 +86,13 @@ def review_refund(tx_no: str):
         return _panel(context, inputs=inputs)
     try:
         refund_request = parse_refund(body)
-        check_refund(store.refund_state(context["tx"], arithmetic), tx_no, refund_request.amount)
+        check_refund(refund_state(context["tx"], arithmetic), tx_no, refund_request.amount)
     except (FieldErrors, RefundRejected) as error:
         return _panel(context, 422, inputs=inputs, **_errors_state(error))
     # The confirmation carries a one-time key: a second submit of the same form
     # (double click, resent POST without JavaScript) gets the first refund back.
     return _panel(context, step="confirm", inputs=inputs, request_key=secrets.token_urlsafe(16),
-                  confirm_amount=money(refund_request.amount, arithmetic.currency))
+                  confirm_amount=str(money(refund_request.amount, arithmetic.currency)))
 
 
 @dashboard.post("/transactions/<tx_no>/refund")

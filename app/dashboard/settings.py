@@ -14,13 +14,12 @@ from flask import (
     request,
     url_for,
 )
-from flask_login import current_user
-
 from app.api.tokens import forget_checked_tokens
-from app.auth.users import ROLE_DESCRIPTIONS, current_mode, requires
+from app.auth.users import ROLE_DESCRIPTIONS, current_caller, requires
 from app.payments.model import Mode
 from app.payments.sandbox import install_fixtures
-from app.store import dashboard as store
+from app.store import credentials
+from app.store import users as staff
 from app.store.merchants import (
     ROLES,
     create_user,
@@ -42,12 +41,12 @@ def deps():
 
 
 def _settings_page(status: int = 200, token_form=None, user_form=None):
-    merchant_id, mode = current_user.merchant_id, current_mode()
+    caller = current_caller()
     with deps().uow(write=False) as uow:
-        merchant = merchant_by_id(uow.conn, merchant_id)
-        tokens = store.api_tokens_of(uow.conn, merchant_id, mode)
-        secrets = store.webhook_secrets_of(uow.conn, merchant_id, mode, deps().clock())
-        members = store.users_of(uow.conn, merchant_id)
+        merchant = merchant_by_id(uow.conn, caller.merchant_id)
+        tokens = credentials.api_tokens_of(uow.conn, caller)
+        secrets = credentials.webhook_secrets_of(uow.conn, caller, deps().clock())
+        members = staff.users_of(uow.conn, caller)
     return render_template(
         "dashboard/settings.html", tokens=tokens, secrets=secrets, members=members,
         inbox_url=inbox_url(current_app.config["BASE_URL"], merchant.inbox_key),
@@ -79,14 +78,14 @@ def create_token():
     form = TokenForm()
     if not form.validate():
         return _settings_page(422, token_form=form)
-    mode = current_mode()
+    caller = current_caller()
     label = (form.label.data or "").strip()
     with deps().uow() as uow:
-        token = issue_token(uow.conn, current_user.merchant_id, mode, label)
-        uow.audit(current_user.merchant_id, mode, current_user.email, "token.create",
-                  target=token[:12], detail={"label": label}, ip=request.remote_addr)
+        token = issue_token(uow.conn, caller.merchant_id, caller.mode, label)
+        uow.audit(caller.merchant_id, caller.mode, caller.actor, "token.create",
+                  target=token[:12], detail={"label": label}, ip=caller.ip)
         uow.commit()
-    return _reveal("New API token", f"{mode.value.title()} API token", token,
+    return _reveal("New API token", f"{caller.mode.value.title()} API token", token,
                    "Copy it now: Paydesk keeps only its hash and cannot show it again.")
 
 
@@ -95,13 +94,14 @@ def create_token():
 def revoke(token_id: int):
     """Revoke one of the merchant's tokens; requests with it fail from now on (this process),
     and within TOKEN_CACHE_SECONDS on every other."""
+    caller = current_caller()
     with deps().uow() as uow:
-        prefix = store.api_token_prefix(uow.conn, current_user.merchant_id, token_id)
+        prefix = credentials.api_token_prefix(uow.conn, caller, token_id)
         if prefix is None:
             abort(404)
-        if revoke_token(uow.conn, current_user.merchant_id, token_id):
-            uow.audit(current_user.merchant_id, current_mode(), current_user.email, "token.revoke",
-                      target=prefix, ip=request.remote_addr)
+        if revoke_token(uow.conn, caller.merchant_id, token_id):
+            uow.audit(caller.merchant_id, caller.mode, caller.actor, "token.revoke",
+                      target=prefix, ip=caller.ip)
         uow.commit()
     forget_checked_tokens(current_app)  # other processes forget it within TOKEN_CACHE_SECONDS
     flash(f"Token {prefix}… is revoked.", "success")
@@ -112,13 +112,13 @@ def revoke(token_id: int):
 @requires("manage_settings")
 def rotate_secret():
     """A new signing secret for the mode; the old one keeps signing for 24 hours beside it."""
-    mode = current_mode()
+    caller = current_caller()
     with deps().uow() as uow:
-        secret = rotate_webhook_secret(uow.conn, current_user.merchant_id, mode)
-        uow.audit(current_user.merchant_id, mode, current_user.email, "webhook_secret.rotate",
-                  target=secret[:10], ip=request.remote_addr)
+        secret = rotate_webhook_secret(uow.conn, caller.merchant_id, caller.mode)
+        uow.audit(caller.merchant_id, caller.mode, caller.actor, "webhook_secret.rotate",
+                  target=secret[:10], ip=caller.ip)
         uow.commit()
-    return _reveal("New webhook secret", f"{mode.value.title()} webhook signing secret", secret,
+    return _reveal("New webhook secret", f"{caller.mode.value.title()} webhook signing secret", secret,
                    "Deliveries are signed with both the new and the old secret for 24 hours, "
                    "so your receiver can switch without losing any. Copy it now: it is not shown again.")
 
@@ -130,14 +130,14 @@ def add_user():
     form = NewUserForm()
     if not form.validate():
         return _settings_page(422, user_form=form)
-    email = form.email.data.strip().lower()
+    email, caller = form.email.data.strip().lower(), current_caller()
     with deps().uow() as uow:
-        if store.email_taken(uow.conn, email):
+        if staff.email_taken(uow.conn, email):
             form.email.errors = ["A user with this e-mail already exists"]
             return _settings_page(422, user_form=form)
-        create_user(uow.conn, current_user.merchant_id, email, form.role.data, form.password.data)
-        uow.audit(current_user.merchant_id, None, current_user.email, "user.create", target=email,
-                  detail={"role": form.role.data}, ip=request.remote_addr)
+        create_user(uow.conn, caller.merchant_id, email, form.role.data, form.password.data)
+        uow.audit(caller.merchant_id, None, caller.actor, "user.create", target=email,
+                  detail={"role": form.role.data}, ip=caller.ip)
         uow.commit()
     flash(f"{email} can now sign in as {form.role.data}.", "success")
     return redirect(url_for("dashboard.settings", _anchor="users"), 303)
@@ -150,14 +150,15 @@ def change_role(user_id: int):
     role = request.form.get("role", "")
     if role not in ROLES:
         abort(400)
+    caller = current_caller()
     with deps().uow() as uow:
-        member = _member(uow, user_id)
-        if role != "admin" and _is_last_admin(uow, member):
+        member = _member(uow, caller, user_id)
+        if role != "admin" and _is_last_admin(uow, caller, member):
             flash(LAST_ADMIN, "error")
             return redirect(url_for("dashboard.settings", _anchor="users"), 303)
-        store.set_role(uow.conn, current_user.merchant_id, user_id, role)
-        uow.audit(current_user.merchant_id, None, current_user.email, "user.role", target=member.email,
-                  detail={"from": member.role, "to": role}, ip=request.remote_addr)
+        staff.set_role(uow.conn, caller, user_id, role)
+        uow.audit(caller.merchant_id, None, caller.actor, "user.role", target=member.email,
+                  detail={"from": member.role, "to": role}, ip=caller.ip)
         uow.commit()
     flash(f"{member.email} is now {role}.", "success")
     return redirect(url_for("dashboard.settings", _anchor="users"), 303)
@@ -167,43 +168,43 @@ def change_role(user_id: int):
 @requires("manage_settings")
 def set_active(user_id: int):
     """Deactivate a user (signed out at once) or let them sign in again."""
-    active = request.form.get("active") == "1"
+    active, caller = request.form.get("active") == "1", current_caller()
     with deps().uow() as uow:
-        member = _member(uow, user_id)
-        if not active and _is_last_admin(uow, member):
+        member = _member(uow, caller, user_id)
+        if not active and _is_last_admin(uow, caller, member):
             flash(LAST_ADMIN, "error")
             return redirect(url_for("dashboard.settings", _anchor="users"), 303)
-        store.set_active(uow.conn, current_user.merchant_id, user_id, active)
-        uow.audit(current_user.merchant_id, None, current_user.email,
+        staff.set_active(uow.conn, caller, user_id, active)
+        uow.audit(caller.merchant_id, None, caller.actor,
                   "user.activate" if active else "user.deactivate", target=member.email,
-                  ip=request.remote_addr)
+                  ip=caller.ip)
         uow.commit()
     flash(f"{member.email} is {'active again' if active else 'deactivated'}.", "success")
     return redirect(url_for("dashboard.settings", _anchor="users"), 303)
 
 
-def _member(uow, user_id: int):
-    """The signed-in user's merchant's user with this id; 404 for anyone else's."""
-    member = store.user_of_merchant(uow.conn, current_user.merchant_id, user_id)
+def _member(uow, caller, user_id: int):
+    """The caller's merchant's user with this id; 404 for anyone else's."""
+    member = staff.user_of(uow.conn, caller, user_id)
     if member is None:
         abort(404)
     return member
 
 
-def _is_last_admin(uow, member) -> bool:
+def _is_last_admin(uow, caller, member) -> bool:
     """The merchant's only active admin, who must keep both the role and access."""
-    return member.role == "admin" and member.active and \
-        store.active_admins(uow.conn, current_user.merchant_id) <= 1
+    return member.role == "admin" and member.active and staff.active_admins(uow.conn, caller) <= 1
 
 
 @dashboard.post("/settings/sandbox/reset")
 @requires("manage_settings")
 def reset_sandbox():
     """Restore the sandbox test transactions (SBX-...) to their starting states."""
+    caller = current_caller()
     with deps().uow() as uow:
-        merchant = merchant_by_id(uow.conn, current_user.merchant_id)
+        merchant = merchant_by_id(uow.conn, caller.merchant_id)
         install_fixtures(uow, merchant.id, merchant.default_callback_url, deps().clock())
-        uow.audit(merchant.id, Mode.SANDBOX, current_user.email, "sandbox.reset", ip=request.remote_addr)
+        uow.audit(merchant.id, Mode.SANDBOX, caller.actor, "sandbox.reset", ip=caller.ip)
         uow.commit()
     flash("Sandbox test transactions are back to their starting states.", "success")
     return redirect(url_for("dashboard.settings", _anchor="sandbox"), 303)

@@ -16,13 +16,15 @@ from flask import (
     stream_with_context,
     url_for,
 )
-from flask_login import current_user, login_required
+from flask_login import login_required
 
 from app.api.shapes import status_body
-from app.auth.users import current_mode
+from app.auth.users import current_caller
 from app.payments.model import Kind, Mode, Status
 from app.payments.money import format_amount
-from app.store import dashboard as store
+from app.store import listing
+from app.store.history import status_changes
+from app.store.refund_totals import refund_arithmetic
 from app.webhooks import log
 
 from . import dashboard
@@ -52,7 +54,7 @@ def home():
     return redirect(url_for("dashboard.transactions"))
 
 
-def read_filter(args) -> tuple[store.TransactionFilter, list[str]]:
+def read_filter(args) -> tuple[listing.TransactionFilter, list[str]]:
     """The list filter from the query string, and what could not be understood in it."""
     problems = []
     status = kind = None
@@ -74,7 +76,7 @@ def read_filter(args) -> tuple[store.TransactionFilter, list[str]]:
                 days[name] = date.fromisoformat(text)
             except ValueError:
                 problems.append(f"Dates are written YYYY-MM-DD ({name} was {text[:20]!r})")
-    flt = store.TransactionFilter(search=args.get("q", "")[:MAX_SEARCH_LENGTH], status=status,
+    flt = listing.TransactionFilter(search=args.get("q", "")[:MAX_SEARCH_LENGTH], status=status,
                                   kind=kind, date_from=days.get("from"), date_to=days.get("to"))
     return flt, problems
 
@@ -89,12 +91,12 @@ def filter_args(args) -> dict:
 def transactions():
     """Payments, payouts and refunds, newest first; search and filters narrow them as you type."""
     flt, problems = read_filter(request.args)
-    older = store.Cursor.decode(request.args.get("older"))
-    newer = store.Cursor.decode(request.args.get("newer"))
+    older = listing.Cursor.decode(request.args.get("older"))
+    newer = listing.Cursor.decode(request.args.get("newer"))
     with deps().uow(write=False) as uow:
-        page = store.list_transactions(uow.conn, current_user.merchant_id, current_mode(), flt,
-                                       older_than=older, newer_than=None if older else newer,
-                                       limit=store.PAGE_SIZE)
+        page = listing.list_transactions(uow.conn, current_caller(), flt, older_than=older,
+                                         newer_than=None if older else newer,
+                                         limit=listing.PAGE_SIZE)
     return page_or_fragment(
         "dashboard/transactions.html", "dashboard/_transactions_results.html",
         page=page, args=filter_args(request.args), problems=problems, flt=flt,
@@ -109,9 +111,9 @@ def export_transactions():
     flt, problems = read_filter(request.args)
     if problems:
         abort(400)
-    merchant_id, mode = current_user.merchant_id, current_mode()
-    rows = store.export_transactions(deps().uow, merchant_id, mode, flt)
-    filename = f"paydesk-{mode.value}-transactions-{deps().clock():%Y%m%d-%H%M%S}.csv"
+    caller = current_caller()
+    rows = listing.export_transactions(deps().uow, caller, flt)
+    filename = f"paydesk-{caller.mode.value}-transactions-{deps().clock():%Y%m%d-%H%M%S}.csv"
     response = Response(stream_with_context(_csv_lines(rows)), mimetype="text/csv")
     response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
@@ -140,19 +142,20 @@ def _as_text(value: str) -> str:
 
 def detail_context(tx_no: str) -> dict:
     """Everything the transaction page and its fragments show."""
-    merchant_id, mode = current_user.merchant_id, current_mode()
+    caller = current_caller()
     if len(tx_no) > MAX_TX_NO_LENGTH:
         abort(404)
     with deps().uow(write=False) as uow:
-        tx = uow.transactions.get(merchant_id, mode, tx_no)
+        tx = uow.transactions.get(caller.merchant_id, caller.mode, tx_no)
         if tx is None:
             abort(404)
         refunds = uow.transactions.refunds_of(tx.id) if tx.kind is Kind.PAYMENT else []
-        arithmetic = store.refund_arithmetic(uow, tx) if tx.kind is Kind.PAYMENT else None
-        history = store.status_changes(uow.conn, tx.id)
-        deliveries = with_attempts(uow.conn, log.list_deliveries(uow.conn, merchant_id, mode,
-                                                                 tx_no=tx.tx_no, limit=100))
-        method = uow.methods.get(merchant_id, tx.payment_method)
+        arithmetic = refund_arithmetic(uow, caller, tx) if tx.kind is Kind.PAYMENT else None
+        history = status_changes(uow.conn, caller, tx.id)
+        deliveries = with_attempts(uow.conn, log.list_deliveries(uow.conn, caller.merchant_id,
+                                                                 caller.mode, tx_no=tx.tx_no,
+                                                                 limit=100))
+        method = uow.methods.get(caller.merchant_id, tx.payment_method)
     return {
         "tx": tx, "fields": status_body(tx), "refunds": refunds, "arithmetic": arithmetic,
         "history": history, "deliveries": deliveries, "method": method,

@@ -9,8 +9,8 @@ from datetime import timedelta
 
 import pytest
 
-from app.payments.model import Mode
-from app.store import dashboard as store
+from app.payments.model import Caller, Mode
+from app.store import listing as store
 from tests.conftest import payment_body
 
 from .conftest import switch_to_sandbox
@@ -79,16 +79,16 @@ def test_newest_first_in_keyset_pages_that_never_skip_or_repeat(app, sandbox, me
     seen, cursor = [], None
     while True:
         with deps.uow(write=False) as uow:
-            page = store.list_transactions(uow.conn, merchant.merchant_id, Mode.SANDBOX, flt,
-                                           older_than=cursor, limit=3)
+            page = store.list_transactions(uow.conn, Caller(merchant.merchant_id, Mode.SANDBOX, "test"),
+                                           flt, older_than=cursor, limit=3)
         seen += [row.tx_no for row in page.rows]
         if page.older is None:
             break
         cursor = page.older
     assert seen == list(reversed(created))
     with deps.uow(write=False) as uow:
-        back = store.list_transactions(uow.conn, merchant.merchant_id, Mode.SANDBOX, flt,
-                                       newer_than=cursor, limit=3)
+        back = store.list_transactions(uow.conn, Caller(merchant.merchant_id, Mode.SANDBOX, "test"),
+                                       flt, newer_than=cursor, limit=3)
     assert [row.tx_no for row in back.rows] == list(reversed(created))[2:5]  # the page before the last
 
 

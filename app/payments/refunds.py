@@ -1,0 +1,46 @@
+"""What a payment has left to refund: its original amount less its Captured and Pending refunds."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from .model import PaymentMethod, RefundState, Transaction
+
+
+@dataclass(frozen=True)
+class RefundArithmetic:
+    """A payment's refund numbers: what the refund panel shows and the refund rules check."""
+
+    original: Decimal
+    refunded: Decimal  # Captured refunds
+    pending: Decimal  # Pending refunds, which hold their amount until settled
+    currency: str
+    partial_refunds: bool
+
+    @classmethod
+    def of_payment(cls, payment: Transaction, *, refunded: Decimal, pending: Decimal,
+                   method: PaymentMethod | None) -> "RefundArithmetic":
+        """The numbers of a payment whose refunds total these; a method no longer configured
+        allows partial refunds."""
+        return cls(original=payment.amount, refunded=refunded, pending=pending,
+                   currency=payment.currency,
+                   partial_refunds=method.partial_refunds if method else True)
+
+    @property
+    def refunded_or_pending(self) -> Decimal:
+        """What the refunds hold of the original (Failed and Declined ones free their amount)."""
+        return self.refunded + self.pending
+
+    @property
+    def remaining(self) -> Decimal:
+        """Original minus Captured and Pending refunds."""
+        return self.original - self.refunded - self.pending
+
+
+def refund_state(payment: Transaction, arithmetic: RefundArithmetic) -> RefundState:
+    """The input of the refund rules (app.payments.model.check_refund) for a payment and its numbers."""
+    return RefundState(
+        tx_no=payment.tx_no, kind=payment.kind, status=payment.status, amount=payment.amount,
+        currency=payment.currency, refunded_or_pending=arithmetic.refunded_or_pending,
+        partial_refunds=arithmetic.partial_refunds, payment_method=payment.payment_method,
+    )

@@ -1,0 +1,43 @@
+"""What the settings page reads of the caller's credentials: API tokens and webhook signing secrets."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Connection, or_, select
+
+from app.payments.model import Caller
+
+from .tables import api_tokens, webhook_secrets
+
+
+def api_tokens_of(conn: Connection, caller: Caller) -> list:
+    """The merchant's API tokens of the mode (prefix, label, dates; never the token), newest first."""
+    return list(conn.execute(
+        select(api_tokens.c.id, api_tokens.c.prefix, api_tokens.c.label, api_tokens.c.created_at,
+               api_tokens.c.revoked_at)
+        .where(api_tokens.c.merchant_id == caller.merchant_id, api_tokens.c.mode == caller.mode.value)
+        .order_by(api_tokens.c.revoked_at.is_not(None), api_tokens.c.id.desc())
+    ))
+
+
+def api_token_prefix(conn: Connection, caller: Caller, token_id: int) -> str | None:
+    """The prefix of one of the merchant's tokens (of either mode, as revoke_token takes them),
+    or None when it is not theirs."""
+    return conn.execute(
+        select(api_tokens.c.prefix).where(api_tokens.c.id == token_id,
+                                          api_tokens.c.merchant_id == caller.merchant_id)
+    ).scalar()
+
+
+def webhook_secrets_of(conn: Connection, caller: Caller, now: datetime) -> list[dict]:
+    """The mode's signing secrets still in use, newest first, each shown only by its first characters."""
+    rows = conn.execute(
+        select(webhook_secrets.c.id, webhook_secrets.c.secret, webhook_secrets.c.created_at,
+               webhook_secrets.c.expires_at)
+        .where(webhook_secrets.c.merchant_id == caller.merchant_id,
+               webhook_secrets.c.mode == caller.mode.value,
+               or_(webhook_secrets.c.expires_at.is_(None), webhook_secrets.c.expires_at > now))
+        .order_by(webhook_secrets.c.id.desc())
+    )
+    return [{"hint": row.secret[:10] + "…", "created_at": row.created_at,
+             "expires_at": row.expires_at} for row in rows]

@@ -1,0 +1,179 @@
+"""The transactions list: filters, newest-first keyset pages and the CSV export's batches, scoped to the caller."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
+
+from sqlalchemy import Connection, literal, or_, select, tuple_
+
+from app.payments.model import Caller, Kind, Status
+from app.payments.money import from_minor
+from app.util import whole_number
+
+from .tables import Id, UtcDateTime, transactions
+
+PAGE_SIZE = 50
+EXPORT_BATCH = 1000
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+@dataclass(frozen=True)
+class TransactionFilter:
+    """What the transactions list is narrowed to; an empty filter selects everything."""
+
+    search: str = ""
+    status: Status | None = None
+    kind: Kind | None = None
+    date_from: date | None = None
+    date_to: date | None = None  # inclusive, a UTC day
+
+    def conditions(self) -> list:
+        """SQL conditions for the filter (list_transactions adds the caller's merchant and mode)."""
+        found = []
+        term = self.search.strip()
+        if term:
+            pattern = "%" + _escape_like(term) + "%"
+            # ILIKE on PostgreSQL (a pg_trgm index serves it), lower() LIKE on SQLite.
+            found.append(or_(transactions.c.reference.ilike(pattern, escape="\\"),
+                             transactions.c.tx_no.in_({term, term.upper()})))
+        if self.status:
+            found.append(transactions.c.status == self.status.value)
+        if self.kind:
+            found.append(transactions.c.kind == self.kind.value)
+        if self.date_from:
+            found.append(transactions.c.created_at >= _start_of_day(self.date_from))
+        if self.date_to:
+            found.append(transactions.c.created_at < _start_of_day(self.date_to + timedelta(days=1)))
+        return found
+
+
+def _escape_like(term: str) -> str:
+    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _start_of_day(day: date) -> datetime:
+    return datetime.combine(day, time(0), tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """A position in the newest-first listing: the (created_at, id) of a row, as the index orders it."""
+
+    created_at: datetime
+    id: int
+
+    def encode(self) -> str:
+        """Opaque text for a URL: microseconds since the epoch and the id."""
+        return f"{(self.created_at - _EPOCH) // _MICROSECOND}-{self.id}"
+
+    @classmethod
+    def decode(cls, text: str | None) -> "Cursor | None":
+        """The cursor in the text, or None when it is missing or not one of ours."""
+        if not text:
+            return None
+        micros, _, row_id = text.partition("-")
+        micros, row_id = whole_number(micros, 20), whole_number(row_id, 19)
+        if micros is None or row_id is None:
+            return None
+        try:
+            return cls(_EPOCH + micros * _MICROSECOND, row_id)
+        except OverflowError:  # a date past year 9999: not one of ours
+            return None
+
+
+@dataclass(frozen=True)
+class TransactionRow:
+    """One line of the transactions list or export."""
+
+    id: int
+    created_at: datetime
+    tx_no: str
+    kind: Kind
+    status: Status
+    amount: Decimal
+    currency: str
+    reference: str
+    decline_reason: str | None
+    payment_method: str
+
+    @property
+    def cursor(self) -> Cursor:
+        """This row's place in the listing."""
+        return Cursor(self.created_at, self.id)
+
+
+@dataclass
+class TransactionPage:
+    """A page of rows, newest first, with cursors to the neighbouring pages."""
+
+    rows: list[TransactionRow]
+    older: Cursor | None = None
+    newer: Cursor | None = None
+
+
+_LIST_COLUMNS = (
+    transactions.c.id, transactions.c.created_at, transactions.c.tx_no, transactions.c.kind,
+    transactions.c.status, transactions.c.amount_minor, transactions.c.currency,
+    transactions.c.reference, transactions.c.decline_reason, transactions.c.payment_method,
+)
+
+
+def _listing_key():
+    return tuple_(transactions.c.created_at, transactions.c.id)
+
+
+def _cursor_key(cursor: Cursor):
+    return tuple_(literal(cursor.created_at, UtcDateTime()), literal(cursor.id, Id))
+
+
+def _row(row) -> TransactionRow:
+    return TransactionRow(
+        id=row.id, created_at=row.created_at, tx_no=row.tx_no, kind=Kind(row.kind),
+        status=Status(row.status), amount=from_minor(row.amount_minor, row.currency),
+        currency=row.currency, reference=row.reference, decline_reason=row.decline_reason,
+        payment_method=row.payment_method,
+    )
+
+
+def list_transactions(conn: Connection, caller: Caller, flt: TransactionFilter, *,
+                      older_than: Cursor | None = None, newer_than: Cursor | None = None,
+                      limit: int = PAGE_SIZE) -> TransactionPage:
+    """The caller's newest-first page by keyset on (created_at, id), the order of ix_transactions_listing.
+
+    Never OFFSET: page 10,000 costs what page 1 costs. `newer_than` walks back towards the newest.
+    """
+    query = select(*_LIST_COLUMNS).where(
+        transactions.c.merchant_id == caller.merchant_id, transactions.c.mode == caller.mode.value,
+        *flt.conditions(),
+    )
+    if newer_than is not None:
+        query = query.where(_listing_key() > _cursor_key(newer_than)).order_by(
+            transactions.c.created_at.asc(), transactions.c.id.asc())
+        rows = [_row(r) for r in conn.execute(query.limit(limit + 1))]
+        has_newer = len(rows) > limit
+        rows = list(reversed(rows[:limit]))
+        return TransactionPage(rows, older=rows[-1].cursor if rows else newer_than,
+                               newer=rows[0].cursor if has_newer and rows else None)
+    if older_than is not None:
+        query = query.where(_listing_key() < _cursor_key(older_than))
+    query = query.order_by(transactions.c.created_at.desc(), transactions.c.id.desc())
+    rows = [_row(r) for r in conn.execute(query.limit(limit + 1))]
+    has_older = len(rows) > limit
+    rows = rows[:limit]
+    return TransactionPage(rows, older=rows[-1].cursor if has_older else None,
+                           newer=rows[0].cursor if older_than is not None and rows else None)
+
+
+def export_transactions(uow_factory, caller: Caller, flt: TransactionFilter) -> Iterator[TransactionRow]:
+    """All the caller's rows the filter selects, newest first, read in keyset batches (one short read each)."""
+    cursor = None
+    while True:
+        with uow_factory(write=False) as uow:
+            page = list_transactions(uow.conn, caller, flt, older_than=cursor, limit=EXPORT_BATCH)
+        yield from page.rows
+        if page.older is None:
+            return
+        cursor = page.older

@@ -1,0 +1,85 @@
+"""Dashboard users: the reads of sign-in and sessions, and the caller's administration of their merchant's users.
+
+Users belong to a merchant, not to a mode: the caller's scope here is its merchant_id.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Connection, func, select, update
+
+from app.payments.model import Caller
+
+from .tables import merchants, users
+
+_USER_COLUMNS = (users.c.id, users.c.merchant_id, users.c.email, users.c.role, users.c.active,
+                 users.c.password_hash, users.c.created_at, users.c.last_login_at,
+                 merchants.c.name.label("merchant_name"))
+
+
+def user_for_sign_in(conn: Connection, email: str):
+    """The user signing in with this e-mail (any case) and their merchant's name, or None."""
+    return conn.execute(
+        select(*_USER_COLUMNS).join(merchants, merchants.c.id == users.c.merchant_id)
+        .where(users.c.email == email.strip().lower())
+    ).first()
+
+
+def user_for_session(conn: Connection, user_id: int):
+    """The user a signed-in session belongs to and their merchant's name, or None."""
+    return conn.execute(
+        select(*_USER_COLUMNS).join(merchants, merchants.c.id == users.c.merchant_id)
+        .where(users.c.id == user_id)
+    ).first()
+
+
+def record_login(conn: Connection, user_id: int, at: datetime, new_password_hash: str | None) -> None:
+    """Note a successful sign-in; store a fresh hash when the hasher's parameters have changed."""
+    values = {"last_login_at": at}
+    if new_password_hash:
+        values["password_hash"] = new_password_hash
+    conn.execute(update(users).where(users.c.id == user_id).values(**values))
+
+
+def email_taken(conn: Connection, email: str) -> bool:
+    """True when any user already signs in with this e-mail (e-mails are unique across merchants)."""
+    return conn.execute(
+        select(func.count()).select_from(users).where(users.c.email == email.strip().lower())
+    ).scalar_one() > 0
+
+
+def users_of(conn: Connection, caller: Caller) -> list:
+    """The merchant's dashboard users, by e-mail."""
+    return list(conn.execute(
+        select(users.c.id, users.c.email, users.c.role, users.c.active, users.c.created_at,
+               users.c.last_login_at)
+        .where(users.c.merchant_id == caller.merchant_id).order_by(users.c.email)
+    ))
+
+
+def user_of(conn: Connection, caller: Caller, user_id: int):
+    """One of the merchant's users, or None when the id is not theirs."""
+    return conn.execute(
+        select(users.c.id, users.c.email, users.c.role, users.c.active)
+        .where(users.c.id == user_id, users.c.merchant_id == caller.merchant_id)
+    ).first()
+
+
+def set_role(conn: Connection, caller: Caller, user_id: int, role: str) -> None:
+    """Give one of the merchant's users a new role."""
+    conn.execute(update(users).where(users.c.id == user_id, users.c.merchant_id == caller.merchant_id)
+                 .values(role=role))
+
+
+def set_active(conn: Connection, caller: Caller, user_id: int, active: bool) -> None:
+    """Let one of the merchant's users sign in again, or stop them (their sessions end at once)."""
+    conn.execute(update(users).where(users.c.id == user_id, users.c.merchant_id == caller.merchant_id)
+                 .values(active=active))
+
+
+def active_admins(conn: Connection, caller: Caller) -> int:
+    """How many active admins the merchant has (the last one may not be demoted or stopped)."""
+    return conn.execute(
+        select(func.count()).select_from(users).where(
+            users.c.merchant_id == caller.merchant_id, users.c.role == "admin", users.c.active.is_(True))
+    ).scalar_one()
