@@ -8,6 +8,7 @@ from flask_wtf.csrf import CSRFError
 from app.auth.users import current_mode
 
 from . import formatting
+from .navigation import MAIN_NAV, WEBHOOK_TABS, nav_items
 
 dashboard = Blueprint("dashboard", __name__)
 
@@ -41,6 +42,15 @@ def mode_context() -> dict:
     if request.blueprint in ("dashboard", "auth") and current_user.is_authenticated:
         return {"mode": current_mode().value}
     return {"mode": None}
+
+
+@dashboard.app_context_processor
+def navigation_context() -> dict:
+    """The main navigation and the webhook log tabs, with the current page's item marked."""
+    if not current_user.is_authenticated:
+        return {"main_nav": [], "webhook_tabs": []}
+    return {"main_nav": nav_items(MAIN_NAV, request.endpoint),
+            "webhook_tabs": nav_items(WEBHOOK_TABS, request.endpoint)}
 
 
 @dashboard.errorhandler(403)

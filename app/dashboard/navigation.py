@@ -1,0 +1,50 @@
+"""Which navigation item a page belongs to, decided from its endpoint here rather than in templates."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask_login import current_user
+
+
+@dataclass(frozen=True)
+class Section:
+    """A navigation item: its label, the page it links to, and the pages it stands for."""
+
+    label: str
+    endpoint: str
+    pages: tuple[str, ...]  # endpoint prefixes of the pages that mark this item as current
+    permission: str | None = None  # shown only to roles with this permission
+
+    def covers(self, endpoint: str) -> bool:
+        """Whether the page with this endpoint belongs to the section."""
+        return endpoint.startswith(self.pages)
+
+
+@dataclass(frozen=True)
+class NavItem:
+    """A navigation link as a template writes it."""
+
+    label: str
+    endpoint: str
+    current: bool
+
+
+MAIN_NAV = (
+    Section("Transactions", "dashboard.transactions",
+            ("dashboard.transaction", "dashboard.refund", "dashboard.review")),
+    Section("New payout", "dashboard.new_payout",
+            ("dashboard.new_payout", "dashboard.payout", "dashboard.create_payout"), "create_payout"),
+    Section("Webhooks", "dashboard.webhooks", ("dashboard.webhooks", "dashboard.inbox")),
+    Section("Audit log", "dashboard.audit", ("dashboard.audit",)),
+    Section("Settings", "dashboard.settings", ("dashboard.settings",), "manage_settings"),
+)
+WEBHOOK_TABS = (
+    Section("Sent deliveries", "dashboard.webhooks", ("dashboard.webhooks",)),
+    Section("Received (inbox)", "dashboard.inbox", ("dashboard.inbox",)),
+)
+
+
+def nav_items(sections: tuple[Section, ...], endpoint: str | None) -> list[NavItem]:
+    """The sections the signed-in user may open, the one the endpoint belongs to marked current."""
+    return [NavItem(s.label, s.endpoint, s.covers(endpoint or ""))
+            for s in sections if s.permission is None or current_user.can(s.permission)]
