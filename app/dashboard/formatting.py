@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from flask import Flask
+from markupsafe import Markup
 
 from app.payments.accounts import mask_account_number
 from app.payments.money import format_amount, from_minor
@@ -19,16 +21,31 @@ def amount_text(amount: Decimal, currency: str) -> str:
     return f"{sign}{int(whole.lstrip('-')):,}{point}{fraction}"
 
 
-def money(amount: Decimal, currency: str) -> str:
-    """Amount and currency as one text: 1,234.56 EUR."""
-    return f"{amount_text(amount, currency)} {currency}"
+@dataclass(frozen=True)
+class MoneyText:
+    """An amount written for people: text in a sentence, amount and currency marked up in a page."""
+
+    amount: str
+    currency: str
+
+    def __str__(self) -> str:
+        return f"{self.amount} {self.currency}"
+
+    def __html__(self) -> str:
+        return Markup('<span class="money"><span class="money-amount">{}</span> '
+                      '<span class="money-currency">{}</span></span>').format(self.amount, self.currency)
+
+
+def money(amount: Decimal, currency: str) -> MoneyText:
+    """Amount and currency together: 1,234.56 EUR."""
+    return MoneyText(amount_text(amount, currency), currency)
 
 
 def minor_money(amount_minor: int | None, currency: str | None) -> str:
-    """An amount stored in minor units (audit log), or an empty text when there is none."""
+    """An amount stored in minor units (audit log) as text, or an empty text when there is none."""
     if amount_minor is None or not currency:
         return ""
-    return money(from_minor(amount_minor, currency), currency)
+    return str(money(from_minor(amount_minor, currency), currency))
 
 
 def when(moment: datetime | None) -> str:
@@ -43,6 +60,22 @@ def when_iso(moment: datetime | None) -> str:
     if moment is None:
         return ""
     return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def duration(delay: timedelta) -> str:
+    """A delay in its largest whole unit: 5 s, 5 min, 2 h."""
+    seconds = int(delay.total_seconds())
+    for unit, size in (("h", 3600), ("min", 60)):
+        if seconds and seconds % size == 0:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"
+
+
+def in_words(items: list[str]) -> str:
+    """Items as a sentence lists them: a, b and c."""
+    if len(items) < 2:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def masked(account_number: str | None) -> str:
@@ -71,10 +104,8 @@ def pretty_json(text: str | None) -> str:
 
 
 def register(app: Flask) -> None:
-    """Make the formatters available to every template as filters."""
-    app.add_template_filter(amount_text, "amount_text")
-    app.add_template_filter(money, "money")
-    app.add_template_filter(minor_money, "minor_money")
+    """Make the formatters available to every template: money() as a function, the rest as filters."""
+    app.add_template_global(money, "money")
     app.add_template_filter(when, "when")
     app.add_template_filter(when_iso, "when_iso")
     app.add_template_filter(masked, "masked")

@@ -2,19 +2,21 @@
 from __future__ import annotations
 
 from flask import abort, current_app, flash, redirect, render_template, request, url_for
-from flask_login import current_user, login_required
+from flask_login import login_required
 
-from app.auth.users import current_mode, local_path, requires
+from app.auth.users import current_caller, local_path, requires
 from app.store.merchants import inbox_url, merchant_by_id
 from app.util import whole_number
 from app.webhooks import log
-from app.webhooks.delivery import WebhookNotFound, resend_event
+from app.webhooks.delivery import RETRY_DELAYS, WebhookNotFound, resend_event
 
 from . import dashboard
+from .formatting import duration, in_words
 from .htmx import page_or_fragment, wants_fragment
 
 PAGE_SIZE = 50
 MAX_PAGES = 200  # the log pages by offset; deeper than this, use the transaction's own page
+RETRY_SCHEDULE = in_words([duration(delay) for delay in RETRY_DELAYS])
 
 
 def deps():
@@ -28,7 +30,8 @@ def _page_number() -> int:
 
 def with_attempts(conn, deliveries: list[log.Delivery]) -> list[tuple[log.Delivery, list]]:
     """Each delivery beside its attempts, newest attempt first."""
-    attempts = log.attempts_by_webhook(conn, current_user.merchant_id, current_mode(),
+    caller = current_caller()
+    attempts = log.attempts_by_webhook(conn, caller.merchant_id, caller.mode,
                                        [d.webhook_id for d in deliveries])
     return [(d, list(reversed(attempts[d.webhook_id]))) for d in deliveries]
 
@@ -37,22 +40,24 @@ def with_attempts(conn, deliveries: list[log.Delivery]) -> list[tuple[log.Delive
 @login_required
 def webhooks():
     """Webhook deliveries of this mode, newest first: state, attempts, last answer, next try."""
-    page = _page_number()
+    page, caller = _page_number(), current_caller()
     with deps().uow(write=False) as uow:
-        found = log.list_deliveries(uow.conn, current_user.merchant_id, current_mode(),
+        found = log.list_deliveries(uow.conn, caller.merchant_id, caller.mode,
                                     limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE)
         rows = with_attempts(uow.conn, found[:PAGE_SIZE])
     return render_template("dashboard/webhooks.html", rows=rows, page=page,
-                           has_more=len(found) > PAGE_SIZE and page < MAX_PAGES)
+                           has_more=len(found) > PAGE_SIZE and page < MAX_PAGES,
+                           retry_schedule=RETRY_SCHEDULE)
 
 
 @dashboard.post("/webhooks/<webhook_id>/resend")
 @requires("resend_webhook")
 def resend_webhook(webhook_id: str):
     """Queue the event for an immediate new attempt (audited); the worker sends it."""
+    caller = current_caller()
     try:
-        delivery = resend_event(deps(), current_user.merchant_id, current_mode(), webhook_id,
-                                current_user.email, request.remote_addr)
+        delivery = resend_event(deps(), caller.merchant_id, caller.mode, webhook_id, caller.actor,
+                                caller.ip)
     except WebhookNotFound:
         abort(404)
     if not wants_fragment():
@@ -68,11 +73,11 @@ def resend_webhook(webhook_id: str):
 @login_required
 def inbox():
     """Webhooks received at the merchant's inbox URL: headers, body, signature verdict, duplicates."""
-    page = _page_number()
+    page, merchant_id = _page_number(), current_caller().merchant_id
     with deps().uow(write=False) as uow:
-        found = log.list_inbox(uow.conn, current_user.merchant_id, limit=PAGE_SIZE + 1,
+        found = log.list_inbox(uow.conn, merchant_id, limit=PAGE_SIZE + 1,
                                offset=(page - 1) * PAGE_SIZE)
-        merchant = merchant_by_id(uow.conn, current_user.merchant_id)
+        merchant = merchant_by_id(uow.conn, merchant_id)
     return render_template("dashboard/inbox.html", messages=found[:PAGE_SIZE], page=page,
                            inbox_url=inbox_url(current_app.config["BASE_URL"], merchant.inbox_key),
                            has_more=len(found) > PAGE_SIZE and page < MAX_PAGES)
