@@ -73,7 +73,6 @@ REFUND_MOVES: dict[Status, frozenset[Status]] = {
 }
 # Refunds that hold part of the original: Failed and Declined ones free their amount.
 ACTIVE_REFUND_STATUSES = (Status.PENDING, Status.CAPTURED)
-FINAL_REFUND_STATUSES = frozenset({Status.CAPTURED, Status.FAILED, Status.DECLINED})
 DECLINE_STATUSES = frozenset({Status.DECLINED, Status.FAILED})
 
 
