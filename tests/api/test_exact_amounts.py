@@ -13,39 +13,12 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from tests.conftest import payment_body
+from tests.support.strategies import json_numbers
 
 MAX_AMOUNT_DIGITS = 10  # 1000000000, the largest amount: ten digits before the point
 EUR_DIGITS = 2
 FIELD_DIGITS = 4  # the finest any currency goes, checked before the currency is known
 NUMBER = re.compile(r"(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?")
-
-digit_strings = st.one_of(
-    st.text("0123456789", min_size=1, max_size=40),
-    # runs that round to a short amount in 28 digits: 000...001, 999...999
-    st.builds(lambda run, zeros, last: run * zeros + last, st.sampled_from("09"),
-              st.integers(25, 40), st.sampled_from("19")),
-)
-whole_parts = st.one_of(st.just("0"), st.from_regex(r"[1-9][0-9]{0,39}", fullmatch=True),
-                        st.integers(4290, 4400).map(lambda n: "9" * n))  # around int()'s limit
-exponents = st.one_of(
-    st.integers(-40, 40).map(str),
-    st.integers(-10**9 - 10, -999990).map(str),  # past the default context's Emin
-    st.integers(-10**22, 10**22).map(str),  # past Decimal's ±10**18 and the context's ±999999
-    st.sampled_from(["-1000000000", "999999999999999999", "-999999999999999999", "0" * 30 + "5"]),
-)
-
-
-@st.composite
-def json_numbers(draw) -> str:
-    """Text of a JSON number: any sign, digits, fraction and exponent the grammar allows."""
-    text = draw(st.sampled_from(["", "-"])) + draw(whole_parts)
-    if draw(st.booleans()):
-        text += "." + draw(digit_strings)
-    if draw(st.booleans()):
-        exponent = draw(exponents)
-        text += draw(st.sampled_from("eE")) + ("" if exponent.startswith("-") else
-                                                draw(st.sampled_from(["", "+"]))) + exponent
-    return text
 
 
 @st.composite
