@@ -5,6 +5,7 @@ from sqlalchemy import Connection, or_, select
 
 from app.payments.model import Caller
 
+from .scope import scoped_to_merchant
 from .tables import audit_log
 
 PAGE_SIZE = 50
@@ -14,7 +15,7 @@ def audit_entries(conn: Connection, caller: Caller, *, older_than_id: int | None
                   limit: int = PAGE_SIZE) -> list:
     """The merchant's audit log for this mode (and mode-less entries such as user changes), newest first."""
     query = select(audit_log).where(
-        audit_log.c.merchant_id == caller.merchant_id,
+        *scoped_to_merchant(audit_log, caller),
         or_(audit_log.c.mode == caller.mode.value, audit_log.c.mode.is_(None)),
     )
     if older_than_id is not None:

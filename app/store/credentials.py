@@ -7,6 +7,7 @@ from sqlalchemy import Connection, or_, select
 
 from app.payments.model import Caller
 
+from .scope import scoped_to_merchant, scoped_to_mode
 from .tables import api_tokens, webhook_secrets
 
 
@@ -15,7 +16,7 @@ def api_tokens_of(conn: Connection, caller: Caller) -> list:
     return list(conn.execute(
         select(api_tokens.c.id, api_tokens.c.prefix, api_tokens.c.label, api_tokens.c.created_at,
                api_tokens.c.revoked_at)
-        .where(api_tokens.c.merchant_id == caller.merchant_id, api_tokens.c.mode == caller.mode.value)
+        .where(*scoped_to_mode(api_tokens, caller))
         .order_by(api_tokens.c.revoked_at.is_not(None), api_tokens.c.id.desc())
     ))
 
@@ -25,7 +26,7 @@ def api_token_prefix(conn: Connection, caller: Caller, token_id: int) -> str | N
     or None when it is not theirs."""
     return conn.execute(
         select(api_tokens.c.prefix).where(api_tokens.c.id == token_id,
-                                          api_tokens.c.merchant_id == caller.merchant_id)
+                                          *scoped_to_merchant(api_tokens, caller))
     ).scalar()
 
 
@@ -34,8 +35,7 @@ def webhook_secrets_of(conn: Connection, caller: Caller, now: datetime) -> list[
     rows = conn.execute(
         select(webhook_secrets.c.id, webhook_secrets.c.secret, webhook_secrets.c.created_at,
                webhook_secrets.c.expires_at)
-        .where(webhook_secrets.c.merchant_id == caller.merchant_id,
-               webhook_secrets.c.mode == caller.mode.value,
+        .where(*scoped_to_mode(webhook_secrets, caller),
                or_(webhook_secrets.c.expires_at.is_(None), webhook_secrets.c.expires_at > now))
         .order_by(webhook_secrets.c.id.desc())
     )

@@ -5,6 +5,7 @@ from sqlalchemy import Connection, select
 
 from app.payments.model import Caller
 
+from .scope import scoped_to_mode
 from .tables import status_history, transactions
 
 
@@ -13,8 +14,6 @@ def status_changes(conn: Connection, caller: Caller, transaction_id: int) -> lis
     return list(conn.execute(
         select(status_history)
         .join(transactions, transactions.c.id == status_history.c.transaction_id)
-        .where(status_history.c.transaction_id == transaction_id,
-               transactions.c.merchant_id == caller.merchant_id,
-               transactions.c.mode == caller.mode.value)
+        .where(status_history.c.transaction_id == transaction_id, *scoped_to_mode(transactions, caller))
         .order_by(status_history.c.at, status_history.c.id)
     ))

@@ -12,6 +12,7 @@ from app.payments.model import Caller, Kind, Status
 from app.payments.money import from_minor
 from app.util import whole_number
 
+from .scope import scoped_to_mode
 from .tables import Id, UtcDateTime, transactions
 
 PAGE_SIZE = 50
@@ -145,10 +146,7 @@ def list_transactions(conn: Connection, caller: Caller, flt: TransactionFilter, 
 
     Never OFFSET: page 10,000 costs what page 1 costs. `newer_than` walks back towards the newest.
     """
-    query = select(*_LIST_COLUMNS).where(
-        transactions.c.merchant_id == caller.merchant_id, transactions.c.mode == caller.mode.value,
-        *flt.conditions(),
-    )
+    query = select(*_LIST_COLUMNS).where(*scoped_to_mode(transactions, caller), *flt.conditions())
     if newer_than is not None:
         query = query.where(_listing_key() > _cursor_key(newer_than)).order_by(
             transactions.c.created_at.asc(), transactions.c.id.asc())

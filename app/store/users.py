@@ -10,6 +10,7 @@ from sqlalchemy import Connection, func, select, update
 
 from app.payments.model import Caller
 
+from .scope import scoped_to_merchant
 from .tables import merchants, users
 
 _USER_COLUMNS = (users.c.id, users.c.merchant_id, users.c.email, users.c.role, users.c.active,
@@ -19,17 +20,17 @@ _USER_COLUMNS = (users.c.id, users.c.merchant_id, users.c.email, users.c.role, u
 
 def user_for_sign_in(conn: Connection, email: str):
     """The user signing in with this e-mail (any case) and their merchant's name, or None."""
-    return conn.execute(
-        select(*_USER_COLUMNS).join(merchants, merchants.c.id == users.c.merchant_id)
-        .where(users.c.email == email.strip().lower())
-    ).first()
+    return _user_with_merchant_name(conn, users.c.email == email.strip().lower())
 
 
 def user_for_session(conn: Connection, user_id: int):
     """The user a signed-in session belongs to and their merchant's name, or None."""
+    return _user_with_merchant_name(conn, users.c.id == user_id)
+
+
+def _user_with_merchant_name(conn: Connection, condition):
     return conn.execute(
-        select(*_USER_COLUMNS).join(merchants, merchants.c.id == users.c.merchant_id)
-        .where(users.c.id == user_id)
+        select(*_USER_COLUMNS).join(merchants, merchants.c.id == users.c.merchant_id).where(condition)
     ).first()
 
 
@@ -48,12 +49,17 @@ def email_taken(conn: Connection, email: str) -> bool:
     ).scalar_one() > 0
 
 
+def _callers_user(caller: Caller, user_id: int) -> tuple:
+    """Conditions selecting the user with this id if the caller's merchant has one."""
+    return (users.c.id == user_id, *scoped_to_merchant(users, caller))
+
+
 def users_of(conn: Connection, caller: Caller) -> list:
     """The merchant's dashboard users, by e-mail."""
     return list(conn.execute(
         select(users.c.id, users.c.email, users.c.role, users.c.active, users.c.created_at,
                users.c.last_login_at)
-        .where(users.c.merchant_id == caller.merchant_id).order_by(users.c.email)
+        .where(*scoped_to_merchant(users, caller)).order_by(users.c.email)
     ))
 
 
@@ -61,25 +67,23 @@ def user_of(conn: Connection, caller: Caller, user_id: int):
     """One of the merchant's users, or None when the id is not theirs."""
     return conn.execute(
         select(users.c.id, users.c.email, users.c.role, users.c.active)
-        .where(users.c.id == user_id, users.c.merchant_id == caller.merchant_id)
+        .where(*_callers_user(caller, user_id))
     ).first()
 
 
 def set_role(conn: Connection, caller: Caller, user_id: int, role: str) -> None:
     """Give one of the merchant's users a new role."""
-    conn.execute(update(users).where(users.c.id == user_id, users.c.merchant_id == caller.merchant_id)
-                 .values(role=role))
+    conn.execute(update(users).where(*_callers_user(caller, user_id)).values(role=role))
 
 
 def set_active(conn: Connection, caller: Caller, user_id: int, active: bool) -> None:
     """Let one of the merchant's users sign in again, or stop them (their sessions end at once)."""
-    conn.execute(update(users).where(users.c.id == user_id, users.c.merchant_id == caller.merchant_id)
-                 .values(active=active))
+    conn.execute(update(users).where(*_callers_user(caller, user_id)).values(active=active))
 
 
 def active_admins(conn: Connection, caller: Caller) -> int:
     """How many active admins the merchant has (the last one may not be demoted or stopped)."""
     return conn.execute(
         select(func.count()).select_from(users).where(
-            users.c.merchant_id == caller.merchant_id, users.c.role == "admin", users.c.active.is_(True))
+            *scoped_to_merchant(users, caller), users.c.role == "admin", users.c.active.is_(True))
     ).scalar_one()
