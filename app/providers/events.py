@@ -1,6 +1,7 @@
 """Inbound provider webhooks: what a verified event says happened, and why one is refused."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from app.payments.model import Kind, Outcome
@@ -46,3 +47,11 @@ class IgnoredEvent:
     provider: str
     event_type: str
     event_id: str | None = None
+
+
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """A request header by name in any case, from werkzeug Headers or a plain dict."""
+    value = headers.get(name)
+    if value is None:
+        value = next((v for k, v in headers.items() if k.lower() == name.lower()), None)
+    return value

@@ -1,6 +1,7 @@
 """What the real connectors share: timeouts, when an HTTP answer means "ask again later", refusals."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from app.payments.model import Outcome, Status
@@ -14,6 +15,9 @@ PROVIDER_ERROR = "Provider Error"
 # 4xx codes that say nothing about the request itself: a timeout on the provider's side,
 # a concurrent request with the same idempotency key, rate limiting. Retried like a 5xx.
 RETRY_LATER_CODES = frozenset({408, 409, 429})
+
+# Eight or more digits in a row: an account or card number a provider may echo in its message.
+_LONG_NUMBER = re.compile(r"\d{4,}(\d{4})(?!\d)")
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,11 @@ class ProviderRejected(Exception):
         self.message = message
         self.http_status = http_status
         self.code = code
+
+
+def redact(text: str) -> str:
+    """Provider words fit for a log line: long digit runs (account numbers) cut to their last 4."""
+    return _LONG_NUMBER.sub(lambda match: "****" + match.group(1), text)
 
 
 def retry_later(http_status: int | None) -> bool:

@@ -5,7 +5,7 @@ import hashlib
 import hmac
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from urllib.parse import quote
 
@@ -18,9 +18,9 @@ from app.payments.money import to_minor
 
 from .banks import Bank, BankListError
 from .base import ProviderUnavailable
-from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError
+from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError, header
 from .http import (
-    PROVIDER_ERROR, REDIRECT_URL, ProviderRejected, Timeouts, rejected_outcome, retry_later,
+    PROVIDER_ERROR, REDIRECT_URL, ProviderRejected, Timeouts, redact, rejected_outcome, retry_later,
 )
 
 log = logging.getLogger(__name__)
@@ -149,8 +149,9 @@ class PaystackConnector:
 
     def __init__(self, secret_key: str, base_url: str = PAYSTACK_API,
                  timeouts: Timeouts = Timeouts(), return_url: str | None = None):
-        # return_url: where Paystack sends the customer after checkout when the payment has
-        # no SuccessUrl ("{tx_no}" is replaced); None uses the callback set in Paystack's dashboard.
+        # return_url: Paydesk's page the customer comes back to after checkout ("{tx_no}" is
+        # replaced); it knows the outcome and sends the customer on to SuccessUrl or FailureUrl.
+        # Without it the payment's SuccessUrl is used (Paystack has one callback for both).
         self.base_url = base_url.rstrip("/")
         self.timeouts = timeouts
         self.return_url = return_url
@@ -173,7 +174,7 @@ class PaystackConnector:
             "reference": tx.tx_no,
             "metadata": {"txNo": tx.tx_no, "reference": tx.reference},
         }
-        callback = tx.success_url or (self.return_url.format(tx_no=tx.tx_no) if self.return_url else None)
+        callback = self.return_url.format(tx_no=tx.tx_no) if self.return_url else tx.success_url
         if callback:
             request["callback_url"] = callback
         try:
@@ -270,16 +271,17 @@ class PaystackConnector:
         body = _json_object(response)
         message = str(body.get("message") or response.reason or f"HTTP {response.status_code}")
         if retry_later(response.status_code):
-            log.warning("Paystack %s %s: HTTP %s %s", method, path, response.status_code, message)
+            log.warning("Paystack %s %s: HTTP %s %s", method, path, response.status_code, redact(message))
             raise ProviderUnavailable(f"Paystack answered HTTP {response.status_code}: {message}")
         if response.status_code >= 400 or body.get("status") is False:
-            log.info("Paystack %s %s refused: HTTP %s %s", method, path, response.status_code, message)
+            log.info("Paystack %s %s refused: HTTP %s %s", method, path, response.status_code, redact(message))
             raise ProviderRejected(message, response.status_code, body.get("code"))
         if "data" not in body:
             raise ProviderUnavailable(f"Paystack answered HTTP {response.status_code} without data")
         return body
 
-    def _opened_before(self, tx: Transaction, refused: ProviderRejected, verify) -> Outcome:
+    def _opened_before(self, tx: Transaction, refused: ProviderRejected,
+                       verify: Callable[[Transaction], Outcome]) -> Outcome:
         """After a refused create: if the reference exists (a repeated create), its state; else Failed."""
         try:
             return verify(tx)
@@ -354,7 +356,7 @@ def parse_webhook(body: bytes, headers: Mapping[str, str], secret_key: str) -> P
     events name only the original (transaction_reference) and the amount: the route asks
     status() for that original's Pending refunds, or matches provider_transaction_id when set.
     """
-    signature = _header(headers, SIGNATURE_HEADER)
+    signature = header(headers, SIGNATURE_HEADER)
     expected = hmac.new(secret_key.encode(), body, hashlib.sha512).hexdigest()
     if not signature or not hmac.compare_digest(expected, signature.strip().lower()):
         raise WebhookSignatureError("Paystack signature does not match the body")
@@ -405,11 +407,3 @@ def _json_object(response: requests.Response) -> dict:
     except ValueError:
         return {}
     return body if isinstance(body, dict) else {}
-
-
-def _header(headers: Mapping[str, str], name: str) -> str | None:
-    """A header by name in any case, from werkzeug Headers or a plain dict."""
-    value = headers.get(name)
-    if value is None:
-        value = next((v for k, v in headers.items() if k.lower() == name.lower()), None)
-    return value

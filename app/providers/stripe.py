@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
+from decimal import Decimal
 
 import stripe
 
@@ -14,9 +16,9 @@ from app.payments.money import to_minor
 
 from .banks import Bank, BankListError
 from .base import ProviderUnavailable
-from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError
+from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError, header
 from .http import (
-    PROVIDER_ERROR, REDIRECT_URL, ProviderRejected, Timeouts, rejected_outcome, retry_later,
+    PROVIDER_ERROR, REDIRECT_URL, ProviderRejected, Timeouts, redact, rejected_outcome, retry_later,
 )
 
 log = logging.getLogger(__name__)
@@ -89,6 +91,22 @@ DECLINE_CODES: dict[str, str] = {
 }
 
 
+# Where Stripe's amounts differ from ISO 4217's minor digits (docs.stripe.com/currencies):
+# MGA is zero-decimal at Stripe, and ISK stays two-decimal in its API (100 = 1 krona).
+STRIPE_MINOR_DIGITS = {"MGA": 0, "ISK": 2}
+
+
+def stripe_amount(amount: Decimal, currency: str) -> int:
+    """The amount in the units Stripe's API takes; ValueError for a fraction Stripe cannot take."""
+    digits = STRIPE_MINOR_DIGITS.get(currency)
+    if digits is None:
+        return to_minor(amount, currency)
+    scaled = amount.scaleb(digits)
+    if scaled != scaled.to_integral_value():
+        raise ValueError(f"Stripe takes {currency} amounts in whole units only")
+    return int(scaled)
+
+
 def outcome(kind: str, word: str | None, *, message: str | None = None, reason: str | None = None,
             provider_transaction_id: str | None = None, extra: dict | None = None) -> Outcome:
     """Stripe's word for an object through STATUSES; unknown words stay Pending with Stripe's words."""
@@ -105,13 +123,13 @@ def _reason(*codes: str | None) -> str | None:
     return next((DECLINE_CODES[code] for code in codes if code in DECLINE_CODES), None)
 
 
-def payment_intent_outcome(intent: Mapping, extra: dict | None = None) -> Outcome:
+def payment_intent_outcome(intent: Mapping) -> Outcome:
     """A PaymentIntent on its own: its status, and why from its last error or cancellation."""
     error = intent.get("last_payment_error") or {}
     return outcome("payment_intent", intent.get("status"), message=error.get("message"),
                    reason=_reason(intent.get("cancellation_reason"), error.get("decline_code"),
                                   error.get("code")),
-                   extra={"payment_intent": intent.get("id"), **(extra or {})})
+                   extra={"payment_intent": intent.get("id")})
 
 
 def session_outcome(session: Mapping) -> Outcome:
@@ -133,9 +151,7 @@ def session_outcome(session: Mapping) -> Outcome:
                        provider_transaction_id=session.get("id"), message="Checkout Session complete",
                        extra=extra)
     if intent is not None:
-        found = payment_intent_outcome(intent)
-        found.provider_transaction_id = session.get("id")
-        return found
+        return replace(payment_intent_outcome(intent), provider_transaction_id=session.get("id"))
     return outcome("checkout_session", state, provider_transaction_id=session.get("id"),
                    message="Awaiting customer at Stripe Checkout", extra=extra)
 
@@ -163,8 +179,9 @@ class StripeConnector:
 
     def __init__(self, secret_key: str, base_url: str | None = None,
                  timeouts: Timeouts = Timeouts(), return_url: str | None = None):
-        # return_url: where Stripe sends the customer back when the payment has no SuccessUrl
-        # or FailureUrl ("{tx_no}" is replaced); Checkout needs one or the other.
+        # return_url: Paydesk's page the customer comes back to from Checkout ("{tx_no}" is
+        # replaced); it knows the outcome and sends the customer on to SuccessUrl or FailureUrl.
+        # Without it the payment's own SuccessUrl and FailureUrl are used.
         self.return_url = return_url
         self.client = stripe.StripeClient(
             secret_key,
@@ -184,7 +201,11 @@ class StripeConnector:
         if tx.kind is Kind.PAYOUT:
             return Outcome(Status.FAILED, provider_message="Payouts are not offered through Stripe",
                            decline_reason="Payment Method Not Available")
-        fallback = self.return_url.format(tx_no=tx.tx_no) if self.return_url else None
+        try:
+            unit_amount = stripe_amount(tx.amount, tx.currency)
+        except ValueError as error:
+            return Outcome(Status.FAILED, provider_message=str(error), decline_reason=PROVIDER_ERROR)
+        paydesk_page = self.return_url.format(tx_no=tx.tx_no) if self.return_url else None
         params: dict = {
             "mode": "payment",
             "client_reference_id": tx.tx_no,
@@ -192,7 +213,7 @@ class StripeConnector:
                 "quantity": 1,
                 "price_data": {
                     "currency": tx.currency.lower(),
-                    "unit_amount": to_minor(tx.amount, tx.currency),
+                    "unit_amount": unit_amount,
                     "product_data": {"name": tx.statement_descriptor or f"Payment {tx.reference}"},
                 },
             }],
@@ -200,8 +221,8 @@ class StripeConnector:
             # The PaymentIntent carries the txNo too, so its events name the payment.
             "payment_intent_data": {"metadata": {"txNo": tx.tx_no}},
         }
-        for name, url in (("success_url", tx.success_url or fallback),
-                          ("cancel_url", tx.failure_url or fallback)):
+        for name, url in (("success_url", paydesk_page or tx.success_url),
+                          ("cancel_url", paydesk_page or tx.failure_url)):
             if url:
                 params[name] = url
         if tx.billing.get("email"):
@@ -218,13 +239,17 @@ class StripeConnector:
     def refund(self, refund: Transaction, original: Transaction, now: datetime) -> Outcome:
         """POST /v1/refunds for the original's PaymentIntent, the refund's txNo as Idempotency-Key."""
         try:
+            amount = stripe_amount(refund.amount, refund.currency)
+        except ValueError as error:
+            return Outcome(Status.FAILED, provider_message=str(error), decline_reason=PROVIDER_ERROR)
+        try:
             intent = self._payment_intent_id(original)
             if intent is None:
                 return Outcome(Status.FAILED, provider_message="The payment has no PaymentIntent at Stripe",
                                decline_reason=PROVIDER_ERROR)
             created = self._call(self.client.v1.refunds.create, params={
                 "payment_intent": intent,
-                "amount": to_minor(refund.amount, refund.currency),
+                "amount": amount,
                 "metadata": {"txNo": refund.tx_no, "originalTxNo": original.tx_no},
             }, options={"idempotency_key": refund.tx_no})
         except ProviderRejected as refused:
@@ -314,15 +339,15 @@ class StripeConnector:
         try:
             return method(*args, **kwargs).to_dict()
         except stripe.APIConnectionError as error:
-            log.warning("Stripe could not be reached: %s", error.user_message)
+            log.warning("Stripe could not be reached: %s", redact(str(error.user_message)))
             raise ProviderUnavailable(f"Stripe could not be reached: {error.user_message}") from None
         except stripe.StripeError as error:
             message = error.user_message or type(error).__name__
             if retry_later(error.http_status):
-                log.warning("Stripe answered HTTP %s: %s", error.http_status, message)
+                log.warning("Stripe answered HTTP %s: %s", error.http_status, redact(message))
                 raise ProviderUnavailable(f"Stripe answered HTTP {error.http_status}: {message}") from None
-            log.info("Stripe refused: HTTP %s %s", error.http_status, message)
-            raise ProviderRejected(message, error.http_status or 400, error.code) from None
+            log.info("Stripe refused: HTTP %s %s", error.http_status, redact(message))
+            raise ProviderRejected(message, error.http_status, error.code) from None
 
 
 # Events by type: which transaction kind they report and how their object reads.
@@ -346,8 +371,7 @@ def parse_webhook(body: bytes, headers: Mapping[str, str], webhook_secret: str,
     metadata.txNo. A dispute names only its PaymentIntent (provider_transaction_id):
     the route finds the payment with StripeConnector.payment_tx_no.
     """
-    signature = headers.get(SIGNATURE_HEADER) or next(
-        (v for k, v in headers.items() if k.lower() == SIGNATURE_HEADER.lower()), None)
+    signature = header(headers, SIGNATURE_HEADER)
     try:
         event = stripe.Webhook.construct_event(body, signature, webhook_secret, tolerance=tolerance).to_dict()
     except stripe.SignatureVerificationError as error:

@@ -64,13 +64,14 @@ class TestCheckout:
         assert outcome.provider_message == "Authorization URL created"
         assert outcome.extra[REDIRECT_URL] == "https://checkout.paystack.com/0peioxfhpn"
 
-    def test_the_payments_success_url_is_the_callback_when_given(self, paystack, fake):
+    def test_without_paydesks_return_page_the_success_url_is_the_callback(self, fake):
         fake.on("POST", "/transaction/initialize", {
             "status": True, "message": "Authorization URL created",
             "data": {"authorization_url": "https://checkout.paystack.com/x", "access_code": "x",
                      "reference": TX_NO}})
+        connector = PaystackConnector(SECRET, base_url=fake.url)
 
-        paystack.create(payment(success_url="https://shop.example/paid"), CARD)
+        connector.create(payment(success_url="https://shop.example/paid"), CARD)
 
         assert fake.seen[0].json["callback_url"] == "https://shop.example/paid"
 
@@ -354,6 +355,20 @@ class TestPayout:
 
         assert (outcome.status, outcome.decline_reason) == (status, reason)
 
+    def test_an_account_number_in_paystacks_message_is_not_logged(self, paystack, fake, caplog):
+        caplog.set_level(logging.DEBUG)
+        fake.on("POST", "/transferrecipient", Answer(400, {
+            "status": False, "message": "Account number 0123456789 could not be resolved for bank 058",
+            "type": "validation_error", "code": "invalid_bank_account"}))
+        fake.on("GET", "/transfer/verify/pou-7e3a9c1b5d2f4680",
+                Answer(404, {"status": False, "message": "Transfer not found"}))
+
+        outcome = paystack.create(payout(account="0123456789"), NG_PAYOUT)
+
+        assert outcome.status is Status.FAILED
+        assert "Account number ****6789 could not be resolved" in caplog.text
+        assert "0123456789" not in caplog.text
+
     def test_neither_the_secret_nor_the_account_number_is_logged(self, paystack, fake, caplog):
         caplog.set_level(logging.DEBUG)
         fake.on("POST", "/transferrecipient", Answer(500, {"status": False, "message": "An error occurred"}))
@@ -409,7 +424,8 @@ class TestBanks:
 
 class TestCancelAndConnection:
     def test_cancel_reports_where_the_payment_stands_since_paystack_has_no_void(self, paystack, fake):
-        fake.on("GET", f"/transaction/verify/{TX_NO}", verify_body("abandoned", "The transaction was not completed"))
+        fake.on("GET", f"/transaction/verify/{TX_NO}",
+                verify_body("abandoned", "The transaction was not completed"))
 
         outcome = paystack.cancel(payment())
 

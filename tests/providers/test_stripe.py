@@ -38,7 +38,8 @@ def session_body(status: str = "open", payment_status: str = "unpaid", payment_i
         "livemode": False, "metadata": {"txNo": TX_NO, "reference": "order-3b5e68"}, "mode": "payment",
         "payment_intent": payment_intent, "payment_status": payment_status, "status": status,
         "success_url": "https://shop.example/paid",
-        "url": None if status != "open" else f"https://checkout.stripe.com/c/pay/{SESSION}#fidkdWxOYHwnPyd1blpxYHZxWjA0",
+        "url": f"https://checkout.stripe.com/c/pay/{SESSION}#fidkdWxOYHwnPyd1blpxYHZxWjA0"
+        if status == "open" else None,
     }
 
 
@@ -91,12 +92,23 @@ class TestCheckoutSession:
             "metadata[txNo]": TX_NO,
             "metadata[reference]": "order-3b5e68",
             "payment_intent_data[metadata][txNo]": TX_NO,
-            "success_url": "https://shop.example/paid",
+            "success_url": f"https://paydesk.example/checkout/{TX_NO}/return",
             "cancel_url": f"https://paydesk.example/checkout/{TX_NO}/return",
             "customer_email": "ada@example.com",
         }
         assert (outcome.status, outcome.provider_transaction_id) == (Status.PENDING, SESSION)
         assert outcome.extra[REDIRECT_URL] == session_body()["url"]
+
+    def test_without_paydesks_return_page_the_payments_own_urls_are_used(self, fake):
+        fake.on("POST", "/v1/checkout/sessions", session_body())
+        connector = StripeConnector(SECRET, base_url=fake.url)
+
+        connector.create(payment(currency="EUR", success_url="https://shop.example/paid",
+                                 failure_url="https://shop.example/failed"), CARD)
+
+        form = fake.seen[0].form
+        assert (form["success_url"], form["cancel_url"]) == ("https://shop.example/paid",
+                                                             "https://shop.example/failed")
 
     def test_a_repeated_create_sends_the_same_idempotency_key(self, stripe_connector, fake):
         fake.on("POST", "/v1/checkout/sessions", session_body())
@@ -118,6 +130,24 @@ class TestCheckoutSession:
         assert (outcome.status, outcome.decline_reason) == (Status.FAILED, "Provider Error")
         assert outcome.provider_message.startswith("Invalid currency: xxx.")
         assert outcome.provider_status == "HTTP 400 parameter_invalid_string"
+
+    @pytest.mark.parametrize("amount, currency, unit_amount", [
+        ("1500", "JPY", "1500"), ("5.120", "KWD", "5120"), ("1500", "ISK", "150000"), ("1500", "MGA", "1500"),
+    ])
+    def test_amounts_are_sent_in_the_units_stripe_takes(self, stripe_connector, fake, amount, currency,
+                                                        unit_amount):
+        fake.on("POST", "/v1/checkout/sessions", session_body())
+
+        stripe_connector.create(payment(amount=amount, currency=currency), CARD)
+
+        assert fake.seen[0].form["line_items[0][price_data][unit_amount]"] == unit_amount
+
+    def test_a_fraction_stripe_cannot_take_fails_without_a_call(self, stripe_connector, fake):
+        outcome = stripe_connector.create(payment(amount="1500.50", currency="MGA"), CARD)
+
+        assert (outcome.status, outcome.decline_reason) == (Status.FAILED, "Provider Error")
+        assert outcome.provider_message == "Stripe takes MGA amounts in whole units only"
+        assert fake.seen == []
 
     def test_stripe_sends_no_payouts_here(self, stripe_connector, fake):
         outcome = stripe_connector.create(payout(), NG_PAYOUT)
@@ -333,9 +363,9 @@ class TestBeyondPayments:
             stripe_connector.banks(NG_PAYOUT, "NGN", "NG")
 
     def test_test_connection_reads_the_balance(self, stripe_connector, fake):
-        fake.on("GET", "/v1/balance", {"object": "balance", "livemode": False,
-                                       "available": [{"amount": 0, "currency": "eur", "source_types": {"card": 0}}],
-                                       "pending": [{"amount": 0, "currency": "eur", "source_types": {"card": 0}}]})
+        no_money = [{"amount": 0, "currency": "eur", "source_types": {"card": 0}}]
+        fake.on("GET", "/v1/balance", {"object": "balance", "livemode": False, "available": no_money,
+                                       "pending": no_money})
 
         assert stripe_connector.test_connection() == "Connected to Stripe (test mode)"
 
