@@ -6,6 +6,7 @@ from flask_wtf.csrf import CSRFProtect
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app.config import Config
+from app.errors import HEALTH_CHECK_PATH, PaydeskFlask, init_errors
 from app.payments.services import Deps
 from app.providers.simulator import providers
 from app.store.db import make_engine
@@ -18,8 +19,8 @@ csrf = CSRFProtect()
 def create_app(config: Config | None = None) -> Flask:
     """Build the web application: configuration, database, blueprints and CLI."""
     config = config or Config()
-    app = Flask(__name__, template_folder="../templates", static_folder="../static",
-                instance_path=str(config.INSTANCE_PATH))
+    app = PaydeskFlask(__name__, template_folder="../templates", static_folder="../static",
+                       instance_path=str(config.INSTANCE_PATH))
     app.config.from_object(config)
     if config.PROXY_FIX_HOPS:
         # Behind N trusted proxies: the client address (audit log, rate limits) and scheme come
@@ -43,6 +44,7 @@ def create_app(config: Config | None = None) -> Flask:
     from app.dashboard import init_dashboard
     from app.webhooks.inbox import inbox
 
+    init_errors(app)
     csrf.init_app(app)
     csrf.exempt(api)
     csrf.exempt(inbox)  # receivers are called by machines, authenticated by signature
@@ -53,9 +55,9 @@ def create_app(config: Config | None = None) -> Flask:
     init_dashboard(app)
     register_cli(app)
 
-    @app.get("/healthz")
+    @app.get(HEALTH_CHECK_PATH)
     def health():
-        """Load balancer check: the process answers and the database is reachable."""
+        """Load balancer check: the process answers and the database is reachable (else 503)."""
         with engine.connect() as conn:
             conn.exec_driver_sql("SELECT 1")
         return {"status": "ok"}

@@ -6,6 +6,7 @@ given moment (work that sent none may be run again after a lost connection).
 """
 from __future__ import annotations
 
+import select
 import time
 from contextvars import ContextVar
 
@@ -30,7 +31,7 @@ def make_engine(url: str, *, pool_size: int = 10, ping_idle_after: float = PING_
         _sqlite_transactions(engine)
     else:
         engine = create_engine(url, pool_size=pool_size, max_overflow=pool_size)
-        _ping_idle_connections(engine, ping_idle_after)
+        _check_connections_on_checkout(engine, ping_idle_after)
     _note_commits(engine)
     return engine
 
@@ -73,15 +74,24 @@ def database_unreachable(error: BaseException) -> bool:
         or cause.sqlstate in UNREACHABLE_SQLSTATES
 
 
-def _ping_idle_connections(engine: Engine, idle_after: float) -> None:
-    """Check that a connection idle for `idle_after` seconds is still alive before handing it out.
+def _check_connections_on_checkout(engine: Engine, idle_after: float) -> None:
+    """Hand out a pooled connection only if the server has not dropped it.
 
-    SQLAlchemy's pool_pre_ping pings on every checkout: one more round trip per
-    unit of work, a fifth of a status request's cost. Connections in steady use are
-    not pinged. One killed while idle (a server restart, an idle timeout on the way)
-    is replaced before use. After a server restart, a request may still meet a dead
-    connection that was in use less than `idle_after` seconds ago: it fails once, and
-    SQLAlchemy then replaces every connection in the pool (its disconnect handling).
+    SQLAlchemy's pool_pre_ping pings on every checkout: one more round trip per unit
+    of work, a fifth of a status request's cost. Instead, a connection is pinged only
+    when there is a reason to doubt it:
+
+    - the server has sent something although no query is running: when PostgreSQL
+      drops a connection (restart, pg_terminate_backend, idle timeout) it sends an
+      error and closes the socket, so there is input to read. Looking costs one
+      non-blocking poll, no round trip.
+    - it sat unused for `idle_after` seconds or more: something on the way (a NAT or
+      firewall timeout) may have dropped it without a word.
+
+    A dead connection raises DisconnectionError here and the pool connects afresh.
+    What this cannot see (a connection lost while in use, or silently within
+    `idle_after` seconds) fails the statement; a request that sent no COMMIT is then
+    run once more (app.errors).
     """
 
     @event.listens_for(engine, "checkin")
@@ -91,8 +101,11 @@ def _ping_idle_connections(engine: Engine, idle_after: float) -> None:
     @event.listens_for(engine, "checkout")
     def _checked_out(dbapi_connection, record, _proxy):
         checked_in_at = record.info.get("checked_in_at")
-        if checked_in_at is None or time.monotonic() - checked_in_at < idle_after:
-            return  # fresh from connect(), or in steady use
+        if checked_in_at is None:
+            return  # fresh from connect()
+        idle = time.monotonic() - checked_in_at >= idle_after
+        if not idle and not _has_unread_input(dbapi_connection):
+            return  # in steady use, and the server has said nothing
         try:
             autocommit = dbapi_connection.autocommit
             dbapi_connection.autocommit = True  # the ping opens no transaction
@@ -100,7 +113,16 @@ def _ping_idle_connections(engine: Engine, idle_after: float) -> None:
                 cursor.execute("SELECT 1")
             dbapi_connection.autocommit = autocommit
         except Exception as error:
-            raise DisconnectionError("idle connection is gone") from error  # the pool reconnects
+            raise DisconnectionError("pooled connection is gone") from error  # the pool reconnects
+
+
+def _has_unread_input(dbapi_connection) -> bool:
+    """The server sent something to an idle connection (typically its goodbye), or closed it."""
+    if dbapi_connection.closed:
+        return True
+    poller = select.poll()
+    poller.register(dbapi_connection.pgconn.socket, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def _sqlite_transactions(engine: Engine) -> None:

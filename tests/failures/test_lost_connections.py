@@ -1,0 +1,143 @@
+"""A request whose database connection the server drops is run again only if it committed nothing.
+
+The server drops the connection in the middle of the request here (pg_terminate_backend
+from an event on the statement), the one case the checkout check cannot see coming.
+"""
+from __future__ import annotations
+
+import select
+import time
+import uuid
+
+import pytest
+from sqlalchemy import create_engine, event, func, select as sql_select, text
+
+from app.store.merchants import create_merchant
+from app.store.tables import transactions
+from tests.conftest import make_app, payment_body
+from tests.support.databases import postgres_admin_url
+
+from .conftest import bearer
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def app(postgres_url):
+    app = make_app(postgres_url, PROPAGATE_EXCEPTIONS=False)
+    yield app
+    app.extensions["paydesk.engine"].dispose()
+
+
+@pytest.fixture
+def merchant(app):
+    with app.extensions["paydesk"].uow() as uow:
+        created = create_merchant(uow, f"Merchant {uuid.uuid4().hex[:10]}", app.config["BASE_URL"])
+        uow.commit()
+    return created
+
+
+@pytest.fixture
+def token(merchant) -> str:
+    return merchant.sandbox_token
+
+
+@pytest.fixture
+def admin():
+    engine = create_engine(postgres_admin_url(), isolation_level="AUTOCOMMIT")
+    yield engine
+    engine.dispose()
+
+
+class ConnectionKiller:
+    """Has the server drop the connection just before the first statement starting with `sql`
+    (or the first COMMIT); with `after_commit`, the first such statement after a COMMIT."""
+
+    def __init__(self, app, admin, sql: str, *, after_commit: bool = False):
+        self.admin = admin
+        self.sql = sql
+        self.armed = not after_commit
+        self.seen = 0  # statements matching `sql` sent (or tried) while armed
+        self.killed = False
+        engine = app.extensions["paydesk.engine"]
+        event.listen(engine, "commit", self._on_commit)
+        event.listen(engine, "before_cursor_execute", self._on_statement)
+
+    def _on_statement(self, conn, _cursor, statement, *_args):
+        if self.armed and statement.startswith(self.sql):
+            self.seen += 1
+            self._kill_once(conn)
+
+    def _on_commit(self, conn):
+        if self.sql == "COMMIT":
+            self.seen += 1
+            self._kill_once(conn)
+        self.armed = True
+
+    def _kill_once(self, conn) -> None:
+        if self.killed:
+            return
+        self.killed = True
+        dbapi_connection = conn.connection.dbapi_connection
+        with self.admin.connect() as admin:
+            admin.execute(text("SELECT pg_terminate_backend(:pid)"),
+                          {"pid": dbapi_connection.info.backend_pid})
+        poller = select.poll()  # wait for the server's goodbye, so the statement surely meets it
+        poller.register(dbapi_connection.pgconn.socket, select.POLLIN)
+        poller.poll(2000)
+        time.sleep(0.02)
+
+
+def stored_with_reference(app, reference: str) -> int:
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        return uow.conn.execute(sql_select(func.count()).where(
+            transactions.c.reference == reference)).scalar_one()
+
+
+def test_a_read_whose_connection_is_dropped_is_run_again(app, admin, token, caplog):
+    killer = ConnectionKiller(app, admin, "SELECT transactions.id")
+    response = app.test_client().get("/api/v1/transactions/SBX-CAPTURED/status", headers=bearer(token))
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert response.get_json()["Status"] == "Captured"
+    assert (killer.killed, killer.seen) == (True, 2)
+    assert "running it again" in caplog.text
+
+
+def test_a_write_rolled_back_with_its_connection_is_run_again_once(app, admin, token):
+    killer = ConnectionKiller(app, admin, "INSERT INTO transactions")
+    body = payment_body()
+    response = app.test_client().post("/api/v1/transactions", json=body, headers=bearer(token))
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert (killer.killed, killer.seen) == (True, 2)
+    assert stored_with_reference(app, body["reference"]) == 1
+
+
+def test_a_write_whose_commit_may_have_reached_the_server_is_not_run_again(app, admin, token):
+    killer = ConnectionKiller(app, admin, "COMMIT")
+    body = payment_body()
+    response = app.test_client().post("/api/v1/transactions", json=body, headers=bearer(token))
+    assert response.status_code == 503
+    assert response.get_json() == {"error": "Service temporarily unavailable"}
+    assert response.headers["Retry-After"] == "1"
+    assert killer.seen == 1  # one COMMIT: the request was not run again
+    assert stored_with_reference(app, body["reference"]) == 0  # (here it had not reached it)
+
+
+def test_a_request_that_committed_before_losing_its_connection_is_not_run_again(
+        app, admin, merchant):
+    # The refund commits its Pending refund, asks the provider, then records the answer
+    # under a lock on the refund: the connection is dropped at that lock.
+    killer = ConnectionKiller(app, admin, "SELECT transactions.id", after_commit=True)
+    response = app.test_client().post(
+        "/api/v1/transactions/refund", json={"txNo": "SBX-CAPTURED", "amount": 5},
+        headers=bearer(merchant.sandbox_token))
+    assert response.status_code == 503, response.get_data(as_text=True)
+    assert (killer.killed, killer.seen) == (True, 1)
+    originals = transactions.alias()
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        refunds = uow.conn.execute(
+            sql_select(transactions.c.status)
+            .join(originals, originals.c.id == transactions.c.original_id)
+            .where(originals.c.tx_no == "SBX-CAPTURED", originals.c.mode == "sandbox",
+                   originals.c.merchant_id == merchant.merchant_id)).scalars().all()
+    assert refunds == ["Pending"]  # one refund, which the worker finishes: never a second one
