@@ -77,7 +77,7 @@ def read_filter(args) -> tuple[listing.TransactionFilter, list[str]]:
             except ValueError:
                 problems.append(f"Dates are written YYYY-MM-DD ({name} was {text[:20]!r})")
     flt = listing.TransactionFilter(search=args.get("q", "")[:MAX_SEARCH_LENGTH], status=status,
-                                  kind=kind, date_from=days.get("from"), date_to=days.get("to"))
+                                    kind=kind, date_from=days.get("from"), date_to=days.get("to"))
     return flt, problems
 
 
