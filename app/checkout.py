@@ -4,16 +4,24 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, redirect, render_template, request
 
 from app.payments import services
-from app.payments.model import COMMON_DECLINE_REASONS, Caller, InvalidMove, Mode, Status
+from app.payments.model import (
+    COMMON_DECLINE_REASONS,
+    MAX_TX_NO_LENGTH,
+    Caller,
+    InvalidMove,
+    Mode,
+    Status,
+)
 from app.payments.money import format_amount
 from app.store.merchants import merchant_by_id
+from app.util import could_be_key
 
 checkout = Blueprint("checkout", __name__, url_prefix="/checkout")
 
 
 def _find(tx_no: str):
     deps = current_app.extensions["paydesk"]
-    if len(tx_no) > 100:
+    if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
         abort(404)
     with deps.uow(write=False) as uow:
         tx = uow.transactions.find_for_checkout(tx_no)

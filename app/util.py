@@ -1,6 +1,7 @@
 """Small helpers shared by every layer: UTC time, exact JSON, backoff after failures."""
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 import simplejson
@@ -24,6 +25,25 @@ def whole_number(text: str, max_digits: int) -> int | None:
     if text.isascii() and text.isdigit() and len(text) <= max_digits:
         return int(text)
     return None
+
+
+def could_be_key(text: str, max_length: int) -> bool:
+    """True when the text could name a stored record (a txNo, a webhook id, an inbox key):
+    1 to max_length printable characters. Other text names nothing and is never looked up
+    (PostgreSQL would refuse a NUL in it outright)."""
+    return 0 < len(text) <= max_length and text.isprintable()
+
+
+# C0 control characters other than tab, newline and carriage return.
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# What a "\ud800" escape without its pair leaves in a str: no UTF-8 text holds it.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable_text(text: str) -> bool:
+    """Text both databases can store and search for: no NUL or other C0 control but tab,
+    newline and carriage return, and valid UTF-8 (no lone surrogates)."""
+    return not _CONTROL_CHARACTER.search(text) and not LONE_SURROGATE.search(text)
 
 
 def dumps(value, *, sort_keys: bool = False) -> str:

@@ -11,6 +11,7 @@ from werkzeug.exceptions import MethodNotAllowed, NotFound
 
 from app.payments import services
 from app.payments.model import (
+    MAX_TX_NO_LENGTH,
     BankListRefused,
     DuplicateReference,
     FieldErrors,
@@ -23,6 +24,7 @@ from app.payments.model import (
 from app.payments.requests import parse_create, parse_refund, shown_field_name
 from app.payments.sandbox import install_fixtures
 from app.store.merchants import merchant_by_id
+from app.util import could_be_key
 
 from . import api, is_api_path
 from .idempotency import MAX_KEY_LENGTH, request_hash, run_once
@@ -35,8 +37,6 @@ BANKS_FAILURE = {
     "error": "Internal Server Error",
     "message": "An error occurred while fetching the bank list. Please contact support.",
 }
-# Transaction numbers are short; a longer path segment cannot name one.
-MAX_TX_NO_LENGTH = 100
 
 
 def deps() -> services.Deps:
@@ -204,7 +204,7 @@ def create_transaction():
 @api.get("/transactions/<path:tx_no>/status")
 def transaction_status(tx_no: str):
     """The stored status of a transaction (a refund's too), read without calling the provider."""
-    if len(tx_no) > MAX_TX_NO_LENGTH or not tx_no.isprintable():
+    if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
         raise TransactionNotFound(tx_no[:MAX_TX_NO_LENGTH])
     return json_response(status_body(services.get_status(deps(), g.caller, tx_no)))
 
@@ -299,7 +299,7 @@ def sandbox_outcome(tx_no: str):
     if reason is not None and (not isinstance(reason, str) or not reason.strip()
                                or len(reason) > 100 or not reason.isprintable()):
         raise FieldErrors.one("DeclineReason", "DeclineReason must be a text of at most 100 characters")
-    if len(tx_no) > MAX_TX_NO_LENGTH or not tx_no.isprintable():
+    if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
         raise TransactionNotFound(tx_no[:MAX_TX_NO_LENGTH])
     tx = services.move_by_provider(deps(), g.caller, tx_no, status, reason, source="sandbox")
     return json_response(status_body(tx))

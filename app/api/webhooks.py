@@ -7,7 +7,7 @@ from decimal import Decimal
 from flask import g, request
 
 from app.payments.model import FieldErrors, TransactionNotFound
-from app.util import iso_utc, whole_number
+from app.util import could_be_key, iso_utc, whole_number
 from app.webhooks import log
 from app.webhooks.delivery import WebhookNotFound, resend_event
 
@@ -67,7 +67,7 @@ def list_webhooks():
     caller = g.caller
     with deps().uow(write=False) as uow:
         if tx_no is not None:
-            if len(tx_no) > MAX_TX_NO_LENGTH or not tx_no.isprintable() or \
+            if not could_be_key(tx_no, MAX_TX_NO_LENGTH) or \
                     uow.transactions.get(caller.merchant_id, caller.mode, tx_no) is None:
                 raise TransactionNotFound(tx_no[:MAX_TX_NO_LENGTH])
         deliveries = log.list_deliveries(uow.conn, caller.merchant_id, caller.mode, tx_no=tx_no,
@@ -81,7 +81,7 @@ def list_webhooks():
 def resend_webhook(webhook_id: str):
     """Queue the event for an immediate manual attempt (a fresh retry schedule follows); 202."""
     caller = g.caller
-    if len(webhook_id) > MAX_WEBHOOK_ID_LENGTH or not webhook_id.isprintable():
+    if not could_be_key(webhook_id, MAX_WEBHOOK_ID_LENGTH):
         return json_response({"error": f"Webhook {webhook_id[:MAX_WEBHOOK_ID_LENGTH]} not found"}, 404)
     try:
         delivery = resend_event(deps(), caller.merchant_id, caller.mode, webhook_id, caller.actor,

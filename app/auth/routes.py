@@ -17,6 +17,7 @@ from flask_wtf.csrf import CSRFError
 
 from app.store.merchants import password_hasher
 from app.store.users import record_login, user_for_sign_in
+from app.util import storable_text
 
 from . import auth, limiter
 from .forms import LoginForm
@@ -51,7 +52,8 @@ def login():
         return render_template("auth/login.html", form=form), status
     deps = current_app.extensions["paydesk"]
     with deps.uow(write=False) as uow:
-        row = user_for_sign_in(uow.conn, form.email.data)
+        # No user's address holds a control character (nor could PostgreSQL look one up).
+        row = user_for_sign_in(uow.conn, form.email.data) if storable_text(form.email.data) else None
     if not check_password(row, form.password.data):
         g.login_failed = True
         return render_template("auth/login.html", form=form, error=WRONG_CREDENTIALS), 401

@@ -18,6 +18,7 @@ from wtforms import (
 from wtforms.validators import InputRequired, Length, ValidationError
 
 from app.store.merchants import ROLES
+from app.util import storable_text
 
 _PLAIN_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 
@@ -76,13 +77,19 @@ class PayoutForm(FlaskForm):
     customer_reference = StringField("Customer reference")
 
 
+def storable(_form, field) -> None:
+    """Text the databases can store, with the API's message for text they cannot."""
+    if field.data and not storable_text(field.data):
+        raise ValidationError(f"{field.label.text} must not contain control characters")
+
+
 class TokenForm(FlaskForm):
     """A new API token for the current mode."""
 
     class Meta:
         csrf = False
 
-    label = StringField("Label", validators=[Length(max=100)],
+    label = StringField("Label", validators=[Length(max=100), storable],
                         description="What uses this token, e.g. 'checkout server'")
 
 

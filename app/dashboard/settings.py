@@ -33,6 +33,9 @@ from app.store.merchants import (
 from . import dashboard
 from .forms import NewUserForm, TokenForm
 
+# Row ids are 64-bit integers: a larger number in a URL names no row (and neither database
+# would take it as a parameter), so the route does not match it.
+ROW_ID = f"int(max={2**63 - 1})"
 LAST_ADMIN = "A merchant needs at least one active admin: make someone else admin first."
 
 
@@ -89,7 +92,7 @@ def create_token():
                    "Copy it now: Paydesk keeps only its hash and cannot show it again.")
 
 
-@dashboard.post("/settings/tokens/<int:token_id>/revoke")
+@dashboard.post(f"/settings/tokens/<{ROW_ID}:token_id>/revoke")
 @requires("manage_settings")
 def revoke(token_id: int):
     """Revoke one of the merchant's tokens; requests with it fail from now on (this process),
@@ -143,7 +146,7 @@ def add_user():
     return redirect(url_for("dashboard.settings", _anchor="users"), 303)
 
 
-@dashboard.post("/settings/users/<int:user_id>/role")
+@dashboard.post(f"/settings/users/<{ROW_ID}:user_id>/role")
 @requires("manage_settings")
 def change_role(user_id: int):
     """Give a user another role; it applies on their next request."""
@@ -164,7 +167,7 @@ def change_role(user_id: int):
     return redirect(url_for("dashboard.settings", _anchor="users"), 303)
 
 
-@dashboard.post("/settings/users/<int:user_id>/active")
+@dashboard.post(f"/settings/users/<{ROW_ID}:user_id>/active")
 @requires("manage_settings")
 def set_active(user_id: int):
     """Deactivate a user (signed out at once) or let them sign in again."""

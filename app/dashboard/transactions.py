@@ -20,11 +20,12 @@ from flask_login import login_required
 
 from app.api.shapes import status_body
 from app.auth.users import current_caller
-from app.payments.model import Kind, Mode, Status
+from app.payments.model import MAX_TX_NO_LENGTH, Kind, Mode, Status
 from app.payments.money import format_amount
 from app.store import listing
 from app.store.history import status_changes
 from app.store.refund_totals import refund_arithmetic
+from app.util import could_be_key, storable_text
 from app.webhooks import log
 
 from . import dashboard
@@ -34,7 +35,6 @@ from .payouts import bank_name
 from .webhooks import with_attempts
 
 MAX_SEARCH_LENGTH = 100
-MAX_TX_NO_LENGTH = 100
 FILTER_ARGS = ("q", "status", "kind", "from", "to")
 CSV_COLUMNS = ("Created (UTC)", "TxNo", "Kind", "Status", "Amount", "Currency", "Reference",
                "Decline reason", "Payment method")
@@ -76,7 +76,11 @@ def read_filter(args) -> tuple[listing.TransactionFilter, list[str]]:
                 days[name] = date.fromisoformat(text)
             except ValueError:
                 problems.append(f"Dates are written YYYY-MM-DD ({name} was {text[:20]!r})")
-    flt = listing.TransactionFilter(search=args.get("q", "")[:MAX_SEARCH_LENGTH], status=status,
+    search = args.get("q", "")[:MAX_SEARCH_LENGTH]
+    if not storable_text(search):
+        problems.append("Search text must not contain control characters")
+        search = ""
+    flt = listing.TransactionFilter(search=search, status=status,
                                     kind=kind, date_from=days.get("from"), date_to=days.get("to"))
     return flt, problems
 
@@ -143,7 +147,7 @@ def _as_text(value: str) -> str:
 def detail_context(tx_no: str) -> dict:
     """Everything the transaction page and its fragments show."""
     caller = current_caller()
-    if len(tx_no) > MAX_TX_NO_LENGTH:
+    if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
         abort(404)
     with deps().uow(write=False) as uow:
         tx = uow.transactions.get(caller.merchant_id, caller.mode, tx_no)

@@ -4,9 +4,10 @@ from __future__ import annotations
 from flask import abort, current_app, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 
+from app.api.webhooks import MAX_WEBHOOK_ID_LENGTH
 from app.auth.users import current_caller, local_path, requires
 from app.store.merchants import inbox_url, merchant_by_id
-from app.util import whole_number
+from app.util import could_be_key, whole_number
 from app.webhooks import log
 from app.webhooks.delivery import RETRY_DELAYS, WebhookNotFound, resend_event
 
@@ -55,6 +56,8 @@ def webhooks():
 def resend_webhook(webhook_id: str):
     """Queue the event for an immediate new attempt (audited); the worker sends it."""
     caller = current_caller()
+    if not could_be_key(webhook_id, MAX_WEBHOOK_ID_LENGTH):
+        abort(404)
     try:
         delivery = resend_event(deps(), caller.merchant_id, caller.mode, webhook_id, caller.actor,
                                 caller.ip)

@@ -85,6 +85,10 @@ def can_move(kind: Kind, current: Status, target: Status) -> bool:
 TX_NO_PREFIX = {Kind.PAYMENT: "PAY", Kind.PAYOUT: "POU", Kind.REFUND: "RFD"}
 
 
+# Transaction numbers are short (PAY-0123456789ABCDEF, SBX-REFUND-DECLINED): longer text names none.
+MAX_TX_NO_LENGTH = 100
+
+
 def new_tx_no(kind: Kind) -> str:
     """A fresh, unguessable transaction number, e.g. RFD-9F2C41D07A3B5E68."""
     return f"{TX_NO_PREFIX[kind]}-{secrets.token_hex(8).upper()}"

@@ -1,12 +1,13 @@
 """Field validation of the request bodies: plain dicts in, typed requests or FieldErrors out."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from decimal import Decimal
 from urllib.parse import urlsplit
 
 from email_validator import EmailNotValidError, validate_email
+
+from app.util import LONE_SURROGATE, storable_text
 
 from .model import FieldErrors
 from .money import MAX_AMOUNT, decimal_places, is_currency, minor_digits, parse_decimal
@@ -97,7 +98,7 @@ class _Fields:
         if len(value) > max_length:
             self.fail(key, f"{label} must be at most {max_length} characters")
             return None
-        if not _storable(value):
+        if not storable_text(value):
             self.fail(key, f"{label} must not contain control characters")
             return None
         return value
@@ -151,10 +152,6 @@ class _Fields:
             raise FieldErrors(self.errors)
 
 
-# C0 control characters other than tab, newline and carriage return.
-_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
-# What a "\ud800" escape without its pair leaves in a str: valid JSON, but no UTF-8 text holds it.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_SHOWN_NAME_LENGTH = 64
 
 
@@ -163,18 +160,7 @@ def shown_field_name(key: str) -> str:
     each lone surrogate shown as U+FFFD, the replacement character, so the answer can be encoded."""
     if len(key) > MAX_SHOWN_NAME_LENGTH:
         key = key[:MAX_SHOWN_NAME_LENGTH] + "…"
-    return _LONE_SURROGATE.sub("\ufffd", key)
-
-
-def _storable(value: str) -> bool:
-    """Text both databases can store: no NUL or other C0 controls but tab/newline, valid UTF-8."""
-    if _CONTROL_CHARACTER.search(value):
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates from "\ud800" escapes
-        return False
-    return True
+    return LONE_SURROGATE.sub("\ufffd", key)
 
 
 def _is_http_url(value: str) -> bool:

@@ -11,6 +11,7 @@ from app.api.shapes import json_response
 from app.payments.model import Mode
 from app.store.merchants import active_webhook_secrets
 from app.store.tables import inbox_messages, merchants
+from app.util import could_be_key
 
 inbox = Blueprint("inbox", __name__)
 
@@ -31,6 +32,12 @@ def verifying_mode(body: str, headers: dict, secrets_by_mode: dict[Mode, list[st
     return None
 
 
+def _as_logged(text: str) -> str:
+    """Text as the log keeps it: a NUL, which PostgreSQL text cannot hold, becomes U+FFFD, the
+    character invalid UTF-8 in the body already became."""
+    return text.replace("\x00", "\ufffd")
+
+
 @inbox.post("/inbox/<inbox_key>")
 def receive(inbox_key: str):
     """Store the request with its signature verdict; 204 when signed by the merchant, 401 if not.
@@ -38,7 +45,7 @@ def receive(inbox_key: str):
     An invalid signature is logged too, and answered 401 so that a real sender
     (Paydesk itself) treats a tampered delivery as failed and tries again.
     """
-    if len(inbox_key) > MAX_KEY_LENGTH:
+    if not could_be_key(inbox_key, MAX_KEY_LENGTH):
         return json_response({"error": "Inbox not found"}, 404)
     if (request.content_length or 0) > MAX_BODY_BYTES:
         return json_response({"error": f"Body larger than {MAX_BODY_BYTES // 1024} KiB"}, 413)
@@ -47,7 +54,7 @@ def receive(inbox_key: str):
         return json_response({"error": f"Body larger than {MAX_BODY_BYTES // 1024} KiB"}, 413)
     body = raw.decode("utf-8", "replace")
     headers = dict(request.headers.items())
-    webhook_id = (request.headers.get("webhook-id") or "")[:MAX_WEBHOOK_ID_LENGTH] or None
+    webhook_id = _as_logged((request.headers.get("webhook-id") or "")[:MAX_WEBHOOK_ID_LENGTH]) or None
     deps = current_app.extensions["paydesk"]
     now = deps.clock()
     with deps.uow() as uow:
@@ -66,7 +73,7 @@ def receive(inbox_key: str):
             received_at=now,
             webhook_id=webhook_id,
             headers=json.dumps(headers),
-            body=body,
+            body=_as_logged(body),
             signature_valid=mode is not None,
             mode=mode.value if mode else None,
             duplicate=bool(duplicate),
