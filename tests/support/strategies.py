@@ -52,7 +52,10 @@ NASTY_STRINGS = [
     "${jndi:ldap://x}", "{{7*7}}", "=HYPERLINK(\"x\")", "x" * 10_000, "é" * 300, "😀" * 100,
     "null", "NaN", "-0", "1e400", "SBX-CAPTURED", "PAY-0000000000000000", "EUR", "card",
 ]
-hostile_text = st.one_of(st.sampled_from(NASTY_STRINGS), st.text(any_character, max_size=40))
+# What no database can store or no UTF-8 holds, weighted up: it finds the most bugs.
+UNSTORABLE_STRINGS = ["\x00", "a\x00b", "x" * 80 + "\x00", "\ud800", "a\udfffb"]
+hostile_text = st.one_of(st.sampled_from(NASTY_STRINGS), st.sampled_from(UNSTORABLE_STRINGS),
+                         st.text(any_character, max_size=40))
 
 
 # --- JSON values, written as raw text ------------------------------------------------------
