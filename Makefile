@@ -48,9 +48,11 @@ run: install
 worker: install
 	$(PY) -m flask --app app worker
 
-# The whole suite. PostgreSQL tests run when TEST_POSTGRES_URL (default: the local
+# bandit's security checks of app/ (each accepted finding is marked `# nosec BXXX # why`),
+# then the whole suite. PostgreSQL tests run when TEST_POSTGRES_URL (default: the local
 # server) is reachable; REQUIRE_POSTGRES=1 makes an unreachable server a failure.
 test: install-test
+	$(PY) -m bandit -r app -q
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # PostgreSQL and SQLite at 10,000 and 1,000,000 transactions; BENCH_ARGS passes options (--db postgres).

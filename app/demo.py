@@ -15,7 +15,7 @@ from app.payments.requests import parse_create, parse_refund
 from app.store.merchants import create_merchant, create_user, inbox_url, merchant_by_name
 
 DEMO_MERCHANT = "Demo Shop"
-DEMO_PASSWORD = "paydesk-demo"
+DEMO_PASSWORD = "paydesk-demo"  # nosec B105 # published in the README; only `flask demo` seeds users with it
 DEMO_USERS = (
     ("admin@demo.test", "admin"),
     ("finance@demo.test", "finance"),

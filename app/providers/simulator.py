@@ -61,7 +61,8 @@ class SimulatorProvider:
     def status(self, tx: Transaction, original: Transaction | None, now: datetime) -> Outcome:
         """Refunds answer as refund() does; payouts are paid once they have settled."""
         if tx.kind is Kind.REFUND:
-            assert original is not None
+            if original is None:
+                raise ValueError(f"Refund {tx.tx_no} has no original to answer about")
             return self.refund(tx, original, now)
         if tx.kind is Kind.PAYOUT and tx.status is Status.PENDING:
             if now >= tx.created_at + SETTLE_AFTER:
