@@ -28,9 +28,9 @@ def whole_number(text: str, max_digits: int) -> int | None:
 
 
 def could_be_key(text: str, max_length: int) -> bool:
-    """True when the text could name a stored record (a txNo, a webhook id, an inbox key):
-    1 to max_length printable characters. Other text names nothing and is never looked up
-    (PostgreSQL would refuse a NUL in it outright)."""
+    """True when the text could name a stored record (a txNo, a webhook id, an inbox key, an
+    Idempotency-Key): 1 to max_length printable characters. Other text names nothing and is
+    never looked up (PostgreSQL would refuse a NUL in it outright)."""
     return 0 < len(text) <= max_length and text.isprintable()
 
 

@@ -162,7 +162,7 @@ def idempotency_key() -> str | None:
     key = request.headers.get("Idempotency-Key")
     if key is None:
         return None
-    if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
+    if not could_be_key(key, MAX_KEY_LENGTH):
         raise FieldErrors.one("Idempotency-Key",
                               f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable characters")
     return key
