@@ -37,10 +37,12 @@ class PaydeskFlask(Flask):
     503 while the database is unreachable, and the request id in the log line of every 500."""
 
     def full_dispatch_request(self) -> Response:
-        forget_commits()  # what the request commits is watched from here on
+        """Flask's dispatch, with the request's COMMITs watched from its start."""
+        forget_commits()
         return super().full_dispatch_request()
 
     def handle_user_exception(self, e: Exception):
+        """Run the request once more if it lost its connection before any COMMIT; else answer."""
         if not _lost_connection_before_commit(e):
             return self._answer_failure(e)
         self.logger.warning("request %s lost its database connection before committing anything; "
@@ -52,11 +54,13 @@ class PaydeskFlask(Flask):
             return self._answer_failure(again)
 
     def _answer_failure(self, e: Exception):
+        """503 while the database is unreachable; otherwise the registered handlers, or a 500."""
         if database_unreachable(e):
             return _database_unavailable(e)
-        return super().handle_user_exception(e)  # the registered handlers, or a 500
+        return super().handle_user_exception(e)
 
     def log_exception(self, exc_info) -> None:
+        """Flask's log line of an unhandled exception, with the request id the 500 answer shows."""
         self.logger.error("Exception on %s [%s], request id %s", request.path, request.method,
                           request_id(), exc_info=exc_info)
 

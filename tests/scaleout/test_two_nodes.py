@@ -8,8 +8,6 @@ every webhook event reached the receiver exactly once.
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
@@ -29,7 +27,7 @@ from app.store.repository import UnitOfWork
 from app.store.tables import transactions, webhook_events
 from tests.conftest import payment_body
 from tests.support.databases import create_postgres_database
-from tests.support.servers import ROOT, free_port, paydesk_env, start_gunicorn, stop_process_group
+from tests.support.servers import free_port, start_gunicorn, start_worker, stop_process_group
 from tests.webhooks.receiver import Receiver
 
 pytestmark = pytest.mark.postgres
@@ -53,20 +51,6 @@ class Cluster:
     receiver: Receiver
     merchant_id: int
     token: str
-
-
-def start_worker(database_url: str) -> subprocess.Popen:
-    """`flask --app app worker` as its own process group, returned once it has started."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "flask", "--app", "app", "worker", "--interval", "0.2"],
-        cwd=ROOT, env=paydesk_env(database_url, "http://paydesk.test"),
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
-    )
-    if "started" not in process.stdout.readline():
-        stop_process_group(process)
-        process.stdout.close()
-        raise RuntimeError("the worker did not start")
-    return process
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +77,6 @@ def cluster():
     finally:
         for process in processes:
             stop_process_group(process)
-            if process.stdout:
-                process.stdout.close()
         receiver.stop()
         drop()
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 import requests
@@ -63,20 +64,43 @@ def paydesk_env(database_url: str, base_url: str, **extra: str) -> dict:
     return env
 
 
-def start_gunicorn(database_url: str, port: int, workers: int = 2, **extra: str) -> subprocess.Popen:
-    """Paydesk under gunicorn, the production command, as its own process group."""
+def start_gunicorn(database_url: str, port: int, workers: int = 2, *, log: Path | None = None,
+                   **extra: str) -> subprocess.Popen:
+    """Paydesk under gunicorn, the production command, as its own process group.
+
+    Its log (stderr) goes to `log` when given; tests that make it log much need one, or
+    the unread pipe fills and gunicorn blocks.
+    """
     base_url = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
-         "--threads", "4", "app:create_app()"],
-        cwd=ROOT, env=paydesk_env(database_url, base_url, **extra),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-    )
+    with log.open("a") if log else nullcontext(subprocess.PIPE) as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers",
+             str(workers), "--threads", "4", "app:create_app()"],
+            cwd=ROOT, env=paydesk_env(database_url, base_url, **extra),
+            stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True,
+        )
     try:
         wait_until_up(base_url, process=process)
     except Exception:
         stop_process_group(process)
         raise
+    return process
+
+
+def start_worker(database_url: str, *, log: Path | None = None, **extra: str) -> subprocess.Popen:
+    """`flask --app app worker` as its own process group, returned once it has started.
+
+    Its log (stderr) goes to `log` when given, else nowhere.
+    """
+    with log.open("a") if log else nullcontext(subprocess.DEVNULL) as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "flask", "--app", "app", "worker", "--interval", "0.2"],
+            cwd=ROOT, env=paydesk_env(database_url, "http://paydesk.test", **extra),
+            stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True,
+        )
+    if "started" not in process.stdout.readline():
+        stop_process_group(process)
+        raise RuntimeError("the worker did not start")
     return process
 
 
@@ -92,5 +116,6 @@ def stop_process_group(process: subprocess.Popen, sig: int = signal.SIGTERM) -> 
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(5)
-    if process.stderr:
-        process.stderr.close()
+    for stream in (process.stdout, process.stderr):
+        if stream:
+            stream.close()

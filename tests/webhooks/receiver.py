@@ -87,7 +87,11 @@ class Receiver:
 
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", "0"))
-                body = self.rfile.read(length).decode()
+                raw = self.rfile.read(length)
+                if len(raw) < length:  # the sender died mid-request: no receiver takes that as a delivery
+                    self.close_connection = True
+                    return
+                body = raw.decode()
                 with receiver.arrived:
                     receiver.received.append(
                         Received(self.path, dict(self.headers.items()), body, time.monotonic()))

@@ -1,0 +1,91 @@
+"""A gunicorn worker and a webhook worker SIGKILLed mid-work, under a steady load.
+
+Every refund still ends final (the worker takes over one whose web process died after
+committing it) and every webhook arrives (one whose worker died mid-delivery is sent
+again by another worker when its lease ends: a repeat, under the same webhook-id).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from .ledger import assert_consistent, assert_every_webhook_arrived, wait_until_settled
+from .load import Load
+
+pytestmark = pytest.mark.postgres
+
+RECEIVER_DELAY = 0.3  # the receiver takes this long to answer: deliveries are in flight at any moment
+MAX_WEB_KILLS = 5
+
+
+def web_workers(master_pid: int) -> list[int]:
+    """The pids of the gunicorn master's worker processes."""
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        state, parent = fields[0], int(fields[1])
+        if parent == master_pid and state != "Z":  # a dead one not yet reaped is no worker
+            children.append(int(stat.parent.name))
+    return sorted(children)
+
+
+def wait_until(condition, timeout: float, step: float = 0.02) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(step)
+
+
+def test_killed_web_and_webhook_workers_lose_no_refund_and_no_webhook(deployment):
+    receiver = deployment.receiver
+    receiver.delay = RECEIVER_DELAY
+    kills = []  # time.monotonic() of each SIGKILL of a gunicorn worker
+    try:
+        with Load(deployment.url, deployment.token, receiver.url, seconds=9) as load:
+            time.sleep(2.0)
+            # A gunicorn worker with calls in progress (refunds hold one for the provider's
+            # 0.3 s); if the one killed was idle, the next try kills its successor or sibling.
+            for _ in range(MAX_WEB_KILLS):
+                victim = web_workers(deployment.gunicorn.pid)[0]
+                kills.append(time.monotonic())
+                os.kill(victim, signal.SIGKILL)
+                time.sleep(0.6)
+                if any(c.error and c.started <= kills[-1] for c in load.calls):
+                    break
+            # The webhook worker, while a delivery of its is at the receiver: it is the only one.
+            wait_until(lambda: receiver.received and
+                       time.monotonic() - receiver.received[-1].at < RECEIVER_DELAY / 2, timeout=5)
+            os.kill(deployment.worker.pid, signal.SIGKILL)
+            killed_worker_at = time.monotonic()
+            in_flight = {r.headers["webhook-id"] for r in receiver.received
+                         if killed_worker_at - r.at < RECEIVER_DELAY}
+            deployment.start_worker("worker-2")  # takes over when the dead one's leases end
+    finally:
+        receiver.delay = 0
+
+    calls = load.calls
+    cut = [c for c in calls if c.error is not None]
+    assert cut, f"{len(kills)} kills of a gunicorn worker never met a call in progress"
+    assert all(any(c.started <= killed <= c.ended for killed in kills) for c in cut), cut[:3]
+    answered = [c for c in calls if c.error is None]
+    assert {c.status for c in answered} == {200}, [c for c in answered if c.status != 200][:5]
+    assert len(web_workers(deployment.gunicorn.pid)) == 2  # gunicorn replaced the dead ones
+    assert deployment.worker.wait(5) == -signal.SIGKILL
+
+    engine = deployment.engine()
+    try:
+        wait_until_settled(engine, deployment.merchant_id, receiver, timeout=90)
+        assert_consistent(engine, deployment.merchant_id)
+        assert_every_webhook_arrived(engine, deployment.merchant_id, receiver)
+    finally:
+        engine.dispose()
+    sent = [r.headers["webhook-id"] for r in receiver.received]
+    assert any(sent.count(webhook_id) > 1 for webhook_id in in_flight), \
+        "no delivery of the killed worker was made again"
