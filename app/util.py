@@ -1,7 +1,6 @@
-"""Small helpers shared by every layer: UTC time, exact JSON, backoff after failures."""
+"""Small helpers shared by the outer layers: the clock, keys in URLs, exact JSON, backoff after failures."""
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 
 import simplejson
@@ -10,13 +9,6 @@ import simplejson
 def utcnow() -> datetime:
     """The current time, timezone-aware UTC."""
     return datetime.now(UTC)
-
-
-def iso_utc(moment: datetime | None) -> str | None:
-    """ISO 8601 in UTC with a Z, milliseconds kept: 2026-11-22T10:00:00.123Z."""
-    if moment is None:
-        return None
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def whole_number(text: str, max_digits: int) -> int | None:
@@ -32,18 +24,6 @@ def could_be_key(text: str, max_length: int) -> bool:
     Idempotency-Key): 1 to max_length printable characters. Other text names nothing and is
     never looked up (PostgreSQL would refuse a NUL in it outright)."""
     return 0 < len(text) <= max_length and text.isprintable()
-
-
-# C0 control characters other than tab, newline and carriage return.
-_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
-# What a "\ud800" escape without its pair leaves in a str: no UTF-8 text holds it.
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def storable_text(text: str) -> bool:
-    """Text both databases can store and search for: no NUL or other C0 control but tab,
-    newline and carriage return, and valid UTF-8 (no lone surrogates)."""
-    return not _CONTROL_CHARACTER.search(text) and not LONE_SURROGATE.search(text)
 
 
 def dumps(value, *, sort_keys: bool = False) -> str:

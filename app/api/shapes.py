@@ -5,7 +5,8 @@ from flask import Response
 
 from app.payments.model import Kind, PaymentMethod, Transaction
 from app.payments.money import quantize
-from app.util import dumps, iso_utc
+from app.payments.formats import iso_utc
+from app.util import dumps
 
 
 def json_response(body, status: int = 200, headers: dict | None = None) -> Response:

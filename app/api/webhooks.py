@@ -7,7 +7,8 @@ from decimal import Decimal
 from flask import g, request
 
 from app.payments.model import FieldErrors, TransactionNotFound
-from app.util import could_be_key, iso_utc, whole_number
+from app.payments.formats import iso_utc
+from app.util import could_be_key, whole_number
 from app.webhooks import log
 from app.webhooks.delivery import WebhookNotFound, resend_event
 

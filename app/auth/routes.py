@@ -15,9 +15,9 @@ from flask_limiter import RateLimitExceeded
 from flask_login import current_user, login_required, login_user, logout_user
 from flask_wtf.csrf import CSRFError
 
+from app.payments.formats import storable_text
 from app.store.merchants import password_hasher
 from app.store.users import record_login, user_for_sign_in
-from app.util import storable_text
 
 from . import auth, limiter
 from .forms import LoginForm

@@ -17,8 +17,9 @@ from wtforms import (
 )
 from wtforms.validators import InputRequired, Length, ValidationError
 
+from app.payments.formats import storable_text
 from app.store.merchants import ROLES
-from app.util import storable_text
+
 
 _PLAIN_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 

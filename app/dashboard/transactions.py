@@ -25,7 +25,8 @@ from app.payments.money import format_amount
 from app.store import listing
 from app.store.history import status_changes
 from app.store.refund_totals import refund_arithmetic
-from app.util import could_be_key, storable_text
+from app.payments.formats import storable_text
+from app.util import could_be_key
 from app.webhooks import log
 
 from . import dashboard

@@ -207,20 +207,6 @@ def original_after_refunds(original_amount: Decimal, captured_refunds: Decimal) 
 
 
 @dataclass
-class Outcome:
-    """A provider's answer about a transaction: where it now stands and what it said."""
-
-    status: Status
-    provider_transaction_id: str | None = None
-    provider_status: str | None = None
-    provider_message: str | None = None
-    decline_reason: str | None = None
-    # When the provider has not decided yet: ask again at this time.
-    check_again_at: datetime | None = None
-    extra: dict = field(default_factory=dict)
-
-
-@dataclass
 class PaymentMethod:
     """A merchant's payment method: a card method or a payout method."""
 

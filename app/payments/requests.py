@@ -7,8 +7,7 @@ from urllib.parse import urlsplit
 
 from email_validator import EmailNotValidError, validate_email
 
-from app.util import LONE_SURROGATE, storable_text
-
+from .formats import LONE_SURROGATE, storable_text
 from .model import FieldErrors
 from .money import MAX_AMOUNT, decimal_places, is_currency, minor_digits, parse_decimal
 

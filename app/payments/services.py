@@ -9,9 +9,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from app.providers.banks import Bank, BankListError, is_known_bank, resolve_country
-from app.providers.base import Provider, ProviderUnavailable
-
 from .accounts import AccountNumberError, validate_account_number
 from .model import (
     DECLINE_STATUSES,
@@ -22,7 +19,6 @@ from .model import (
     FieldErrors,
     InvalidMove,
     Kind,
-    Outcome,
     PaymentMethod,
     ReferenceTaken,
     RefundState,
@@ -34,7 +30,9 @@ from .model import (
     new_tx_no,
     original_after_refunds,
 )
+from .countries import resolve_country
 from .money import from_minor
+from .provider import Bank, BankListError, Outcome, Provider, ProviderUnavailable
 from .requests import CreateRequest, RefundRequest
 
 # A refund the web process committed but has not yet settled with the provider
@@ -169,7 +167,9 @@ def _payout_details(deps: Deps, method: PaymentMethod, request: CreateRequest) -
         return {}
     payment = request.payment
     errors: dict[str, list[str]] = {}
-    if method.bank_list and not is_known_bank(method.bank_list, payment.bank, request.billing.country):
+    provider = deps.providers[method.provider]
+    if method.bank_list and not provider.knows_bank(method, request.currency, payment.bank,
+                                                    request.billing.country):
         errors["Payment.Bank"] = [
             f"Bank {payment.bank} is not in the bank list of payment method {method.method_id}"
         ]

@@ -1,34 +1,18 @@
-"""Payout bank lists: the CBN list for Nigeria, schwifty's registry for SEPA, country lookup."""
+"""Payout bank lists: the CBN list for Nigeria, schwifty's registry for SEPA."""
 from __future__ import annotations
 
 import json
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 
-import pycountry
 from schwifty import registry
 from schwifty.domain import Bank as RegistryBank
 
-
-@dataclass(frozen=True)
-class Bank:
-    """A bank a payout can be sent to: its routing code (CBN code or BIC) and display name."""
-
-    code: str
-    name: str
-
-
-class BankListError(ValueError):
-    """The bank list asked for does not exist; .message says why, in words for the user."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
+from app.payments.countries import resolve_country
+from app.payments.provider import Bank, BankListError
 
 # The currency each bank list source pays out in.
 SOURCE_CURRENCIES = {"ng": "NGN", "sepa": "EUR"}
@@ -127,25 +111,6 @@ def _most_frequent(names: Counter[str]) -> str:
 def _by_name(bank: Bank) -> tuple[str, str]:
     # Names quoted in the registry ("Achemos" kredito unija) sort by their first letter.
     return bank.name.lstrip("\"'„“ ").casefold(), bank.code
-
-
-@cache
-def _country_index() -> dict[str, str]:
-    index: dict[str, str] = {}
-    for country in pycountry.countries:
-        for attribute in ("alpha_2", "alpha_3", "name", "common_name", "official_name"):
-            value = getattr(country, attribute, None)
-            if value:
-                index.setdefault(value.casefold(), country.alpha_2)
-    return index
-
-
-def resolve_country(value: str) -> str:
-    """The ISO alpha-2 code for an alpha-2, alpha-3 or English country name in any case."""
-    found = _country_index().get(value.strip().casefold())
-    if found is None:
-        raise BankListError(f"Unknown country {value}")
-    return found
 
 
 def _source_currency(source: str) -> str:

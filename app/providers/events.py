@@ -4,7 +4,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from app.payments.model import Kind, Outcome
+from app.payments.model import Kind
+from app.payments.provider import Outcome
 
 
 class InvalidWebhook(Exception):

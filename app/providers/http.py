@@ -4,11 +4,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.payments.model import Outcome, Status
-
-# Outcome.extra key under which create() returns the provider's hosted checkout page:
-# the checkout route redirects the customer there.
-REDIRECT_URL = "redirect_url"
+from app.payments.model import Status
+from app.payments.provider import Outcome
 
 PROVIDER_ERROR = "Provider Error"
 

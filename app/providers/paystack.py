@@ -11,16 +11,13 @@ from urllib.parse import quote
 
 import requests
 
-from app.payments.model import (
-    DECLINE_STATUSES, Kind, Outcome, PaymentMethod, Status, Transaction,
-)
+from app.payments.model import DECLINE_STATUSES, Kind, PaymentMethod, Status, Transaction
 from app.payments.money import to_minor
+from app.payments.provider import Bank, BankListError, Outcome, ProviderUnavailable
 
-from .banks import Bank, BankListError
-from .base import ProviderUnavailable
 from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError, header
 from .http import (
-    PROVIDER_ERROR, REDIRECT_URL, ProviderRejected, Timeouts, redact, rejected_outcome, retry_later,
+    PROVIDER_ERROR, ProviderRejected, Timeouts, redact, rejected_outcome, retry_later,
 )
 
 log = logging.getLogger(__name__)
@@ -164,7 +161,7 @@ class PaystackConnector:
     # The Provider interface
 
     def create(self, tx: Transaction, method: PaymentMethod) -> Outcome:
-        """A payment opens a hosted checkout (its URL in extra[REDIRECT_URL]); a payout sends a transfer."""
+        """A payment opens a hosted checkout (its URL in redirect_url); a payout sends a transfer."""
         if tx.kind is Kind.PAYOUT:
             return self._send_transfer(tx, method)
         request = {
@@ -183,8 +180,7 @@ class PaystackConnector:
             return self._opened_before(tx, refused, self._verify_payment)
         data = answer["data"]
         return Outcome(Status.PENDING, provider_message=answer.get("message"),
-                       extra={REDIRECT_URL: data.get("authorization_url"),
-                              "access_code": data.get("access_code")})
+                       redirect_url=data.get("authorization_url"))
 
     def refund(self, refund: Transaction, original: Transaction, now: datetime) -> Outcome:
         """POST /refund (partial with amount) unless a refund naming this one exists already."""
@@ -216,6 +212,14 @@ class PaystackConnector:
             return self._refund_status(tx, original)
         except ProviderRejected as refused:
             raise ProviderUnavailable(f"Paystack refused the status request: {refused}") from None
+
+    def knows_bank(self, method: PaymentMethod, currency: str, code: str,
+                   country: str | None) -> bool:
+        """The code is in Paystack's bank list for the currency (and country)."""
+        try:
+            return any(bank.code == code for bank in self.banks(method, currency, country))
+        except BankListError:
+            return False
 
     def banks(self, method: PaymentMethod, currency: str, country: str | None) -> list[Bank]:
         """GET /bank for the currency's country: the banks Paystack can transfer to, by name."""

@@ -4,9 +4,10 @@ from __future__ import annotations
 import time
 from datetime import datetime, timedelta
 
-from app.payments.model import Kind, Outcome, PaymentMethod, Status, Transaction
+from app.payments.model import Kind, PaymentMethod, Status, Transaction
+from app.payments.provider import Outcome
 
-from .banks import Bank, bank_list
+from .banks import Bank, bank_list, is_known_bank
 
 # How long asynchronous answers (SBX-REFUND-ASYNC refunds, payouts) take to settle.
 SETTLE_AFTER = timedelta(seconds=2)
@@ -75,6 +76,11 @@ class SimulatorProvider:
     def banks(self, method: PaymentMethod, currency: str, country: str | None) -> list[Bank]:
         """Real bank data for the method's bank list source."""
         return bank_list(method.bank_list, currency, country)
+
+    def knows_bank(self, method: PaymentMethod, currency: str, code: str,
+                   country: str | None) -> bool:
+        """The code is in the method's bank data (checked against a cached set of codes)."""
+        return is_known_bank(method.bank_list, code, country)
 
 
 def providers(simulator_latency: float = 0.0) -> dict:

@@ -9,16 +9,13 @@ from decimal import Decimal
 
 import stripe
 
-from app.payments.model import (
-    DECLINE_STATUSES, Kind, Outcome, PaymentMethod, Status, Transaction,
-)
+from app.payments.model import DECLINE_STATUSES, Kind, PaymentMethod, Status, Transaction
 from app.payments.money import to_minor
+from app.payments.provider import Bank, BankListError, Outcome, ProviderUnavailable
 
-from .banks import Bank, BankListError
-from .base import ProviderUnavailable
 from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError, header
 from .http import (
-    PROVIDER_ERROR, REDIRECT_URL, ProviderRejected, Timeouts, redact, rejected_outcome, retry_later,
+    PROVIDER_ERROR, ProviderRejected, Timeouts, redact, rejected_outcome, retry_later,
 )
 
 log = logging.getLogger(__name__)
@@ -108,15 +105,16 @@ def stripe_amount(amount: Decimal, currency: str) -> int:
 
 
 def outcome(kind: str, word: str | None, *, message: str | None = None, reason: str | None = None,
-            provider_transaction_id: str | None = None, extra: dict | None = None) -> Outcome:
+            provider_transaction_id: str | None = None, payment_id: str | None = None) -> Outcome:
     """Stripe's word for an object through STATUSES; unknown words stay Pending with Stripe's words."""
     row = STATUSES.get((kind, word or ""))
     if row is None:
-        return Outcome(Status.PENDING, provider_transaction_id, word, message, extra=extra or {})
+        return Outcome(Status.PENDING, provider_transaction_id, word, message,
+                       provider_payment_id=payment_id)
     status, default_reason = row
     return Outcome(status, provider_transaction_id, word, message,
                    decline_reason=(reason or default_reason) if status in DECLINE_STATUSES else None,
-                   extra=extra or {})
+                   provider_payment_id=payment_id)
 
 
 def _reason(*codes: str | None) -> str | None:
@@ -129,7 +127,7 @@ def payment_intent_outcome(intent: Mapping) -> Outcome:
     return outcome("payment_intent", intent.get("status"), message=error.get("message"),
                    reason=_reason(intent.get("cancellation_reason"), error.get("decline_code"),
                                   error.get("code")),
-                   extra={"payment_intent": intent.get("id")})
+                   payment_id=intent.get("id"))
 
 
 def session_outcome(session: Mapping) -> Outcome:
@@ -139,21 +137,21 @@ def session_outcome(session: Mapping) -> Outcome:
     """
     intent = session.get("payment_intent")
     intent = intent if isinstance(intent, Mapping) else None
-    extra = {"payment_intent": intent.get("id") if intent else session.get("payment_intent")}
+    payment_id = intent.get("id") if intent else session.get("payment_intent")
     state = session.get("status")
     if state == "expired":
         error = (intent or {}).get("last_payment_error") or {}
         return outcome("checkout_session", state, provider_transaction_id=session.get("id"),
                        message=error.get("message") or "Checkout Session expired",
-                       reason=_reason(error.get("decline_code"), error.get("code")), extra=extra)
+                       reason=_reason(error.get("decline_code"), error.get("code")), payment_id=payment_id)
     if state == "complete":
         return outcome("checkout_payment", session.get("payment_status"),
                        provider_transaction_id=session.get("id"), message="Checkout Session complete",
-                       extra=extra)
+                       payment_id=payment_id)
     if intent is not None:
         return replace(payment_intent_outcome(intent), provider_transaction_id=session.get("id"))
     return outcome("checkout_session", state, provider_transaction_id=session.get("id"),
-                   message="Awaiting customer at Stripe Checkout", extra=extra)
+                   message="Awaiting customer at Stripe Checkout", payment_id=payment_id)
 
 
 def refund_outcome(refund: Mapping) -> Outcome:
@@ -168,8 +166,8 @@ def refund_outcome(refund: Mapping) -> Outcome:
 def dispute_outcome(dispute: Mapping) -> Outcome:
     """A Dispute as an Outcome for its payment (Chargeback once it is a real dispute)."""
     return outcome("dispute", dispute.get("status"),
-                   message=f"Dispute opened: {dispute.get('reason') or 'no reason given'}",
-                   extra={"dispute": dispute.get("id"), "payment_intent": dispute.get("payment_intent")})
+                   message=f"Dispute {dispute.get('id')} opened: {dispute.get('reason') or 'no reason given'}",
+                   payment_id=dispute.get("payment_intent"))
 
 
 class StripeConnector:
@@ -197,7 +195,7 @@ class StripeConnector:
     # The Provider interface
 
     def create(self, tx: Transaction, method: PaymentMethod) -> Outcome:
-        """A Checkout Session in payment mode (its URL in extra[REDIRECT_URL]); Stripe sends no payouts here."""
+        """A Checkout Session in payment mode (its URL in redirect_url); Stripe sends no payouts here."""
         if tx.kind is Kind.PAYOUT:
             return Outcome(Status.FAILED, provider_message="Payouts are not offered through Stripe",
                            decline_reason="Payment Method Not Available")
@@ -233,7 +231,7 @@ class StripeConnector:
         except ProviderRejected as refused:
             return rejected_outcome(refused)
         found = session_outcome(session)
-        found.extra[REDIRECT_URL] = session.get("url")
+        found.redirect_url = session.get("url")
         return found
 
     def refund(self, refund: Transaction, original: Transaction, now: datetime) -> Outcome:
@@ -277,6 +275,11 @@ class StripeConnector:
     def banks(self, method: PaymentMethod, currency: str, country: str | None) -> list[Bank]:
         """Stripe offers no bank list for this product."""
         raise BankListError(f"Payment method {method.method_id} does not support bank lists")
+
+    def knows_bank(self, method: PaymentMethod, currency: str, code: str,
+                   country: str | None) -> bool:
+        """No bank is known: Stripe has no bank list here."""
+        return False
 
     # Beyond the interface
 

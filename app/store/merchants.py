@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from argon2 import PasswordHasher
 from sqlalchemy import Connection, insert, select, update
 
-from app.payments.methods import DEFAULT_METHODS
+from app.providers.methods import DEFAULT_METHODS
 from app.payments.model import Caller, Mode
 from app.payments.sandbox import install_fixtures
 from app.util import utcnow

@@ -20,7 +20,7 @@ from app.payments.model import (
 from app.payments.money import from_minor, to_minor
 from app.payments.sandbox import FIXTURE_CREATED_BY
 from app.util import dumps, utcnow
-from app.webhooks.payload import event_payload, event_type, new_webhook_id
+from app.payments.events import event_payload, event_type, new_webhook_id
 
 from .tables import (
     audit_log,

@@ -7,9 +7,8 @@ import time
 import pytest
 
 from app.payments.model import Status
-from app.providers.banks import Bank, BankListError
-from app.providers.base import ProviderUnavailable
-from app.providers.http import REDIRECT_URL, ProviderRejected, Timeouts
+from app.payments.provider import Bank, BankListError, ProviderUnavailable
+from app.providers.http import ProviderRejected, Timeouts
 from app.providers.paystack import PaystackConnector
 
 from .builders import CARD, MOBILE_MONEY, NG_PAYOUT, NOW, captured, payment, payout, refund_of
@@ -62,7 +61,7 @@ class TestCheckout:
                              "callback_url": f"https://paydesk.example/checkout/{TX_NO}/return"}
         assert outcome.status is Status.PENDING
         assert outcome.provider_message == "Authorization URL created"
-        assert outcome.extra[REDIRECT_URL] == "https://checkout.paystack.com/0peioxfhpn"
+        assert outcome.redirect_url == "https://checkout.paystack.com/0peioxfhpn"
 
     def test_without_paydesks_return_page_the_success_url_is_the_callback(self, fake):
         fake.on("POST", "/transaction/initialize", {

@@ -10,8 +10,7 @@ from __future__ import annotations
 import pytest
 
 from app.payments.model import Status
-from app.providers.banks import Bank
-from app.providers.http import REDIRECT_URL
+from app.payments.provider import Bank
 from app.providers.paystack import PaystackConnector
 
 from .builders import MOBILE_MONEY, NG_PAYOUT, NOW, CARD, captured, payment, payout, refund_of
@@ -43,7 +42,7 @@ def test_payment_initialize_matches_the_contract(paystack):
     outcome = paystack.create(payment(success_url="https://shop.example/paid"), CARD)
 
     assert outcome.status is Status.PENDING
-    assert outcome.extra[REDIRECT_URL]
+    assert outcome.redirect_url
     assert paystack.calls == [("POST", "/transaction/initialize")]
 
 

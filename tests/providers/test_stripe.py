@@ -7,9 +7,8 @@ import time
 import pytest
 
 from app.payments.model import Status
-from app.providers.banks import BankListError
-from app.providers.base import ProviderUnavailable
-from app.providers.http import REDIRECT_URL, ProviderRejected, Timeouts
+from app.payments.provider import BankListError, ProviderUnavailable
+from app.providers.http import ProviderRejected, Timeouts
 from app.providers.stripe import StripeConnector
 
 from .builders import CARD, NG_PAYOUT, NOW, captured, payment, payout, refund_of
@@ -97,7 +96,7 @@ class TestCheckoutSession:
             "customer_email": "ada@example.com",
         }
         assert (outcome.status, outcome.provider_transaction_id) == (Status.PENDING, SESSION)
-        assert outcome.extra[REDIRECT_URL] == session_body()["url"]
+        assert outcome.redirect_url == session_body()["url"]
 
     def test_without_paydesks_return_page_the_payments_own_urls_are_used(self, fake):
         fake.on("POST", "/v1/checkout/sessions", session_body())
@@ -217,7 +216,7 @@ class TestPaymentStatus:
         sent = fake.requests_to("GET", f"/v1/checkout/sessions/{SESSION}")[0]
         assert sent.query == {"expand[0]": ["payment_intent"]}
         assert (outcome.status, outcome.provider_transaction_id) == (Status.CAPTURED, SESSION)
-        assert outcome.extra["payment_intent"] == INTENT
+        assert outcome.provider_payment_id == INTENT
 
     def test_an_open_session_without_an_attempt_is_pending(self, stripe_connector, fake):
         outcome = self.status_of(stripe_connector, fake, session_body())

@@ -278,7 +278,7 @@ class TestStripeEvents:
         assert (event.kind, event.tx_no) == (Kind.PAYMENT, None)
         assert event.provider_transaction_id == "pi_3QeXyZ2eZvKYlo2C0abc1234"
         assert event.outcome.status is expected
-        assert event.outcome.provider_message == "Dispute opened: fraudulent"
+        assert event.outcome.provider_message == "Dispute du_1QeXyZ2eZvKYlo2C5dsp0001 opened: fraudulent"
 
     def test_an_unknown_event_is_ignored(self):
         event = self.parse("customer.created", {"id": "cus_R1x2y3z4", "object": "customer"})

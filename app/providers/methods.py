@@ -1,9 +1,9 @@
-"""The payment methods every new merchant starts with."""
+"""The payment methods every new merchant starts with, served by the simulator."""
 from __future__ import annotations
 
-from app.providers.banks import SEPA_COUNTRIES
+from app.payments.model import PaymentMethod
 
-from .model import PaymentMethod
+from .banks import SEPA_COUNTRIES
 
 DEFAULT_METHODS = (
     PaymentMethod(

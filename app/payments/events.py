@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import secrets
 
-from app.payments.model import Status, Transaction
-from app.payments.money import quantize
-from app.util import iso_utc
+from .formats import iso_utc
+from .model import Status, Transaction
+from .money import quantize
 
 
 def event_type(tx: Transaction) -> str:

@@ -1,0 +1,66 @@
+"""What Paydesk asks of a payment provider, and what a provider answers: the interface every connector implements."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from .model import PaymentMethod, Status, Transaction
+
+
+@dataclass
+class Outcome:
+    """A provider's answer about a transaction: where it now stands and what it said."""
+
+    status: Status
+    provider_transaction_id: str | None = None
+    provider_status: str | None = None
+    provider_message: str | None = None
+    decline_reason: str | None = None
+    # When the provider has not decided yet: ask again at this time.
+    check_again_at: datetime | None = None
+    # The provider's hosted page the customer pays on (the checkout page redirects there).
+    redirect_url: str | None = None
+    # The provider's id of the payment behind provider_transaction_id, when it has a second
+    # one (Stripe: the PaymentIntent of a Checkout Session), needed for refunds and disputes.
+    provider_payment_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Bank:
+    """A bank a payout can be sent to: its routing code (CBN code or BIC) and display name."""
+
+    code: str
+    name: str
+
+
+class BankListError(ValueError):
+    """The bank list asked for does not exist; .message says why, in words for the user."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ProviderUnavailable(Exception):
+    """The provider could not be reached or answered with an error; try again later."""
+
+
+class Provider(Protocol):
+    """One external payment provider. Every call is idempotent on the transaction number."""
+
+    def create(self, tx: Transaction, method: PaymentMethod) -> Outcome:
+        """Open the transaction at the provider (a hosted checkout session, a payout order)."""
+
+    def refund(self, refund: Transaction, original: Transaction, now: datetime) -> Outcome:
+        """Ask for a refund; the answer may be final or Pending."""
+
+    def status(self, tx: Transaction, original: Transaction | None, now: datetime) -> Outcome:
+        """Where the provider says the transaction stands now."""
+
+    def banks(self, method: PaymentMethod, currency: str, country: str | None) -> list[Bank]:
+        """The banks a payout method can send to, for the currency and country."""
+
+    def knows_bank(self, method: PaymentMethod, currency: str, code: str,
+                   country: str | None) -> bool:
+        """True when the code is in the method's bank list (for the country, when one is given)."""
