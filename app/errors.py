@@ -21,9 +21,8 @@ from flask import Flask, Response, current_app, request
 from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from app.api import is_api_path
-from app.api.shapes import json_response
 from app.store.db import commit_sent, database_unreachable, forget_commits
+from app.web import is_api_path, json_response
 
 REQUEST_ID_HEADER = "X-Request-Id"
 _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")

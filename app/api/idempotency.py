@@ -12,8 +12,8 @@ from app.payments.model import Caller, Transaction
 from app.payments.services import Deps, OnCreated
 from app.store import idempotency as records
 from app.util import dumps
+from app.web import json_response
 
-from .shapes import json_response
 
 REPLAY_WINDOW = timedelta(hours=24)
 # A running record not touched for this long belongs to a request that died

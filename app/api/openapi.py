@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import copy
 
-from app.payments.model import Kind, Status
+from app.payments.events import MAX_WEBHOOK_ID_LENGTH
+from app.payments.model import MAX_TX_NO_LENGTH, Kind, Status
 from app.payments.money import MAX_AMOUNT
 from app.payments.requests import MAX_MINOR_DIGITS
 
 from .idempotency import MAX_KEY_LENGTH
+from .limits import MAX_WEBHOOK_LIMIT, SANDBOX_OUTCOMES, WEBHOOK_STATUS_WORDS
 
 JSON = "application/json"
 REFUND_STATUSES = (Status.PENDING, Status.CAPTURED, Status.FAILED, Status.DECLINED)
@@ -20,7 +22,6 @@ REFUND_STATUSES = (Status.PENDING, Status.CAPTURED, Status.FAILED, Status.DECLIN
 def openapi_document(base_url: str) -> dict:
     """The document served at /api/v1/openapi.json."""
     # Imported here, not at the top: both modules import this one while they load.
-    from . import routes, webhooks
 
     document = {
         "openapi": "3.1.0",
@@ -35,9 +36,9 @@ def openapi_document(base_url: str) -> dict:
         "servers": [{"url": base_url}],
         "security": [{"bearerAuth": []}],
         "paths": {
-            **_transaction_paths(routes.MAX_TX_NO_LENGTH),
-            **_sandbox_paths(routes.MAX_TX_NO_LENGTH),
-            **_webhook_paths(routes.MAX_TX_NO_LENGTH, webhooks.MAX_LIMIT, webhooks.MAX_WEBHOOK_ID_LENGTH),
+            **_transaction_paths(MAX_TX_NO_LENGTH),
+            **_sandbox_paths(MAX_TX_NO_LENGTH),
+            **_webhook_paths(MAX_TX_NO_LENGTH, MAX_WEBHOOK_LIMIT, MAX_WEBHOOK_ID_LENGTH),
             "/api/v1/openapi.json": {"get": {
                 "operationId": "getOpenApiDocument",
                 "summary": "This document.",
@@ -51,8 +52,8 @@ def openapi_document(base_url: str) -> dict:
                 "description": "A live or sandbox API token (shown once when the merchant is created).",
             }},
             "schemas": {
-                **_transaction_schemas(routes.MAX_TX_NO_LENGTH, routes.SANDBOX_OUTCOMES),
-                **_webhook_schemas(webhooks.STATUS_WORDS.values()),
+                **_transaction_schemas(MAX_TX_NO_LENGTH, SANDBOX_OUTCOMES),
+                **_webhook_schemas(WEBHOOK_STATUS_WORDS.values()),
                 **_error_schemas(),
             },
             "responses": _shared_responses(),

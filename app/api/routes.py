@@ -26,21 +26,20 @@ from app.payments.sandbox import install_fixtures
 from app.store.merchants import merchant_by_id
 from app.util import could_be_key
 
-from . import api, is_api_path
+from app.payments.bodies import create_body, method_body, refund_body, status_body
+from app.web import deps, is_api_path, json_response
+
+from . import api
 from .idempotency import MAX_KEY_LENGTH, request_hash, run_once
+from .limits import SANDBOX_OUTCOMES
 from .openapi import openapi_document
 from .tokens import MEMORY_KEY, TokenMemory
-from .shapes import create_body, json_response, method_body, refund_body, status_body
 
 AUTH_ERROR = {"error": "Authentication Error", "message": "Invalid client credentials"}
 BANKS_FAILURE = {
     "error": "Internal Server Error",
     "message": "An error occurred while fetching the bank list. Please contact support.",
 }
-
-
-def deps() -> services.Deps:
-    return current_app.extensions["paydesk"]
 
 
 class BadJson(Exception):
@@ -272,8 +271,6 @@ def _sandbox_only():
     return None
 
 
-SANDBOX_OUTCOMES = {Status.CAPTURED, Status.DECLINED, Status.FAILED, Status.AUTHORIZED,
-                    Status.CHARGEBACK}
 
 
 @api.post("/sandbox/transactions/<path:tx_no>/outcome")

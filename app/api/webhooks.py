@@ -6,19 +6,17 @@ from decimal import Decimal
 
 from flask import g, request
 
-from app.payments.model import FieldErrors, TransactionNotFound
+from app.payments.events import MAX_WEBHOOK_ID_LENGTH
+from app.payments.model import MAX_TX_NO_LENGTH, FieldErrors, TransactionNotFound
 from app.payments.formats import iso_utc
 from app.util import could_be_key, whole_number
 from app.webhooks import log
 from app.webhooks.delivery import WebhookNotFound, resend_event
 
-from . import api
-from .routes import MAX_TX_NO_LENGTH, deps
-from .shapes import json_response
+from app.web import deps, json_response
 
-MAX_LIMIT = 100
-MAX_WEBHOOK_ID_LENGTH = 64  # the stored ids are shorter; a longer one cannot name an event
-STATUS_WORDS = {"pending": "Pending", "delivered": "Delivered", "failed": "Failed"}
+from . import api
+from .limits import MAX_WEBHOOK_LIMIT, WEBHOOK_STATUS_WORDS
 
 
 def attempt_body(attempt: log.Attempt) -> dict:
@@ -42,7 +40,7 @@ def webhook_body(delivery: log.Delivery, attempts: list[log.Attempt]) -> dict:
         "eventType": delivery.event_type,
         "txNo": delivery.tx_no,
         "url": delivery.url,
-        "status": STATUS_WORDS[delivery.state],
+        "status": WEBHOOK_STATUS_WORDS[delivery.state],
         "nextAttemptAt": iso_utc(delivery.next_attempt_at),
         "lastHttpStatus": delivery.last_http_status,
         "lastError": delivery.last_error,
@@ -54,9 +52,9 @@ def webhook_body(delivery: log.Delivery, attempts: list[log.Attempt]) -> dict:
 
 
 def _limit() -> int:
-    limit = whole_number(request.args.get("limit", "50"), len(str(MAX_LIMIT)))
-    if limit is None or not 1 <= limit <= MAX_LIMIT:
-        raise FieldErrors.one("Limit", f"Limit must be a whole number from 1 to {MAX_LIMIT}")
+    limit = whole_number(request.args.get("limit", "50"), len(str(MAX_WEBHOOK_LIMIT)))
+    if limit is None or not 1 <= limit <= MAX_WEBHOOK_LIMIT:
+        raise FieldErrors.one("Limit", f"Limit must be a whole number from 1 to {MAX_WEBHOOK_LIMIT}")
     return limit
 
 

@@ -6,7 +6,7 @@ from flask.sessions import SecureCookieSessionInterface
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 
-from app.api import is_api_path
+from app.web import is_api_path
 
 from .users import login_manager
 

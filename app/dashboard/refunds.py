@@ -8,13 +8,14 @@ from decimal import Decimal
 from flask import current_app, flash, redirect, request, url_for
 
 from app.api.idempotency import request_hash, run_once
-from app.api.shapes import json_response, refund_body
 from app.auth.users import current_caller, requires
 from app.payments import services
+from app.payments.bodies import refund_body
 from app.payments.model import FieldErrors, RefundRejected, Status, check_refund
 from app.payments.money import format_amount
 from app.payments.refunds import refund_state
 from app.payments.requests import parse_refund
+from app.web import json_response
 
 from . import dashboard
 from .formatting import money

@@ -18,7 +18,7 @@ from flask import (
 )
 from flask_login import login_required
 
-from app.api.shapes import status_body
+from app.payments.bodies import status_body
 from app.auth.users import current_caller
 from app.payments.model import MAX_TX_NO_LENGTH, Kind, Mode, Status
 from app.payments.money import format_amount

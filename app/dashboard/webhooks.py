@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import abort, current_app, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 
-from app.api.webhooks import MAX_WEBHOOK_ID_LENGTH
+from app.payments.events import MAX_WEBHOOK_ID_LENGTH
 from app.auth.users import current_caller, local_path, requires
 from app.store.merchants import inbox_url, merchant_by_id
 from app.util import could_be_key, whole_number

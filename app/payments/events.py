@@ -13,6 +13,10 @@ def event_type(tx: Transaction) -> str:
     return f"{tx.kind.value}.{Status(tx.status).value.lower()}"
 
 
+# Webhook ids are msg_ and 24 hex digits; text longer than this cannot name an event.
+MAX_WEBHOOK_ID_LENGTH = 64
+
+
 def new_webhook_id() -> str:
     """A unique, stable id for one event (sent as webhook-id on every attempt)."""
     return "msg_" + secrets.token_hex(12)

@@ -7,7 +7,7 @@ from flask import Blueprint, current_app, request
 from sqlalchemy import exists, insert, select
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from app.api.shapes import json_response
+from app.web import deps, json_response
 from app.payments.model import Mode
 from app.store.merchants import active_webhook_secrets
 from app.store.tables import inbox_messages, merchants
@@ -55,9 +55,8 @@ def receive(inbox_key: str):
     body = raw.decode("utf-8", "replace")
     headers = dict(request.headers.items())
     webhook_id = _as_logged((request.headers.get("webhook-id") or "")[:MAX_WEBHOOK_ID_LENGTH]) or None
-    deps = current_app.extensions["paydesk"]
-    now = deps.clock()
-    with deps.uow() as uow:
+    now = deps().clock()
+    with deps().uow() as uow:
         merchant_id = uow.conn.execute(
             select(merchants.c.id).where(merchants.c.inbox_key == inbox_key)).scalar()
         if merchant_id is None:

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from app.payments.model import Mode
 from app.store.tables import audit_log
-from app.util import iso_utc
+from app.payments.formats import iso_utc
 from app.webhooks.delivery import deliver_due, resend_event
 from tests.conftest import Api, payment_body
 

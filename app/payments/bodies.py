@@ -1,20 +1,9 @@
 """Response bodies exactly as the interface names their fields."""
 from __future__ import annotations
 
-from flask import Response
-
-from app.payments.model import Kind, PaymentMethod, Transaction
-from app.payments.money import quantize
-from app.payments.formats import iso_utc
-from app.util import dumps
-
-
-def json_response(body, status: int = 200, headers: dict | None = None) -> Response:
-    """A JSON response written with exact amounts."""
-    response = Response(dumps(body), status=status, mimetype="application/json")
-    for name, value in (headers or {}).items():
-        response.headers[name] = value
-    return response
+from .formats import iso_utc
+from .model import Kind, PaymentMethod, Transaction
+from .money import quantize
 
 
 def create_body(tx: Transaction, checkout_url: str) -> dict:

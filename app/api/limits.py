@@ -1,0 +1,12 @@
+"""The API's own limits and word lists, written once for the endpoints and the OpenAPI document."""
+from __future__ import annotations
+
+from app.payments.model import Status
+
+# The moves the sandbox helper makes as a provider would.
+SANDBOX_OUTCOMES = frozenset({Status.CAPTURED, Status.DECLINED, Status.FAILED, Status.AUTHORIZED,
+                              Status.CHARGEBACK})
+# The most webhook events one GET /webhooks answers.
+MAX_WEBHOOK_LIMIT = 100
+# A webhook event's delivery state as the API writes it.
+WEBHOOK_STATUS_WORDS = {"pending": "Pending", "delivered": "Delivered", "failed": "Failed"}
