@@ -12,6 +12,7 @@ from app.providers.simulator import providers
 from app.store.db import make_engine
 from app.store.repository import UnitOfWork
 from app.util import utcnow
+from app.web import install_deps
 
 csrf = CSRFProtect()
 
@@ -29,12 +30,12 @@ def create_app(config: Config | None = None) -> Flask:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
     engine = make_engine(config.DATABASE_URL, pool_size=config.DB_POOL_SIZE,
                          ping_idle_after=config.DB_PING_IDLE_AFTER)
-    app.extensions["paydesk"] = Deps(
+    install_deps(app, Deps(
         uow=lambda write=True: UnitOfWork(engine, write=write),
         providers=providers(config.SIMULATOR_LATENCY),
         clock=utcnow,
         pending_expiry=config.PENDING_EXPIRY,
-    )
+    ))
     app.extensions["paydesk.engine"] = engine
 
     from app.api import api

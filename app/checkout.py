@@ -1,7 +1,7 @@
 """The simulator's hosted checkout page: the customer approves or declines a Pending payment."""
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, redirect, render_template, request
+from flask import Blueprint, abort, redirect, render_template, request
 
 from app.payments import services
 from app.payments.model import (
@@ -15,12 +15,13 @@ from app.payments.model import (
 from app.payments.money import format_amount
 from app.store.merchants import merchant_by_id
 from app.util import could_be_key
+from app.web import deps as app_deps
 
 checkout = Blueprint("checkout", __name__, url_prefix="/checkout")
 
 
 def _find(tx_no: str):
-    deps = current_app.extensions["paydesk"]
+    deps = app_deps()
     if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
         abort(404)
     with deps.uow(write=False) as uow:

@@ -11,6 +11,7 @@ from flask import Flask, current_app
 from flask.cli import AppGroup, with_appcontext
 
 from app.store.merchants import ROLES, create_merchant, create_user, merchant_by_name
+from app.web import deps as app_deps
 
 
 def register_cli(app: Flask) -> None:
@@ -60,7 +61,7 @@ merchant = AppGroup("merchant", help="Merchants.")
 @click.option("--json", "as_json", is_flag=True, help="Print the credentials as JSON.")
 def merchant_create(name: str, as_json: bool):
     """Create a merchant with live and sandbox tokens, webhook secrets and an inbox."""
-    deps = current_app.extensions["paydesk"]
+    deps = app_deps()
     with deps.uow() as uow:
         if merchant_by_name(uow.conn, name) is not None:
             raise click.ClickException(f"merchant {name} already exists")
@@ -84,7 +85,7 @@ user = AppGroup("user", help="Dashboard users.")
 @click.option("--password", help="Password; a random one is generated and printed when omitted.")
 def user_create(email: str, merchant_name: str, role: str, password: str | None):
     """Create a dashboard user of a merchant."""
-    deps = current_app.extensions["paydesk"]
+    deps = app_deps()
     shown = password is None
     password = password or secrets.token_urlsafe(12)
     with deps.uow() as uow:

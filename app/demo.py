@@ -13,6 +13,7 @@ from app.payments import services
 from app.payments.model import Caller, Mode, Status
 from app.payments.requests import parse_create, parse_refund
 from app.store.merchants import create_merchant, create_user, inbox_url, merchant_by_name
+from app.web import deps as app_deps
 
 DEMO_MERCHANT = "Demo Shop"
 DEMO_PASSWORD = "paydesk-demo"  # nosec B105 # published in the README; only `flask demo` seeds users with it
@@ -53,7 +54,7 @@ def _credentials_file(app: Flask) -> Path:
 
 def seed_demo(app: Flask) -> DemoCredentials:
     """Create the demo merchant once; later runs reprint the credentials kept in instance/."""
-    deps = app.extensions["paydesk"]
+    deps = app_deps(app)
     path = _credentials_file(app)
     with deps.uow() as uow:
         existing = merchant_by_name(uow.conn, DEMO_MERCHANT)
@@ -103,5 +104,5 @@ def _sample_transactions(deps, merchant_id: int) -> None:
 
 def _by_reference(deps, caller: Caller, reference: str) -> str:
     with deps.uow(write=False) as uow:
-        return uow.transactions.find_by_reference(caller.merchant_id, caller.mode, reference)
+        return uow.transactions.find_by_reference(caller, reference)
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from flask import (
-    current_app,
     flash,
     g,
     redirect,
@@ -18,6 +17,7 @@ from flask_wtf.csrf import CSRFError
 from app.payments.formats import storable_text
 from app.store.merchants import password_hasher
 from app.store.users import record_login, user_for_sign_in
+from app.web import deps as app_deps
 
 from . import auth, limiter
 from .forms import LoginForm
@@ -50,7 +50,7 @@ def login():
     if not form.validate_on_submit():
         status = 422 if request.method == "POST" else 200
         return render_template("auth/login.html", form=form), status
-    deps = current_app.extensions["paydesk"]
+    deps = app_deps()
     with deps.uow(write=False) as uow:
         # No user's address holds a control character (nor could PostgreSQL look one up).
         row = user_for_sign_in(uow.conn, form.email.data) if storable_text(form.email.data) else None

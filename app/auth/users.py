@@ -4,12 +4,13 @@ from __future__ import annotations
 from functools import cache, wraps
 
 from argon2.exceptions import InvalidHashError, VerificationError
-from flask import abort, current_app, jsonify, redirect, request, session, url_for
+from flask import abort, jsonify, redirect, request, session, url_for
 from flask_login import LoginManager, UserMixin, current_user, login_required
 
 from app.payments.model import Caller, Mode
 from app.store.merchants import password_hasher
 from app.store.users import user_for_session
+from app.web import deps as app_deps
 
 # What each role may do beyond reading; support reads only. decisions.md fixes the roles.
 PERMISSIONS = {
@@ -58,7 +59,7 @@ class DashboardUser(UserMixin):
 @login_manager.user_loader
 def load_user(user_id: str) -> DashboardUser | None:
     """The session's user, fresh from the database, so role changes and deactivation apply at once."""
-    deps = current_app.extensions["paydesk"]
+    deps = app_deps()
     with deps.uow(write=False) as uow:
         row = user_for_session(uow.conn, int(user_id))
     if row is None or not row.active:

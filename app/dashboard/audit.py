@@ -5,13 +5,14 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from flask import current_app, render_template, request
+from flask import render_template, request
 from flask_login import login_required
 
 from app.auth.users import current_caller
 from app.payments.model import TX_NO_PREFIX
 from app.store.audit import PAGE_SIZE, audit_entries
 from app.util import whole_number
+from app.web import deps
 
 from . import dashboard
 from .formatting import minor_money
@@ -40,7 +41,7 @@ class AuditRow:
 def audit():
     """Newest first, a page at a time by id (keyset)."""
     older_than = whole_number(request.args.get("before", ""), 18)
-    with current_app.extensions["paydesk"].uow(write=False) as uow:
+    with deps().uow(write=False) as uow:
         entries = audit_entries(uow.conn, current_caller(), older_than_id=older_than,
                                 limit=PAGE_SIZE + 1)
     more = len(entries) > PAGE_SIZE

@@ -16,6 +16,7 @@ from app.payments.model import (
 )
 from app.payments.requests import parse_create
 from app.store.merchants import merchant_by_id
+from app.web import deps
 
 from . import dashboard
 from .bank_cache import BankListCache
@@ -34,10 +35,6 @@ FIELD_OF_ERROR = {
 BANK_LIST_MAX_AGE = 3600
 
 
-def deps():
-    return current_app.extensions["paydesk"]
-
-
 def bank_cache() -> BankListCache:
     """The app's bank list cache, made on first use."""
     return current_app.extensions.setdefault("paydesk.bank_cache", BankListCache(deps().clock))
@@ -45,7 +42,7 @@ def bank_cache() -> BankListCache:
 
 def _payout_methods() -> list[PaymentMethod]:
     with deps().uow(write=False) as uow:
-        return [m for m in uow.methods.list(current_user.merchant_id) if m.is_payout]
+        return [m for m in uow.methods.list(current_caller()) if m.is_payout]
 
 
 def country_name(alpha2: str) -> str:

@@ -14,10 +14,9 @@ from flask import (
     request,
     url_for,
 )
-from app.api.tokens import forget_checked_tokens
+from app.auth.api_tokens import forget_checked_tokens
 from app.auth.users import ROLE_DESCRIPTIONS, current_caller, requires
-from app.payments.model import Mode
-from app.payments.sandbox import install_fixtures
+from app.payments import services
 from app.store import credentials
 from app.store import users as staff
 from app.store.merchants import (
@@ -29,6 +28,7 @@ from app.store.merchants import (
     revoke_token,
     rotate_webhook_secret,
 )
+from app.web import deps
 
 from . import dashboard
 from .forms import NewUserForm, TokenForm
@@ -37,10 +37,6 @@ from .forms import NewUserForm, TokenForm
 # would take it as a parameter), so the route does not match it.
 ROW_ID = f"int(max={2**63 - 1})"
 LAST_ADMIN = "A merchant needs at least one active admin: make someone else admin first."
-
-
-def deps():
-    return current_app.extensions["paydesk"]
 
 
 def _settings_page(status: int = 200, token_form=None, user_form=None):
@@ -85,8 +81,7 @@ def create_token():
     label = (form.label.data or "").strip()
     with deps().uow() as uow:
         token = issue_token(uow.conn, caller.merchant_id, caller.mode, label)
-        uow.audit(caller.merchant_id, caller.mode, caller.actor, "token.create",
-                  target=token[:12], detail={"label": label}, ip=caller.ip)
+        uow.audit(caller, "token.create", target=token[:12], detail={"label": label})
         uow.commit()
     return _reveal("New API token", f"{caller.mode.value.title()} API token", token,
                    "Copy it now: Paydesk keeps only its hash and cannot show it again.")
@@ -103,8 +98,7 @@ def revoke(token_id: int):
         if prefix is None:
             abort(404)
         if revoke_token(uow.conn, caller.merchant_id, token_id):
-            uow.audit(caller.merchant_id, caller.mode, caller.actor, "token.revoke",
-                      target=prefix, ip=caller.ip)
+            uow.audit(caller, "token.revoke", target=prefix)
         uow.commit()
     forget_checked_tokens(current_app)  # other processes forget it within TOKEN_CACHE_SECONDS
     flash(f"Token {prefix}… is revoked.", "success")
@@ -118,8 +112,7 @@ def rotate_secret():
     caller = current_caller()
     with deps().uow() as uow:
         secret = rotate_webhook_secret(uow.conn, caller.merchant_id, caller.mode)
-        uow.audit(caller.merchant_id, caller.mode, caller.actor, "webhook_secret.rotate",
-                  target=secret[:10], ip=caller.ip)
+        uow.audit(caller, "webhook_secret.rotate", target=secret[:10])
         uow.commit()
     return _reveal("New webhook secret", f"{caller.mode.value.title()} webhook signing secret", secret,
                    "Deliveries are signed with both the new and the old secret for 24 hours, "
@@ -139,8 +132,8 @@ def add_user():
             form.email.errors = ["A user with this e-mail already exists"]
             return _settings_page(422, user_form=form)
         create_user(uow.conn, caller.merchant_id, email, form.role.data, form.password.data)
-        uow.audit(caller.merchant_id, None, caller.actor, "user.create", target=email,
-                  detail={"role": form.role.data}, ip=caller.ip)
+        uow.audit(caller, "user.create", target=email, detail={"role": form.role.data},
+                  both_modes=True)
         uow.commit()
     flash(f"{email} can now sign in as {form.role.data}.", "success")
     return redirect(url_for("dashboard.settings", _anchor="users"), 303)
@@ -160,8 +153,8 @@ def change_role(user_id: int):
             flash(LAST_ADMIN, "error")
             return redirect(url_for("dashboard.settings", _anchor="users"), 303)
         staff.set_role(uow.conn, caller, user_id, role)
-        uow.audit(caller.merchant_id, None, caller.actor, "user.role", target=member.email,
-                  detail={"from": member.role, "to": role}, ip=caller.ip)
+        uow.audit(caller, "user.role", target=member.email,
+                  detail={"from": member.role, "to": role}, both_modes=True)
         uow.commit()
     flash(f"{member.email} is now {role}.", "success")
     return redirect(url_for("dashboard.settings", _anchor="users"), 303)
@@ -178,9 +171,8 @@ def set_active(user_id: int):
             flash(LAST_ADMIN, "error")
             return redirect(url_for("dashboard.settings", _anchor="users"), 303)
         staff.set_active(uow.conn, caller, user_id, active)
-        uow.audit(caller.merchant_id, None, caller.actor,
-                  "user.activate" if active else "user.deactivate", target=member.email,
-                  ip=caller.ip)
+        uow.audit(caller, "user.activate" if active else "user.deactivate", target=member.email,
+                  both_modes=True)
         uow.commit()
     flash(f"{member.email} is {'active again' if active else 'deactivated'}.", "success")
     return redirect(url_for("dashboard.settings", _anchor="users"), 303)
@@ -204,10 +196,6 @@ def _is_last_admin(uow, caller, member) -> bool:
 def reset_sandbox():
     """Restore the sandbox test transactions (SBX-...) to their starting states."""
     caller = current_caller()
-    with deps().uow() as uow:
-        merchant = merchant_by_id(uow.conn, caller.merchant_id)
-        install_fixtures(uow, merchant.id, merchant.default_callback_url, deps().clock())
-        uow.audit(merchant.id, Mode.SANDBOX, caller.actor, "sandbox.reset", ip=caller.ip)
-        uow.commit()
+    services.reset_sandbox(deps(), caller)
     flash("Sandbox test transactions are back to their starting states.", "success")
     return redirect(url_for("dashboard.settings", _anchor="sandbox"), 303)

@@ -8,7 +8,6 @@ from datetime import date
 from flask import (
     Response,
     abort,
-    current_app,
     redirect,
     render_template,
     request,
@@ -28,6 +27,7 @@ from app.store.refund_totals import refund_arithmetic
 from app.payments.formats import storable_text
 from app.util import could_be_key
 from app.webhooks import log
+from app.web import deps
 
 from . import dashboard
 from .formatting import when
@@ -42,10 +42,6 @@ CSV_COLUMNS = ("Created (UTC)", "TxNo", "Kind", "Status", "Amount", "Currency", 
 # A spreadsheet runs a cell starting with one of these as a formula: references come from
 # customers' orders, so they are written as text.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def deps():
-    return current_app.extensions["paydesk"]
 
 
 @dashboard.get("/")
@@ -151,16 +147,15 @@ def detail_context(tx_no: str) -> dict:
     if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
         abort(404)
     with deps().uow(write=False) as uow:
-        tx = uow.transactions.get(caller.merchant_id, caller.mode, tx_no)
+        tx = uow.transactions.get(caller, tx_no)
         if tx is None:
             abort(404)
-        refunds = uow.transactions.refunds_of(tx.id) if tx.kind is Kind.PAYMENT else []
+        refunds = uow.transactions.refunds_of(caller, tx.id) if tx.kind is Kind.PAYMENT else []
         arithmetic = refund_arithmetic(uow, caller, tx) if tx.kind is Kind.PAYMENT else None
         history = status_changes(uow.conn, caller, tx.id)
-        deliveries = with_attempts(uow.conn, log.list_deliveries(uow.conn, caller.merchant_id,
-                                                                 caller.mode, tx_no=tx.tx_no,
+        deliveries = with_attempts(uow.conn, log.list_deliveries(uow.conn, caller, tx_no=tx.tx_no,
                                                                  limit=100))
-        method = uow.methods.get(caller.merchant_id, tx.payment_method)
+        method = uow.methods.get(caller, tx.payment_method)
     return {
         "tx": tx, "fields": status_body(tx), "refunds": refunds, "arithmetic": arithmetic,
         "history": history, "deliveries": deliveries, "method": method,

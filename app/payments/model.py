@@ -162,7 +162,12 @@ class RefundState:
     @property
     def remaining_refundable(self) -> Decimal:
         """Original amount minus refunds that are Pending or Captured."""
-        return self.amount - self.refunded_or_pending
+        return remaining_refundable(self.amount, self.refunded_or_pending)
+
+
+def remaining_refundable(original_amount: Decimal, refunded_or_pending: Decimal) -> Decimal:
+    """What may still be refunded: Failed and Declined refunds free their amount, the others hold it."""
+    return original_amount - refunded_or_pending
 
 
 def check_refund(original: RefundState | None, tx_no: str, amount: Decimal) -> None:

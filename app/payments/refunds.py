@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from .model import PaymentMethod, RefundState, Transaction
+from .model import PaymentMethod, RefundState, Transaction, remaining_refundable
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class RefundArithmetic:
     @property
     def remaining(self) -> Decimal:
         """Original minus Captured and Pending refunds."""
-        return self.original - self.refunded - self.pending
+        return remaining_refundable(self.original, self.refunded_or_pending)
 
 
 def refund_state(payment: Transaction, arithmetic: RefundArithmetic) -> RefundState:

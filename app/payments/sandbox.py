@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from .model import Kind, Mode, Status, Transaction
+from .model import Caller, Kind, Mode, Status, Transaction
 
 
 @dataclass(frozen=True)
@@ -61,10 +61,10 @@ def fixture_transaction(fixture: Fixture, merchant_id: int, callback_url: str | 
     )
 
 
-def install_fixtures(uow, merchant_id: int, callback_url: str | None, now: datetime) -> None:
-    """Put the test transactions into the merchant's sandbox (after removing any earlier ones)."""
-    uow.transactions.delete_sandbox_fixtures(merchant_id, FIXTURE_TX_NOS)
+def install_fixtures(uow, sandbox: Caller, callback_url: str | None, now: datetime) -> None:
+    """Put the test transactions into the caller's sandbox (after removing any earlier ones)."""
+    uow.transactions.delete_sandbox_fixtures(sandbox, FIXTURE_TX_NOS)
     for fixture in FIXTURES:
-        tx = fixture_transaction(fixture, merchant_id, callback_url, now)
+        tx = fixture_transaction(fixture, sandbox.merchant_id, callback_url, now)
         uow.transactions.add(tx)
         uow.record_history(tx, None, FIXTURE_CREATED_BY)

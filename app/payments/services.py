@@ -19,6 +19,7 @@ from .model import (
     FieldErrors,
     InvalidMove,
     Kind,
+    Mode,
     PaymentMethod,
     ReferenceTaken,
     RefundState,
@@ -33,6 +34,8 @@ from .model import (
 from .countries import resolve_country
 from .money import from_minor
 from .provider import Bank, BankListError, Outcome, Provider, ProviderUnavailable
+from .refunds import RefundArithmetic, refund_state
+from .sandbox import install_fixtures
 from .requests import CreateRequest, RefundRequest
 
 # A refund the web process committed but has not yet settled with the provider
@@ -60,7 +63,7 @@ OnCreated = Callable[[Any, Transaction], None] | None
 def get_status(deps: Deps, caller: Caller, tx_no: str) -> Transaction:
     """The stored transaction (no provider call); TransactionNotFound outside the caller's scope."""
     with deps.uow(write=False) as uow:
-        tx = uow.transactions.get(caller.merchant_id, caller.mode, tx_no)
+        tx = uow.transactions.get(caller, tx_no)
     if tx is None:
         raise TransactionNotFound(tx_no)
     return tx
@@ -71,7 +74,7 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
     """Create a payment or payout in Pending and open it at the provider."""
     now = deps.clock()
     with deps.uow() as uow:
-        method = uow.methods.get(caller.merchant_id, request.payment.payment_method)
+        method = uow.methods.get(caller, request.payment.payment_method)
         _check_method(deps, method, request)
         kind = Kind.PAYOUT if method.is_payout else Kind.PAYMENT
         tx = Transaction(
@@ -107,8 +110,8 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
             raise DuplicateReference(request.reference, existing) from None
         uow.record_history(tx, None, caller.actor)
         if kind is Kind.PAYOUT:
-            uow.audit(caller.merchant_id, caller.mode, caller.actor, "payout.create", tx.tx_no,
-                      tx.amount, tx.currency, {"method": method.method_id}, caller.ip)
+            uow.audit(caller, "payout.create", tx.tx_no, tx.amount, tx.currency,
+                      {"method": method.method_id})
         if on_created:
             on_created(uow, tx)
         uow.commit()
@@ -117,7 +120,7 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
 
 def _existing_reference(deps: Deps, caller: Caller, reference: str) -> str:
     with deps.uow(write=False) as uow:
-        return uow.transactions.find_by_reference(caller.merchant_id, caller.mode, reference)
+        return uow.transactions.find_by_reference(caller, reference)
 
 
 def _check_method(deps: Deps, method: PaymentMethod | None, request: CreateRequest) -> None:
@@ -206,8 +209,8 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
     """
     now = deps.clock()
     with deps.uow() as uow:
-        original = uow.transactions.get(caller.merchant_id, caller.mode, request.tx_no, for_update=True)
-        method = uow.methods.get(original.merchant_id, original.payment_method) if original else None
+        original = uow.transactions.get(caller, request.tx_no, for_update=True)
+        method = uow.methods.of_transaction(original) if original else None
         check_refund(_refund_state(uow, original, method), request.tx_no, request.amount)
         new_refund = Transaction(
             merchant_id=caller.merchant_id,
@@ -231,9 +234,8 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
         )
         uow.transactions.add(new_refund)
         uow.record_history(new_refund, None, caller.actor)
-        uow.audit(caller.merchant_id, caller.mode, caller.actor, "refund.create", new_refund.tx_no,
-                  new_refund.amount, new_refund.currency,
-                  {"originalTxNo": original.tx_no, "reason": request.reason}, caller.ip)
+        uow.audit(caller, "refund.create", new_refund.tx_no, new_refund.amount, new_refund.currency,
+                  {"originalTxNo": original.tx_no, "reason": request.reason})
         if on_created:
             on_created(uow, new_refund)
         uow.commit()
@@ -243,18 +245,13 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
 
 def _refund_state(uow, original: Transaction | None, method: PaymentMethod | None
                   ) -> RefundState | None:
+    """The refund rules' view of the (locked) original: its refunds added up."""
     if original is None:
         return None
-    return RefundState(
-        tx_no=original.tx_no,
-        kind=original.kind,
-        status=original.status,
-        amount=original.amount,
-        currency=original.currency,
-        refunded_or_pending=from_minor(uow.transactions.refund_total(original.id), original.currency),
-        partial_refunds=method.partial_refunds if method else True,
-        payment_method=original.payment_method,
-    )
+    captured, pending = uow.transactions.refund_totals(original.id)
+    return refund_state(original, RefundArithmetic.of_payment(
+        original, refunded=from_minor(captured, original.currency),
+        pending=from_minor(pending, original.currency), method=method))
 
 
 def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
@@ -266,9 +263,9 @@ def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
     """
     if known is None:
         with deps.uow(write=False) as uow:
-            tx = uow.transactions.get_by_id(tx_id)
-            original = uow.transactions.get_by_id(tx.original_id) if tx.original_id else None
-            method = uow.methods.get(tx.merchant_id, tx.payment_method)
+            tx = uow.transactions.get_for_worker(tx_id)
+            original = uow.transactions.get_for_worker(tx.original_id) if tx.original_id else None
+            method = uow.methods.of_transaction(tx)
     else:
         tx, original, method = known
     if tx.status is not Status.PENDING:
@@ -288,7 +285,7 @@ def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
 def _provider_unavailable(deps: Deps, tx: Transaction, message: str) -> Transaction:
     """Keep the transaction Pending and ask again later."""
     with deps.uow() as uow:
-        current = uow.transactions.get_by_id(tx.id, for_update=True)
+        current = uow.transactions.get_for_worker(tx.id, for_update=True)
         if current.status is Status.PENDING:
             current.provider_message = message[:500]
             current.provider_check_at = deps.clock() + CLAIM_FOR
@@ -401,11 +398,20 @@ def expire_pending(deps: Deps, limit: int = 100) -> int:
     return len(ids)
 
 
+def reset_sandbox(deps: Deps, caller: Caller) -> None:
+    """Restore the test transactions of the caller's merchant's sandbox to their starting states."""
+    sandbox = replace(caller, mode=Mode.SANDBOX)
+    with deps.uow() as uow:
+        install_fixtures(uow, sandbox, uow.merchants.default_callback_url(sandbox), deps.clock())
+        uow.audit(sandbox, "sandbox.reset")
+        uow.commit()
+
+
 def list_banks(deps: Deps, caller: Caller, payment_method: str, currency: str,
                country: str | None) -> list[Bank]:
     """The banks of a payout method for a currency (and country); BankListRefused when it cannot."""
     with deps.uow(write=False) as uow:
-        method = uow.methods.get(caller.merchant_id, payment_method)
+        method = uow.methods.get(caller, payment_method)
     if method is None:
         raise BankListRefused("Payment method not found. Please check your payment method from request")
     if not method.bank_list:

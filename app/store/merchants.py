@@ -11,7 +11,7 @@ from sqlalchemy import Connection, insert, select, update
 
 from app.providers.methods import DEFAULT_METHODS
 from app.payments.model import Caller, Mode
-from app.payments.sandbox import install_fixtures
+from app.payments.sandbox import FIXTURE_CREATED_BY, install_fixtures
 from app.util import utcnow
 
 from .repository import UnitOfWork
@@ -160,7 +160,8 @@ def create_merchant(uow: UnitOfWork, name: str, base_url: str) -> NewMerchant:
         sandbox_webhook_secret=add_webhook_secret(uow.conn, merchant_id, Mode.SANDBOX),
         inbox_url=inbox_url(base_url, inbox_key),
     )
-    install_fixtures(uow, merchant_id, inbox_url(base_url, inbox_key), now)
+    install_fixtures(uow, Caller(merchant_id, Mode.SANDBOX, FIXTURE_CREATED_BY),
+                     inbox_url(base_url, inbox_key), now)
     return result
 
 

@@ -1,15 +1,22 @@
-"""Repositories over one connection, and the unit of work that commits them together."""
+"""Repositories over one connection, and the unit of work that commits them together.
+
+A merchant's data is read and written through the caller's scope (its merchant and mode): the
+methods take the `Caller` and cannot be asked without it. The few reads by database id that the
+worker makes, which have no caller, say so in their names.
+"""
 from __future__ import annotations
 
 import json
 from datetime import datetime
 from functools import cache
 
-from sqlalchemy import Connection, Engine, bindparam, func, insert, or_, select, update
+from sqlalchemy import Connection, Engine, bindparam, case, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from app.payments.events import event_payload, event_type, new_webhook_id
 from app.payments.model import (
     ACTIVE_REFUND_STATUSES,
+    Caller,
     Kind,
     Mode,
     PaymentMethod,
@@ -20,11 +27,11 @@ from app.payments.model import (
 from app.payments.money import from_minor, to_minor
 from app.payments.sandbox import FIXTURE_CREATED_BY
 from app.util import dumps, utcnow
-from app.payments.events import event_payload, event_type, new_webhook_id
 
 from .tables import (
     audit_log,
     idempotency_keys,
+    merchants,
     payment_methods,
     status_history,
     transactions,
@@ -83,6 +90,10 @@ _TX_BY_NUMBER = _SELECT_TX.where(
 _TX_BY_NUMBER_FOR_UPDATE = _TX_BY_NUMBER.with_for_update(of=transactions)
 _TX_BY_ID = _SELECT_TX.where(transactions.c.id == bindparam("tx_id"))
 _TX_BY_ID_FOR_UPDATE = _TX_BY_ID.with_for_update(of=transactions)
+_TX_BY_ID_IN_SCOPE = _TX_BY_ID.where(
+    transactions.c.merchant_id == bindparam("merchant_id"),
+    transactions.c.mode == bindparam("mode"),
+)
 # A transaction and its original, locked in id order (see lock_with_original).
 _TX_AND_ORIGINAL_FOR_UPDATE = (
     _SELECT_TX.where(
@@ -110,6 +121,14 @@ def _refund_total(statuses: tuple[Status, ...]):
     )
 
 
+_REFUND_TOTALS = select(
+    func.coalesce(func.sum(case((transactions.c.status == Status.CAPTURED.value,
+                                 transactions.c.amount_minor), else_=0)), 0).label("captured"),
+    func.coalesce(func.sum(case((transactions.c.status == Status.PENDING.value,
+                                 transactions.c.amount_minor), else_=0)), 0).label("pending"),
+).where(transactions.c.original_id == bindparam("original_id"),
+        transactions.c.kind == Kind.REFUND.value)
+
 _METHOD = select(payment_methods).where(
     payment_methods.c.merchant_id == bindparam("merchant_id"),
     payment_methods.c.method_id == bindparam("method_id"),
@@ -125,21 +144,31 @@ class TransactionRepository:
     def __init__(self, conn: Connection):
         self.conn = conn
 
-    def get(self, merchant_id: int, mode: Mode, tx_no: str, *, for_update: bool = False):
-        """The transaction with this number in this merchant's mode, or None."""
+    def get(self, caller: Caller, tx_no: str, *, for_update: bool = False) -> Transaction | None:
+        """The transaction with this number in the caller's merchant and mode, or None."""
         query = _TX_BY_NUMBER_FOR_UPDATE if for_update else _TX_BY_NUMBER
-        row = self.conn.execute(query, {"merchant_id": merchant_id, "mode": mode.value,
+        row = self.conn.execute(query, {"merchant_id": caller.merchant_id, "mode": caller.mode.value,
                                         "tx_no": tx_no}).first()
         return _row_to_transaction(row) if row else None
 
-    def get_by_id(self, tx_id: int, *, for_update: bool = False) -> Transaction | None:
-        """The transaction with this database id (worker use: the id came from a scoped read)."""
+    def get_by_id(self, caller: Caller, tx_id: int) -> Transaction | None:
+        """The transaction with this database id in the caller's merchant and mode, or None."""
+        row = self.conn.execute(_TX_BY_ID_IN_SCOPE, {"tx_id": tx_id, "merchant_id": caller.merchant_id,
+                                                     "mode": caller.mode.value}).first()
+        return _row_to_transaction(row) if row else None
+
+    def get_for_worker(self, tx_id: int, *, for_update: bool = False) -> Transaction | None:
+        """The transaction with this database id, in whichever merchant and mode it lives (the
+        worker's reads: it settles every merchant's transactions and has no caller)."""
         query = _TX_BY_ID_FOR_UPDATE if for_update else _TX_BY_ID
         row = self.conn.execute(query, {"tx_id": tx_id}).first()
         return _row_to_transaction(row) if row else None
 
     def lock_with_original(self, tx_id: int) -> tuple[Transaction, Transaction | None]:
         """Lock a transaction and its original (if any) in one statement, in id order.
+
+        Settlement's step: the id is that of a transaction the service has already read in
+        the caller's scope, or one the worker found due.
 
         The original's id is always the smaller, so it is locked first: the order
         refund creation uses too, and two lockers can never wait on each other.
@@ -160,12 +189,12 @@ class TransactionRepository:
         ).all()
         return _row_to_transaction(rows[0]) if len(rows) == 1 else None
 
-    def find_by_reference(self, merchant_id: int, mode: Mode, reference: str) -> str | None:
-        """The tx_no of the payment or payout with this reference, if any."""
+    def find_by_reference(self, caller: Caller, reference: str) -> str | None:
+        """The tx_no of the caller's payment or payout with this reference, if any."""
         return self.conn.execute(
             select(transactions.c.tx_no).where(
-                transactions.c.merchant_id == merchant_id,
-                transactions.c.mode == mode.value,
+                transactions.c.merchant_id == caller.merchant_id,
+                transactions.c.mode == caller.mode.value,
                 transactions.c.reference == reference,
                 transactions.c.kind != Kind.REFUND.value,
             )
@@ -232,14 +261,22 @@ class TransactionRepository:
             ),
         )
 
+    def refund_totals(self, original_id: int) -> tuple[int, int]:
+        """The original's Captured and Pending refunds, each summed in minor units."""
+        row = self.conn.execute(_REFUND_TOTALS, {"original_id": original_id}).one()
+        return row.captured, row.pending
+
     def refund_total(self, original_id: int, statuses=ACTIVE_REFUND_STATUSES) -> int:
         """Sum (minor units) of the original's refunds in the given statuses."""
         return self.conn.execute(_refund_total(tuple(statuses)), {"original_id": original_id}).scalar_one()
 
-    def refunds_of(self, original_id: int) -> list[Transaction]:
-        """The original's refunds, oldest first."""
+    def refunds_of(self, caller: Caller, original_id: int) -> list[Transaction]:
+        """The refunds of the caller's original, oldest first."""
         rows = self.conn.execute(
-            _SELECT_TX.where(transactions.c.original_id == original_id).order_by(transactions.c.id)
+            _SELECT_TX.where(transactions.c.original_id == original_id,
+                             transactions.c.merchant_id == caller.merchant_id,
+                             transactions.c.mode == caller.mode.value)
+            .order_by(transactions.c.id)
         )
         return [_row_to_transaction(r) for r in rows]
 
@@ -277,12 +314,12 @@ class TransactionRepository:
         )
         return list(self.conn.execute(query).scalars())
 
-    def delete_sandbox_fixtures(self, merchant_id: int, tx_nos: list[str]) -> None:
-        """Remove the sandbox test transactions (and their refunds, history, events) for a reset."""
+    def delete_sandbox_fixtures(self, caller: Caller, tx_nos: list[str]) -> None:
+        """Remove the caller's sandbox test transactions (and their refunds, history, events) for a reset."""
         ids = list(
             self.conn.execute(
                 select(transactions.c.id).where(
-                    transactions.c.merchant_id == merchant_id,
+                    transactions.c.merchant_id == caller.merchant_id,
                     transactions.c.mode == Mode.SANDBOX.value,
                     transactions.c.tx_no.in_(tx_nos),
                 )
@@ -317,22 +354,29 @@ class MethodRepository:
     def __init__(self, conn: Connection):
         self.conn = conn
 
-    def get(self, merchant_id: int, method_id: str) -> PaymentMethod | None:
-        """The merchant's method with this identifier, or None."""
+    def get(self, caller: Caller, method_id: str) -> PaymentMethod | None:
+        """The caller's merchant's method with this identifier, or None."""
+        return self._get(caller.merchant_id, method_id)
+
+    def of_transaction(self, tx: Transaction) -> PaymentMethod | None:
+        """The method a stored transaction was made with (None when it is no longer configured)."""
+        return self._get(tx.merchant_id, tx.payment_method)
+
+    def _get(self, merchant_id: int, method_id: str) -> PaymentMethod | None:
         row = self.conn.execute(_METHOD, {"merchant_id": merchant_id, "method_id": method_id}).first()
         return _row_to_method(row) if row else None
 
-    def list(self, merchant_id: int) -> list[PaymentMethod]:
-        """All the merchant's methods, card methods first."""
+    def list(self, caller: Caller) -> list[PaymentMethod]:
+        """All the caller's merchant's methods, card methods first."""
         rows = self.conn.execute(
             select(payment_methods)
-            .where(payment_methods.c.merchant_id == merchant_id)
+            .where(payment_methods.c.merchant_id == caller.merchant_id)
             .order_by(payment_methods.c.kind, payment_methods.c.method_id)
         )
         return [_row_to_method(r) for r in rows]
 
     def add(self, merchant_id: int, method: PaymentMethod) -> None:
-        """Give the merchant a method."""
+        """Give a merchant being created a method (there is no caller before the merchant exists)."""
         self.conn.execute(
             insert(payment_methods).values(
                 merchant_id=merchant_id,
@@ -364,6 +408,19 @@ def _row_to_method(row) -> PaymentMethod:
     )
 
 
+class MerchantRepository:
+    """What the services read of a merchant's own settings."""
+
+    def __init__(self, conn: Connection):
+        self.conn = conn
+
+    def default_callback_url(self, caller: Caller) -> str | None:
+        """Where the caller's merchant's own notifications go by default (its Paydesk inbox)."""
+        return self.conn.execute(
+            select(merchants.c.default_callback_url).where(merchants.c.id == caller.merchant_id)
+        ).scalar()
+
+
 class UnitOfWork:
     """One database transaction: `with UnitOfWork(engine) as uow: ...; uow.commit()`.
 
@@ -387,6 +444,7 @@ class UnitOfWork:
         self._tx = self.conn.begin()
         self.transactions = TransactionRepository(self.conn)
         self.methods = MethodRepository(self.conn)
+        self.merchants = MerchantRepository(self.conn)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -440,21 +498,22 @@ class UnitOfWork:
             ),
         )
 
-    def audit(self, merchant_id, mode, actor, action, target=None, amount=None, currency=None,
-              detail=None, ip=None) -> None:
-        """Append to the audit log: who did what, for how much, from where."""
+    def audit(self, caller: Caller, action: str, target=None, amount=None, currency=None,
+              detail=None, *, both_modes: bool = False) -> None:
+        """Append to the caller's audit log: who did what, for how much, from where (`both_modes`
+        for changes that belong to no mode, such as users)."""
         self.conn.execute(
             _INSERT_AUDIT,
             dict(
-                merchant_id=merchant_id,
-                mode=mode.value if mode else None,
-                actor=actor,
+                merchant_id=caller.merchant_id,
+                mode=None if both_modes else caller.mode.value,
+                actor=caller.actor,
                 action=action,
                 target=target,
                 amount_minor=to_minor(amount, currency) if amount is not None else None,
                 currency=currency,
                 detail=json.dumps(detail) if detail else None,
-                ip=ip,
+                ip=caller.ip,
                 at=utcnow(),
             ),
         )

@@ -5,7 +5,7 @@ import flask
 import pytest
 import requests
 
-from app.api.tokens import TokenMemory
+from app.auth.api_tokens import TokenMemory
 from app.store.merchants import revoke_token
 from app.store.tables import api_tokens
 from tests.conftest import Api, payment_body
