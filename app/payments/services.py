@@ -432,3 +432,7 @@ def list_banks(deps: Deps, caller: Caller, payment_method: str, currency: str,
         return deps.providers[method.provider].banks(method, currency, alpha2)
     except BankListError as error:
         raise BankListRefused(error.message) from None
+    except ProviderUnavailable:
+        raise
+    except Exception as error:  # whatever a provider's code raises: it failed to give the list
+        raise ProviderUnavailable(f"bank list of {method.method_id} failed: {error!r}") from error

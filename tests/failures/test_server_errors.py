@@ -6,6 +6,7 @@ import logging
 from flask import abort
 
 from app.payments import services
+from app.providers.simulator import SimulatorProvider
 
 from .conftest import bearer
 
@@ -56,7 +57,7 @@ def test_any_other_http_error_under_the_api_is_json(app):
 
 
 def test_the_bank_list_500_keeps_the_interface_body(client, sandbox_token, monkeypatch):
-    monkeypatch.setattr(services, "list_banks", broken)
+    monkeypatch.setattr(SimulatorProvider, "banks", broken)
     response = client.post("/api/v1/transactions/banks", headers=bearer(sandbox_token),
                            json={"paymentMethod": "ng-bank-payout", "currency": "NGN"})
     assert response.status_code == 500
@@ -65,3 +66,18 @@ def test_the_bank_list_500_keeps_the_interface_body(client, sandbox_token, monke
         "message": "An error occurred while fetching the bank list. Please contact support.",
     }
     assert response.headers["X-Request-Id"]
+
+
+def test_a_database_failure_during_the_bank_list_is_not_the_providers_500(client, sandbox_token,
+                                                                          monkeypatch):
+    import psycopg
+    from sqlalchemy.exc import OperationalError
+
+    def database_gone(*_args, **_kwargs):
+        raise OperationalError("SELECT 1", {}, psycopg.OperationalError("server closed the connection"))
+
+    monkeypatch.setattr(services, "list_banks", database_gone)
+    response = client.post("/api/v1/transactions/banks", headers=bearer(sandbox_token),
+                           json={"paymentMethod": "ng-bank-payout", "currency": "NGN"})
+    assert response.status_code == 503
+    assert response.get_json() == {"error": "Service temporarily unavailable"}
