@@ -16,7 +16,7 @@ from app.api.idempotency import REPLAY_WINDOW
 from app.payments import services
 from app.store import idempotency
 from app.util import Backoff
-from app.webhooks.delivery import start_delivery
+from app.webhooks.dispatcher import start_delivery
 
 FIRST_ROUND_PAUSE = 0.5  # seconds after the first failed round
 MAX_ROUND_PAUSE = 30.0

@@ -10,10 +10,9 @@ from app.payments.events import MAX_WEBHOOK_ID_LENGTH
 from app.payments.model import MAX_TX_NO_LENGTH, FieldErrors, TransactionNotFound
 from app.payments.formats import iso_utc
 from app.util import could_be_key, whole_number
-from app.webhooks import log
-from app.webhooks.delivery import WebhookNotFound, resend_event
-
 from app.web import deps, json_response
+from app.webhooks import log
+from app.webhooks.resend import WebhookNotFound, resend_event
 
 from . import api
 from .limits import MAX_WEBHOOK_LIMIT, WEBHOOK_STATUS_WORDS
@@ -67,12 +66,10 @@ def list_webhooks():
     with deps().uow(write=False) as uow:
         if tx_no is not None:
             if not could_be_key(tx_no, MAX_TX_NO_LENGTH) or \
-                    uow.transactions.get(caller.merchant_id, caller.mode, tx_no) is None:
+                    uow.transactions.get(caller, tx_no) is None:
                 raise TransactionNotFound(tx_no[:MAX_TX_NO_LENGTH])
-        deliveries = log.list_deliveries(uow.conn, caller.merchant_id, caller.mode, tx_no=tx_no,
-                                         limit=limit)
-        attempts = log.attempts_by_webhook(uow.conn, caller.merchant_id, caller.mode,
-                                           [d.webhook_id for d in deliveries])
+        deliveries = log.list_deliveries(uow.conn, caller, tx_no=tx_no, limit=limit)
+        attempts = log.attempts_by_webhook(uow.conn, caller, [d.webhook_id for d in deliveries])
     return json_response({"webhooks": [webhook_body(d, attempts[d.webhook_id]) for d in deliveries]})
 
 
@@ -83,10 +80,9 @@ def resend_webhook(webhook_id: str):
     if not could_be_key(webhook_id, MAX_WEBHOOK_ID_LENGTH):
         return json_response({"error": f"Webhook {webhook_id[:MAX_WEBHOOK_ID_LENGTH]} not found"}, 404)
     try:
-        delivery = resend_event(deps(), caller.merchant_id, caller.mode, webhook_id, caller.actor,
-                                caller.ip)
+        delivery = resend_event(deps(), caller, webhook_id)
     except WebhookNotFound as error:
         return json_response({"error": str(error)}, 404)
     with deps().uow(write=False) as uow:
-        attempts = log.attempts_of(uow.conn, caller.merchant_id, caller.mode, webhook_id)
+        attempts = log.attempts_of(uow.conn, caller, webhook_id)
     return json_response(webhook_body(delivery, attempts), 202)

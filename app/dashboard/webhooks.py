@@ -8,8 +8,10 @@ from app.payments.events import MAX_WEBHOOK_ID_LENGTH
 from app.auth.users import current_caller, local_path, requires
 from app.store.merchants import inbox_url, merchant_by_id
 from app.util import could_be_key, whole_number
+from app.web import deps
 from app.webhooks import log
-from app.webhooks.delivery import RETRY_DELAYS, WebhookNotFound, resend_event
+from app.webhooks.resend import WebhookNotFound, resend_event
+from app.webhooks.settings import RETRY_DELAYS
 
 from . import dashboard
 from .formatting import duration, in_words
@@ -20,10 +22,6 @@ MAX_PAGES = 200  # the log pages by offset; deeper than this, use the transactio
 RETRY_SCHEDULE = in_words([duration(delay) for delay in RETRY_DELAYS])
 
 
-def deps():
-    return current_app.extensions["paydesk"]
-
-
 def _page_number() -> int:
     page = whole_number(request.args.get("page", "1"), 5) or 1
     return min(page, MAX_PAGES)
@@ -31,9 +29,7 @@ def _page_number() -> int:
 
 def with_attempts(conn, deliveries: list[log.Delivery]) -> list[tuple[log.Delivery, list]]:
     """Each delivery beside its attempts, newest attempt first."""
-    caller = current_caller()
-    attempts = log.attempts_by_webhook(conn, caller.merchant_id, caller.mode,
-                                       [d.webhook_id for d in deliveries])
+    attempts = log.attempts_by_webhook(conn, current_caller(), [d.webhook_id for d in deliveries])
     return [(d, list(reversed(attempts[d.webhook_id]))) for d in deliveries]
 
 
@@ -43,8 +39,8 @@ def webhooks():
     """Webhook deliveries of this mode, newest first: state, attempts, last answer, next try."""
     page, caller = _page_number(), current_caller()
     with deps().uow(write=False) as uow:
-        found = log.list_deliveries(uow.conn, caller.merchant_id, caller.mode,
-                                    limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE)
+        found = log.list_deliveries(uow.conn, caller, limit=PAGE_SIZE + 1,
+                                    offset=(page - 1) * PAGE_SIZE)
         rows = with_attempts(uow.conn, found[:PAGE_SIZE])
     return render_template("dashboard/webhooks.html", rows=rows, page=page,
                            has_more=len(found) > PAGE_SIZE and page < MAX_PAGES,
@@ -59,8 +55,7 @@ def resend_webhook(webhook_id: str):
     if not could_be_key(webhook_id, MAX_WEBHOOK_ID_LENGTH):
         abort(404)
     try:
-        delivery = resend_event(deps(), caller.merchant_id, caller.mode, webhook_id, caller.actor,
-                                caller.ip)
+        delivery = resend_event(deps(), caller, webhook_id)
     except WebhookNotFound:
         abort(404)
     if not wants_fragment():
@@ -76,11 +71,10 @@ def resend_webhook(webhook_id: str):
 @login_required
 def inbox():
     """Webhooks received at the merchant's inbox URL: headers, body, signature verdict, duplicates."""
-    page, merchant_id = _page_number(), current_caller().merchant_id
+    page, caller = _page_number(), current_caller()
     with deps().uow(write=False) as uow:
-        found = log.list_inbox(uow.conn, merchant_id, limit=PAGE_SIZE + 1,
-                               offset=(page - 1) * PAGE_SIZE)
-        merchant = merchant_by_id(uow.conn, merchant_id)
+        found = log.list_inbox(uow.conn, caller, limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE)
+        merchant = merchant_by_id(uow.conn, caller.merchant_id)
     return render_template("dashboard/inbox.html", messages=found[:PAGE_SIZE], page=page,
                            inbox_url=inbox_url(current_app.config["BASE_URL"], merchant.inbox_key),
                            has_more=len(found) > PAGE_SIZE and page < MAX_PAGES)

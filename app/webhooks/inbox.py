@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from flask import Blueprint, current_app, request
-from sqlalchemy import exists, insert, select
+from flask import Blueprint, request
+from sqlalchemy import Connection, exists, insert, select
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from app.web import deps, json_response
@@ -32,6 +32,15 @@ def verifying_mode(body: str, headers: dict, secrets_by_mode: dict[Mode, list[st
     return None
 
 
+def inbox_owner(conn: Connection, inbox_key: str) -> int | None:
+    """The merchant whose inbox this key addresses, or None.
+
+    The receiver has no caller (no token, no session): the unguessable key in the URL alone
+    says whose inbox it is, so whose secrets verify the request and whose log keeps it.
+    """
+    return conn.execute(select(merchants.c.id).where(merchants.c.inbox_key == inbox_key)).scalar()
+
+
 def _as_logged(text: str) -> str:
     """Text as the log keeps it: a NUL, which PostgreSQL text cannot hold, becomes U+FFFD, the
     character invalid UTF-8 in the body already became."""
@@ -57,8 +66,7 @@ def receive(inbox_key: str):
     webhook_id = _as_logged((request.headers.get("webhook-id") or "")[:MAX_WEBHOOK_ID_LENGTH]) or None
     now = deps().clock()
     with deps().uow() as uow:
-        merchant_id = uow.conn.execute(
-            select(merchants.c.id).where(merchants.c.inbox_key == inbox_key)).scalar()
+        merchant_id = inbox_owner(uow.conn, inbox_key)
         if merchant_id is None:
             return json_response({"error": "Inbox not found"}, 404)
         secrets_by_mode = {mode: active_webhook_secrets(uow.conn, merchant_id, mode, now)

@@ -1,7 +1,7 @@
 """Reading the webhook logs: deliveries and their attempts, and the inbox of received webhooks.
 
-Plain functions over a Connection, always scoped to a merchant (and mode for
-deliveries), for the API and the dashboard alike.
+Plain functions over a Connection, always scoped to the caller: its merchant and mode for
+deliveries, its merchant for the inbox. For the API and the dashboard alike.
 """
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from datetime import datetime
 
 from sqlalchemy import Connection, select
 
-from app.payments.model import Mode
+from app.payments.model import Caller, Mode
+from app.store.scope import scoped_to_merchant, scoped_to_mode
 from app.store.tables import inbox_messages, transactions, webhook_attempts, webhook_events
 
 
@@ -95,21 +96,19 @@ def _delivery(row) -> Delivery:
     )
 
 
-def list_deliveries(conn: Connection, merchant_id: int, mode: Mode, *, tx_no: str | None = None,
+def list_deliveries(conn: Connection, caller: Caller, *, tx_no: str | None = None,
                     limit: int = 50, offset: int = 0) -> list[Delivery]:
-    """The merchant's webhook events in this mode, newest first (only tx_no's when given)."""
-    query = _DELIVERY.where(webhook_events.c.merchant_id == merchant_id,
-                            webhook_events.c.mode == mode.value)
+    """The caller's webhook events in its mode, newest first (only tx_no's when given)."""
+    query = _DELIVERY.where(*scoped_to_mode(webhook_events, caller))
     if tx_no is not None:
         query = query.where(transactions.c.tx_no == tx_no)
     query = query.order_by(webhook_events.c.created_at.desc(), webhook_events.c.id.desc())
     return [_delivery(row) for row in conn.execute(query.limit(limit).offset(offset))]
 
 
-def get_delivery(conn: Connection, merchant_id: int, mode: Mode, webhook_id: str) -> Delivery | None:
-    """One of the merchant's webhook events by its webhook-id, or None."""
-    row = conn.execute(_DELIVERY.where(webhook_events.c.merchant_id == merchant_id,
-                                       webhook_events.c.mode == mode.value,
+def get_delivery(conn: Connection, caller: Caller, webhook_id: str) -> Delivery | None:
+    """One of the caller's webhook events by its webhook-id, or None."""
+    row = conn.execute(_DELIVERY.where(*scoped_to_mode(webhook_events, caller),
                                        webhook_events.c.webhook_id == webhook_id)).first()
     return _delivery(row) if row else None
 
@@ -127,17 +126,16 @@ def _attempt(row) -> Attempt:
     )
 
 
-def attempts_by_webhook(conn: Connection, merchant_id: int, mode: Mode,
+def attempts_by_webhook(conn: Connection, caller: Caller,
                         webhook_ids: list[str]) -> dict[str, list[Attempt]]:
-    """The attempts of each of these events (oldest first), keyed by webhook-id."""
+    """The attempts of each of these events of the caller (oldest first), keyed by webhook-id."""
     found: dict[str, list[Attempt]] = {webhook_id: [] for webhook_id in webhook_ids}
     if not webhook_ids:
         return found
     rows = conn.execute(
         select(webhook_attempts, webhook_events.c.webhook_id)
         .join(webhook_events, webhook_events.c.id == webhook_attempts.c.event_id)
-        .where(webhook_events.c.merchant_id == merchant_id, webhook_events.c.mode == mode.value,
-               webhook_events.c.webhook_id.in_(webhook_ids))
+        .where(*scoped_to_mode(webhook_events, caller), webhook_events.c.webhook_id.in_(webhook_ids))
         .order_by(webhook_attempts.c.attempt_no, webhook_attempts.c.id)
     )
     for row in rows:
@@ -145,17 +143,17 @@ def attempts_by_webhook(conn: Connection, merchant_id: int, mode: Mode,
     return found
 
 
-def attempts_of(conn: Connection, merchant_id: int, mode: Mode, webhook_id: str) -> list[Attempt]:
-    """The attempts of one of the merchant's events, oldest first ([] for an unknown id)."""
-    return attempts_by_webhook(conn, merchant_id, mode, [webhook_id])[webhook_id]
+def attempts_of(conn: Connection, caller: Caller, webhook_id: str) -> list[Attempt]:
+    """The attempts of one of the caller's events, oldest first ([] for an unknown id)."""
+    return attempts_by_webhook(conn, caller, [webhook_id])[webhook_id]
 
 
-def list_inbox(conn: Connection, merchant_id: int, *, limit: int = 50,
+def list_inbox(conn: Connection, caller: Caller, *, limit: int = 50,
                offset: int = 0) -> list[InboxMessage]:
-    """Webhooks received at the merchant's inbox, newest first."""
+    """Webhooks received at the caller's merchant's inbox (both modes), newest first."""
     rows = conn.execute(
         select(inbox_messages)
-        .where(inbox_messages.c.merchant_id == merchant_id)
+        .where(*scoped_to_merchant(inbox_messages, caller))
         .order_by(inbox_messages.c.received_at.desc(), inbox_messages.c.id.desc())
         .limit(limit).offset(offset)
     )

@@ -18,7 +18,7 @@ from app.payments.model import Mode
 from app.store.idempotency import claim
 from app.store.merchants import create_merchant
 from app.store.tables import webhook_events
-from app.webhooks.delivery import AttemptResult, ClaimedEvent, record_attempt
+from app.webhooks.outbox import AttemptResult, ClaimedEvent, record_attempt
 from tests.conftest import payment_body
 
 # Per operation and generation mode (valid and invalid data), after the examples and

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from app.webhooks.delivery import DeliverySettings, deliver_due
+from app.webhooks.dispatcher import deliver_due
+from app.webhooks.settings import DeliverySettings
 from tests.conftest import payment_body
 from tests.dashboard.conftest import add_user
 

@@ -16,7 +16,7 @@ from app.payments.requests import parse_create
 from app.store.tables import webhook_events
 from app.util import utcnow
 from app.webhooks import log
-from app.webhooks.delivery import DeliverySettings
+from app.webhooks.settings import DeliverySettings
 from app.webhooks.guard import AddressGuard, parse_networks
 from tests.conftest import BACKENDS, make_app, payment_body
 from tests.support.databases import create_postgres_database
@@ -168,4 +168,4 @@ def event_row(deps, webhook_id: str):
 def attempts(deps, merchant, webhook_id: str, mode: Mode = Mode.SANDBOX) -> list[log.Attempt]:
     """The logged attempts of one of the merchant's events."""
     with deps.uow(write=False) as uow:
-        return log.attempts_of(uow.conn, merchant.merchant_id, mode, webhook_id)
+        return log.attempts_of(uow.conn, Caller(merchant.merchant_id, mode, "test"), webhook_id)

@@ -6,10 +6,11 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from app.payments.model import Mode
+from app.payments.model import Caller, Mode
 from app.store.tables import audit_log
 from app.payments.formats import iso_utc
-from app.webhooks.delivery import deliver_due, resend_event
+from app.webhooks.dispatcher import deliver_due
+from app.webhooks.resend import resend_event
 from tests.conftest import Api, payment_body
 
 from .conftest import attempts, event_row
@@ -120,7 +121,7 @@ def test_a_resend_starts_a_fresh_retry_schedule(sandbox, merchant, fake_deps, cl
         for _ in range(3):
             clock.now = max(clock(), event_row(fake_deps, webhook_id).next_attempt_at)
             assert deliver_due(fake_deps, settings) == 1
-        resend_event(fake_deps, merchant.merchant_id, Mode.SANDBOX, webhook_id, "test", None)
+        resend_event(fake_deps, Caller(merchant.merchant_id, Mode.SANDBOX, "test"), webhook_id)
         assert deliver_due(fake_deps, settings) == 1
     row = event_row(fake_deps, webhook_id)
     assert (row.attempts, row.state) == (4, "pending")

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from app.cli import upgrade_database
 from app.store.merchants import create_merchant
 from app.store.tables import webhook_attempts, webhook_events
-from app.webhooks.delivery import Dispatcher, deliver_due
+from app.webhooks.dispatcher import Dispatcher, deliver_due
 from tests.conftest import make_app
 from tests.support.databases import create_postgres_database
 

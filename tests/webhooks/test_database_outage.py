@@ -9,11 +9,11 @@ import psycopg
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from app.webhooks import delivery
-from app.webhooks.delivery import Dispatcher, deliver_due, start_delivery
+from app.webhooks import dispatcher as delivery
+from app.webhooks.dispatcher import Dispatcher, deliver_due, start_delivery
 from tests.conftest import make_app
 
-from .conftest import attempts, delivery_settings, enqueue_events, event_row
+from .conftest import attempts, enqueue_events, event_row
 from .receiver import Receiver
 
 

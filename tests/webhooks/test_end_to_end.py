@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from app.payments.model import Mode
+from app.payments.model import Caller, Mode
 from app.webhooks import log
-from app.webhooks.delivery import start_delivery
+from app.webhooks.dispatcher import start_delivery
 from app.worker import run_round
 from tests.conftest import payment_body
 
@@ -28,7 +28,7 @@ def wait_for_inbox(deps, merchant, count: int, timeout: float = 10.0) -> list[lo
     deadline = time.monotonic() + timeout
     while True:
         with deps.uow(write=False) as uow:
-            messages = log.list_inbox(uow.conn, merchant.merchant_id)
+            messages = log.list_inbox(uow.conn, Caller(merchant.merchant_id, Mode.SANDBOX, "test"))
         if len(messages) >= count or time.monotonic() > deadline:
             return messages
         time.sleep(0.05)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import requests
 
-from app.payments.model import Mode
+from app.payments.model import Caller, Mode
 from app.store.merchants import new_webhook_secret
 from app.webhooks import log
 from app.webhooks.signing import signed_headers
@@ -24,7 +24,7 @@ def signed(secret: str, webhook_id: str = "msg_inbox_1", body: str = BODY) -> di
 
 def inbox(deps, merchant) -> list[log.InboxMessage]:
     with deps.uow(write=False) as uow:
-        return log.list_inbox(uow.conn, merchant.merchant_id)
+        return log.list_inbox(uow.conn, Caller(merchant.merchant_id, Mode.SANDBOX, "test"))
 
 
 def test_signed_delivery_is_accepted_stored_and_verified(merchant, deps):

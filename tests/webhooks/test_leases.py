@@ -4,7 +4,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from app.webhooks.delivery import claim_due, deliver_due, record_attempt, send
+from app.webhooks.dispatcher import deliver_due
+from app.webhooks.outbox import claim_due, record_attempt
+from app.webhooks.sender import send
 from app.webhooks.guard import guarded_session
 
 from .conftest import attempts, enqueue_events, event_row

@@ -6,7 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from app.webhooks.delivery import MAX_ATTEMPTS, RETRY_DELAYS, deliver_due
+from app.webhooks.dispatcher import deliver_due
+from app.webhooks.settings import MAX_ATTEMPTS, RETRY_DELAYS
 
 from .conftest import attempts, enqueue_events, event_row
 from .receiver import Receiver

@@ -8,7 +8,7 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from app.payments.model import Mode
 from app.store.merchants import new_webhook_secret, rotate_webhook_secret
-from app.webhooks.delivery import deliver_due
+from app.webhooks.dispatcher import deliver_due
 from tests.conftest import payment_body
 
 from .conftest import enqueue_events, event_row

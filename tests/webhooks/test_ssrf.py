@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import update
 
 from app.store.tables import webhook_events
-from app.webhooks.delivery import deliver_due
+from app.webhooks.dispatcher import deliver_due
 from app.webhooks.guard import AddressGuard, parse_networks
 
 from .conftest import attempts, delivery_settings, enqueue_events, event_row

@@ -8,7 +8,8 @@ import pytest
 
 from app.payments.model import Mode
 from app.util import utcnow
-from app.webhooks.delivery import ClaimedEvent, send
+from app.webhooks.outbox import ClaimedEvent
+from app.webhooks.sender import send
 from app.webhooks.guard import guarded_session
 
 from .conftest import delivery_settings
