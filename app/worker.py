@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from flask import Flask
 
-from app.api.idempotency import REPLAY_WINDOW
+from app.payments.idempotency import REPLAY_WINDOW
 from app.payments import services
 from app.store import idempotency
 from app.util import Backoff

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import timedelta
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation
 
 from flask import current_app, g, request
@@ -30,7 +29,7 @@ from app.payments.bodies import create_body, method_body, refund_body, status_bo
 from app.web import deps, is_api_path, json_response
 
 from . import api
-from .idempotency import MAX_KEY_LENGTH, request_hash, run_once
+from .idempotency import MAX_KEY_LENGTH, answer_once
 from .limits import SANDBOX_OUTCOMES
 from .openapi import openapi_document
 from .tokens import MEMORY_KEY, TokenMemory
@@ -170,26 +169,20 @@ def idempotency_key() -> str | None:
 def create_once(parse, operate, shape, refusals):
     """Parse the body, run the creating service once per Idempotency-Key, shape its answer.
 
-    Refusals (4xx) are answered inside the idempotent run, so a retry replays them too.
+    Refusals (4xx) are kept with the key like a success, so a retry replays them too.
     """
     body = read_json()
 
     def answer(tx):
         return json_response(shape(tx))
 
-    def run(on_created):
-        try:
-            tx = operate(deps(), g.caller, parse(body), on_created)
-        except refusals as error:
-            return current_app.handle_user_exception(error)
-        return answer(tx)
+    def attempt(on_created):
+        return operate(deps(), g.caller, parse(body), on_created)
 
     key = idempotency_key()
     if key is None:
-        return run(None)
-    fingerprint = request_hash(request.method, request.path, body)
-    abandoned_after = timedelta(seconds=current_app.config["IDEMPOTENCY_ABANDONED_AFTER"])
-    return run_once(deps(), g.caller, key, fingerprint, run, answer, abandoned_after)
+        return answer(attempt(None))  # a refusal goes to the blueprint's handler
+    return answer_once(key, body, attempt, answer, refusals)
 
 
 @api.post("/transactions")

@@ -1,21 +1,19 @@
 """The refund panel of a payment: review, confirm, and the result swapped in place."""
 from __future__ import annotations
 
-import json
 import secrets
 from decimal import Decimal
 
 from flask import current_app, flash, redirect, request, url_for
 
-from app.api.idempotency import request_hash, run_once
 from app.auth.users import current_caller, requires
+from app.payments import idempotency as once
 from app.payments import services
-from app.payments.bodies import refund_body
-from app.payments.model import FieldErrors, RefundRejected, Status, check_refund
+from app.payments.model import FieldErrors, RefundRejected, Status, Transaction, check_refund
 from app.payments.money import format_amount
 from app.payments.refunds import refund_state
 from app.payments.requests import parse_refund
-from app.web import json_response
+from app.store import idempotency as key_records
 
 from . import dashboard
 from .formatting import money
@@ -115,22 +113,27 @@ def refund(tx_no: str):
     return _panel(detail_context(tx_no), oob=True, notice=notice)
 
 
-def _refund_once(deps, caller, body: dict, key: str):
-    """Refund through the service under the form's one-time key, with the API's idempotency."""
+def _refund_once(deps, caller, body: dict, key: str) -> Transaction:
+    """Refund through the service under the form's one-time key: a second submit gets the first refund."""
     refund_request = parse_refund(body)
     if not (0 < len(key) <= 64 and key.isascii() and key.isprintable()):
         return services.refund(deps, caller, refund_request)
-
-    def run(on_created):
-        return json_response(refund_body(services.refund(deps, caller, refund_request, on_created)))
-
-    answer = run_once(deps, caller, f"dashboard-refund:{key}",
-                      request_hash("POST", "dashboard-refund", body), run,
-                      lambda refund: json_response(refund_body(refund)))
-    if answer.status_code != 200:
+    try:
+        refund = once.run_once(
+            deps, caller, f"dashboard-refund:{key}", once.request_hash("POST", "dashboard-refund", body),
+            lambda on_created: services.refund(deps, caller, refund_request, on_created),
+            _kept_refund, records=key_records)
+    except (once.KeyReused, once.StillRunning):  # a submit still running is answered the same way
         raise RefundRejected("This refund form was already used for another amount; "
-                             "review the refund again.")
-    return services.get_status(deps, caller, json.loads(answer.get_data())["refundTxNo"])
+                             "review the refund again.") from None
+    if isinstance(refund, once.Answer):  # the first submit's refund, as it stands now
+        return services.get_status(deps, caller, refund.body)
+    return refund
+
+
+def _kept_refund(outcome: Transaction | Exception) -> once.Answer | None:
+    """A refund made is kept by its number; a refusal is not kept, so the form can be sent again."""
+    return once.Answer(200, outcome.tx_no) if isinstance(outcome, Transaction) else None
 
 
 def _outcome_notice(created) -> dict:

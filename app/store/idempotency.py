@@ -1,28 +1,18 @@
-"""Idempotency-Key records: claimed before a request runs, completed with its response."""
+"""Idempotency key records: claimed before an operation runs, completed with the answer it keeps.
+
+app.payments.idempotency is given this module as its KeyRecords store.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import Connection, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from app.payments.idempotency import KeyRecord
+
 from .repository import is_unique_violation
 from .tables import idempotency_keys
-
-
-@dataclass
-class KeyRecord:
-    """What is stored for one key."""
-
-    id: int
-    request_hash: str
-    state: str
-    transaction_id: int | None
-    response_status: int | None
-    response_body: str | None
-    created_at: datetime
-    updated_at: datetime
 
 
 def claim(conn: Connection, merchant_id: int, mode: str, key: str, request_hash: str,
@@ -59,7 +49,7 @@ def find(conn: Connection, merchant_id: int, mode: str, key: str) -> KeyRecord |
 
 
 def link_transaction(conn: Connection, record_id: int, transaction_id: int) -> None:
-    """Note the transaction the request created (called inside the unit of work that creates it)."""
+    """Note the transaction the operation created (called inside the unit of work that creates it)."""
     conn.execute(
         update(idempotency_keys)
         .where(idempotency_keys.c.id == record_id)
@@ -68,7 +58,7 @@ def link_transaction(conn: Connection, record_id: int, transaction_id: int) -> N
 
 
 def complete(conn: Connection, record_id: int, status: int, body: str, now: datetime) -> None:
-    """Store the response to replay."""
+    """Keep the answer to replay."""
     conn.execute(
         update(idempotency_keys)
         .where(idempotency_keys.c.id == record_id)
@@ -93,7 +83,7 @@ def release(conn: Connection, record_id: int) -> None:
 
 
 def release_unless_linked(conn: Connection, record_id: int) -> None:
-    """Forget a key whose request failed before creating anything, so it can be retried.
+    """Forget a key whose operation failed before creating anything, so it can be retried.
 
     A key linked to a transaction is kept: a later retry is answered from that transaction.
     """
