@@ -17,6 +17,7 @@ from app.payments import services
 from app.store import idempotency
 from app.util import Backoff
 from app.webhooks.dispatcher import start_delivery
+from app.web import deps as app_deps
 
 FIRST_ROUND_PAUSE = 0.5  # seconds after the first failed round
 MAX_ROUND_PAUSE = 30.0
@@ -29,7 +30,7 @@ def run_round(app: Flask) -> bool:
 
     Returns True when there was work, so the loop goes on without sleeping.
     """
-    deps = app.extensions["paydesk"]
+    deps = app_deps(app)
     with app.app_context():
         settled = services.run_due_provider_checks(deps)
         expired = services.expire_pending(deps)

@@ -8,6 +8,7 @@ from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation
 from flask import current_app, g, request
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 
+from app.auth.api_tokens import MEMORY_KEY, TokenMemory
 from app.payments import services
 from app.payments.model import (
     MAX_TX_NO_LENGTH,
@@ -20,9 +21,8 @@ from app.payments.model import (
     Status,
     TransactionNotFound,
 )
+from app.payments.provider import ProviderUnavailable
 from app.payments.requests import parse_create, parse_refund, shown_field_name
-from app.payments.sandbox import install_fixtures
-from app.store.merchants import merchant_by_id
 from app.util import could_be_key
 
 from app.payments.bodies import create_body, method_body, refund_body, status_body
@@ -32,7 +32,6 @@ from . import api
 from .idempotency import MAX_KEY_LENGTH, answer_once
 from .limits import SANDBOX_OUTCOMES
 from .openapi import openapi_document
-from .tokens import MEMORY_KEY, TokenMemory
 
 AUTH_ERROR = {"error": "Authentication Error", "message": "Invalid client credentials"}
 BANKS_FAILURE = {
@@ -232,7 +231,7 @@ def banks():
         found = services.list_banks(deps(), g.caller, method, currency, country or None)
     except BankListRefused as error:
         return _bank_validation(str(error))
-    except Exception:  # the provider's failure, answered as the interface shows
+    except ProviderUnavailable:  # the provider's failure, answered as the interface shows
         current_app.logger.exception("bank list failed for %s", method)
         return json_response(BANKS_FAILURE, 500)
     response = json_response([{"code": b.code, "name": b.name} for b in found])
@@ -254,7 +253,7 @@ def _bank_validation(message: str):
 def payment_methods():
     """The token's merchant's payment methods."""
     with deps().uow(write=False) as uow:
-        methods = uow.methods.list(g.caller.merchant_id)
+        methods = uow.methods.list(g.caller)
     return json_response([method_body(m) for m in methods])
 
 
@@ -301,11 +300,7 @@ def sandbox_reset():
     refused = _sandbox_only()
     if refused:
         return refused
-    with deps().uow() as uow:
-        merchant = merchant_by_id(uow.conn, g.caller.merchant_id)
-        install_fixtures(uow, merchant.id, merchant.default_callback_url, deps().clock())
-        uow.audit(merchant.id, Mode.SANDBOX, g.caller.actor, "sandbox.reset", ip=g.caller.ip)
-        uow.commit()
+    services.reset_sandbox(deps(), g.caller)
     return json_response({"status": "ok", "message": "Sandbox test transactions restored"})
 
 
