@@ -162,3 +162,14 @@ def test_submitting_the_same_confirmation_twice_refunds_once(panel, captured_pay
     other_amount = panel.post(f"/transactions/{tx_no}/refund", {"amount": "10", "request_key": key})
     assert "This refund form was already used for another amount" in other_amount.text
     assert REMAINING.format("60.00") in panel.get(f"/transactions/{tx_no}").text
+
+
+@pytest.mark.parametrize("step", ["refund/review", "refund"])
+def test_a_refund_posted_on_a_refund_is_refused_not_a_server_error(panel, step):
+    refund_no = _htmx_post(panel, "/transactions/SBX-CAPTURED/refund",
+                           {"amount": "10.00", "reason": "Damaged"})
+    assert refund_no.status_code == 200
+    refund_tx = next(word for word in refund_no.text.split() if word.startswith("RFD-"))
+    answer = _htmx_post(panel, f"/transactions/{refund_tx}/{step}", {"amount": "1.00"})
+    assert answer.status_code == 422
+    assert "Only payments can be refunded" in answer.text
