@@ -35,8 +35,8 @@ from .countries import resolve_country
 from .money import from_minor
 from .provider import Bank, BankListError, Outcome, Provider, ProviderUnavailable
 from .refunds import RefundArithmetic, refund_state
-from .sandbox import install_fixtures
 from .requests import CreateRequest, RefundRequest
+from .sandbox import install_fixtures
 
 # A refund the web process committed but has not yet settled with the provider
 # is left alone by the worker for this long; after it, the worker takes it over.
@@ -335,8 +335,8 @@ def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
 
 def _settle_original(uow, original: Transaction, now: datetime, source: str) -> None:
     """A full refund moves the original to Refunded; partial ones leave it Captured."""
-    captured = from_minor(uow.transactions.refund_total(original.id, (Status.CAPTURED,)),
-                          original.currency)
+    captured_minor, _pending = uow.transactions.refund_totals(original.id)
+    captured = from_minor(captured_minor, original.currency)
     if original.status is Status.CAPTURED and \
             original_after_refunds(original.amount, captured) is Status.REFUNDED:
         original.status = Status.REFUNDED

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from functools import cache
 
-from sqlalchemy import Connection, Engine, bindparam, case, func, insert, or_, select, update
+from sqlalchemy import Connection, Engine, bindparam, case, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.payments.events import event_payload, event_type, new_webhook_id
 from app.payments.model import (
-    ACTIVE_REFUND_STATUSES,
     Caller,
     Kind,
     Mode,
@@ -106,19 +104,6 @@ _TX_AND_ORIGINAL_FOR_UPDATE = (
 )
 _INSERT_TX = insert(transactions).returning(transactions.c.id)
 _SAVE_STATE = update(transactions).where(transactions.c.id == bindparam("tx_id"))
-
-
-@cache
-def _refund_total(statuses: tuple[Status, ...]):
-    """Sum of an original's refunds in these statuses (one statement per set of statuses).
-
-    Equalities joined by OR rather than IN: an IN list is expanded into the SQL on every execution.
-    """
-    return select(func.coalesce(func.sum(transactions.c.amount_minor), 0)).where(
-        transactions.c.original_id == bindparam("original_id"),
-        transactions.c.kind == Kind.REFUND.value,
-        or_(*(transactions.c.status == s.value for s in statuses)),
-    )
 
 
 _REFUND_TOTALS = select(
@@ -265,10 +250,6 @@ class TransactionRepository:
         """The original's Captured and Pending refunds, each summed in minor units."""
         row = self.conn.execute(_REFUND_TOTALS, {"original_id": original_id}).one()
         return row.captured, row.pending
-
-    def refund_total(self, original_id: int, statuses=ACTIVE_REFUND_STATUSES) -> int:
-        """Sum (minor units) of the original's refunds in the given statuses."""
-        return self.conn.execute(_refund_total(tuple(statuses)), {"original_id": original_id}).scalar_one()
 
     def refunds_of(self, caller: Caller, original_id: int) -> list[Transaction]:
         """The refunds of the caller's original, oldest first."""
