@@ -69,22 +69,40 @@ def fits_currency(amount: Decimal, currency: str) -> bool:
     return decimal_places(amount) <= minor_digits(currency)
 
 
+class _TooManyDecimals(ValueError):
+    """Finer than the units asked for."""
+
+
+class _TooLarge(ValueError):
+    """Past a 64-bit number of units."""
+
+
 def to_minor(amount: Decimal, currency: str) -> int:
     """Integer minor units for storage (100.00 EUR -> 10000); ValueError rather than rounding,
     and for amounts past what minor units can hold."""
-    places = minor_digits(currency)
+    try:
+        return to_units(amount, minor_digits(currency))
+    except _TooManyDecimals:
+        raise ValueError(f"{amount} has more decimals than {currency} allows") from None
+    except _TooLarge:
+        raise ValueError(f"{amount} is beyond any amount in {currency}") from None
+
+
+def to_units(amount: Decimal, places: int) -> int:
+    """The amount as a whole number of 10**-places units (places 2: 1.50 -> 150), exactly;
+    ValueError for a finer amount or one past a 64-bit integer."""
     sign, digits, exponent = _significant(amount)
     if -exponent > places:
-        raise ValueError(f"{amount} has more decimals than {currency} allows")
+        raise _TooManyDecimals(f"{amount} is finer than {places} decimal places")
     if digits == "0":
         return 0
-    shift = exponent + places  # >= 0: the amount is a whole number of minor units
+    shift = exponent + places  # >= 0: the amount is a whole number of units
     if len(digits) + shift > _MAX_MINOR_DIGITS:  # checked before 10**shift is built
-        raise ValueError(f"{amount} is beyond any amount in {currency}")
-    minor = int(digits) * 10**shift
-    if minor > MAX_MINOR_UNITS:
-        raise ValueError(f"{amount} is beyond any amount in {currency}")
-    return -minor if sign else minor
+        raise _TooLarge(f"{amount} is past a 64-bit number of units")
+    units = int(digits) * 10**shift
+    if units > MAX_MINOR_UNITS:
+        raise _TooLarge(f"{amount} is past a 64-bit number of units")
+    return -units if sign else units
 
 
 def from_minor(minor: int, currency: str) -> Decimal:

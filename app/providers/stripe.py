@@ -10,7 +10,7 @@ from decimal import Decimal
 import stripe
 
 from app.payments.model import DECLINE_STATUSES, Kind, PaymentMethod, Status, Transaction
-from app.payments.money import to_minor
+from app.payments.money import to_minor, to_units
 from app.payments.provider import Bank, BankListError, Outcome, ProviderUnavailable
 
 from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError, header
@@ -98,10 +98,10 @@ def stripe_amount(amount: Decimal, currency: str) -> int:
     digits = STRIPE_MINOR_DIGITS.get(currency)
     if digits is None:
         return to_minor(amount, currency)
-    scaled = amount.scaleb(digits)
-    if scaled != scaled.to_integral_value():
-        raise ValueError(f"Stripe takes {currency} amounts in whole units only")
-    return int(scaled)
+    try:
+        return to_units(amount, digits)
+    except ValueError:
+        raise ValueError(f"Stripe takes {currency} amounts in whole units only") from None
 
 
 def outcome(kind: str, word: str | None, *, message: str | None = None, reason: str | None = None,
