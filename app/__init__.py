@@ -8,7 +8,11 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from app.config import Config
 from app.errors import HEALTH_CHECK_PATH, PaydeskFlask, init_errors
 from app.payments.services import Deps
+from app.providers.http import Timeouts
+from app.providers.registry import ProviderRegistry
 from app.providers.simulator import providers
+from app.store.encryption import SecretBox
+from app.store.provider_accounts import account_by_id
 from app.store.db import make_engine
 from app.store.repository import UnitOfWork
 from app.util import utcnow
@@ -30,9 +34,20 @@ def create_app(config: Config | None = None) -> Flask:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
     engine = make_engine(config.DATABASE_URL, pool_size=config.DB_POOL_SIZE,
                          ping_idle_after=config.DB_PING_IDLE_AFTER)
+    def unit_of_work(write: bool = True) -> UnitOfWork:
+        return UnitOfWork(engine, write=write)
+
+    def read_account(account_id: int):
+        with unit_of_work(write=False) as uow:
+            return account_by_id(uow.conn, account_id)
+
     install_deps(app, Deps(
-        uow=lambda write=True: UnitOfWork(engine, write=write),
-        providers=providers(config.SIMULATOR_LATENCY),
+        uow=unit_of_work,
+        providers=ProviderRegistry(
+            providers(config.SIMULATOR_LATENCY), read_account, SecretBox(config.PAYDESK_ENCRYPTION_KEY),
+            return_url=config.CHECKOUT_URL + "/{tx_no}/return",
+            timeouts=Timeouts(config.PROVIDER_CONNECT_TIMEOUT, config.PROVIDER_READ_TIMEOUT),
+            clock=utcnow),
         clock=utcnow,
         pending_expiry=config.PENDING_EXPIRY,
     ))

@@ -16,12 +16,24 @@ def _default_database_url() -> str:
 
 def _instance_secret_key() -> str:
     """A key generated once and kept in instance/, so every process on this machine shares it."""
-    path = INSTANCE / "secret-key"
+    return _instance_file("secret-key", lambda: secrets.token_hex(32))
+
+
+def _instance_encryption_key() -> str:
+    """The Fernet key provider secrets are encrypted with, generated once into instance/."""
+    from cryptography.fernet import Fernet
+
+    return _instance_file("encryption-key", lambda: Fernet.generate_key().decode())
+
+
+def _instance_file(name: str, generate) -> str:
+    """The text of instance/<name>, written once (mode 0600) with generate() by the first process."""
+    path = INSTANCE / name
     try:
         return path.read_text().strip()
     except FileNotFoundError:
         INSTANCE.mkdir(parents=True, exist_ok=True)
-        key = secrets.token_hex(32)
+        key = generate()
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:  # another process made it first
@@ -42,6 +54,11 @@ class Config:
         # Sessions and CSRF tokens are signed with this. Set it in production so every
         # web node shares it; without it, one is generated and kept in instance/.
         self.SECRET_KEY = env.get("SECRET_KEY") or overrides.get("SECRET_KEY") or _instance_secret_key()
+        # Fernet keys for provider secrets at rest, comma-separated: the first encrypts, every
+        # one decrypts (rotation: put the new key first, run `flask provider reencrypt`).
+        self.PAYDESK_ENCRYPTION_KEY = (env.get("PAYDESK_ENCRYPTION_KEY")
+                                       or overrides.get("PAYDESK_ENCRYPTION_KEY")
+                                       or _instance_encryption_key())
         self.BASE_URL = env.get("BASE_URL", "http://127.0.0.1:5000").rstrip("/")
         self.CHECKOUT_URL = env.get("CHECKOUT_URL", self.BASE_URL + "/checkout").rstrip("/")
         self.PENDING_EXPIRY = timedelta(minutes=float(env.get("PENDING_EXPIRY_MINUTES", "30")))
@@ -51,6 +68,9 @@ class Config:
         self.WEBHOOK_TIMEOUT = float(env.get("WEBHOOK_TIMEOUT", "15"))
         self.WEBHOOK_CONCURRENCY = int(env.get("WEBHOOK_CONCURRENCY", "16"))
         self.RATELIMIT_STORAGE_URI = env.get("RATELIMIT_STORAGE_URI", "memory://")
+        # Seconds to wait for a provider's connection and then for its answer (Paystack, Stripe).
+        self.PROVIDER_CONNECT_TIMEOUT = float(env.get("PROVIDER_CONNECT_TIMEOUT", "5"))
+        self.PROVIDER_READ_TIMEOUT = float(env.get("PROVIDER_READ_TIMEOUT", "30"))
         self.SIMULATOR_LATENCY = float(env.get("SIMULATOR_LATENCY", "0"))
         self.IDEMPOTENCY_ABANDONED_AFTER = float(env.get("IDEMPOTENCY_ABANDONED_AFTER", "30"))
         # Seconds a checked API token is remembered per process (revocation delay); 0 = off.

@@ -19,7 +19,7 @@ from app.store.merchants import merchant_by_id
 from app.web import deps
 
 from . import dashboard
-from .bank_cache import BankListCache
+from app.providers.bank_cache import BankListCache
 from .forms import PayoutForm, blank_to_none, form_amount
 from .htmx import page_or_fragment
 
@@ -72,7 +72,8 @@ class Destination:
             return
         try:
             self.banks = bank_cache().get_or_load(
-                (current_user.merchant_id, method.method_id, self.currency, self.country),
+                (current_user.merchant_id, current_caller().mode, method.method_id, self.currency,
+                 self.country),
                 lambda: services.list_banks(deps(), current_caller(), method.method_id,
                                             self.currency, self.country))
         except BankListRefused as error:
@@ -97,7 +98,7 @@ def bank_name(payout) -> str | None:
     country = payout.billing.get("country")
     try:
         banks = bank_cache().get_or_load(
-            (current_user.merchant_id, payout.payment_method, payout.currency, country),
+            (current_user.merchant_id, payout.mode, payout.payment_method, payout.currency, country),
             lambda: services.list_banks(deps(), current_caller(), payout.payment_method,
                                         payout.currency, country))
     except BankListRefused:

@@ -155,7 +155,7 @@ def detail_context(tx_no: str) -> dict:
         history = status_changes(uow.conn, caller, tx.id)
         deliveries = with_attempts(uow.conn, log.list_deliveries(uow.conn, caller, tx_no=tx.tx_no,
                                                                  limit=100))
-        method = uow.methods.get(caller, tx.payment_method)
+        method = uow.methods.of_transaction(tx)
     return {
         "tx": tx, "fields": status_body(tx), "refunds": refunds, "arithmetic": arithmetic,
         "history": history, "deliveries": deliveries, "method": method,

@@ -24,10 +24,18 @@ class AccountNumberError(ValueError):
         self.message = message
 
 
-def validate_account_number(rule: str, value: str, bank_code: str | None = None) -> str:
-    """The account number normalised under the rule: "nuban", "iban" or "msisdn"."""
+def validate_account_number(rule: str, value: str, bank_code: str | None = None,
+                            currency: str | None = None) -> str:
+    """The account number normalised under the rule: "nuban", "iban", "msisdn", or
+    "nuban-for-ngn" (a NUBAN when paid in NGN, checked against the bank when its code is a
+    3-digit CBN code; other currencies' bank accounts have no rule here and are only trimmed)."""
     if rule == "nuban":
         return _validate_nuban(value, bank_code)
+    if rule == "nuban-for-ngn":
+        if currency != "NGN":
+            return "".join(value.split())
+        cbn_code = bank_code if bank_code and _CBN_BANK_CODE.fullmatch(bank_code) else None
+        return _validate_nuban(value, cbn_code)
     if rule == "iban":
         return _validate_iban(value)
     if rule == "msisdn":

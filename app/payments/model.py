@@ -115,6 +115,26 @@ class RefundRejected(PaymentError):
     """A refund refused by one of the interface's refund rules (HTTP 400 {error})."""
 
 
+class CancelRejected(PaymentError):
+    """A cancel the transaction's kind or status does not allow (HTTP 400 {error})."""
+
+
+# What a cancel may void: a payment the customer has not paid yet, or one only authorized.
+CANCELLABLE_STATUSES = (Status.PENDING, Status.AUTHORIZED)
+CANCELLED = "Payment Cancelled By User"
+
+
+def check_cancel(tx: "Transaction") -> None:
+    """Refuse a cancel of anything but a Pending or Authorized payment, with the interface's words."""
+    if tx.kind is not Kind.PAYMENT:
+        raise CancelRejected(
+            f"Only payments can be cancelled; transaction {tx.tx_no} is a {tx.kind.value}")
+    if tx.status not in CANCELLABLE_STATUSES:
+        raise CancelRejected(
+            "Only Pending or Authorized transactions can be cancelled. "
+            f"Current status: {tx.status}")
+
+
 class TransactionNotFound(PaymentError):
     """No transaction with this number for this merchant and mode."""
 
@@ -224,6 +244,8 @@ class PaymentMethod:
     account_rule: str | None
     partial_refunds: bool
     provider: str = "simulator"
+    # The merchant's provider account that serves it (None: the simulator, in every mode).
+    provider_account_id: int | None = None
 
     @property
     def is_payout(self) -> bool:
@@ -257,6 +279,7 @@ class Transaction:
     provider_transaction_id: str | None = None
     provider_status: str | None = None
     provider_message: str | None = None
+    provider_redirect_url: str | None = None
     success_url: str | None = None
     pending_url: str | None = None
     failure_url: str | None = None
@@ -265,6 +288,11 @@ class Transaction:
     udf3: str | None = None
     created_by: str = "api"
     provider_check_at: datetime | None = None
+
+    @property
+    def opened_at_provider(self) -> bool:
+        """The provider has answered its create (it gave an id, a status word or a payment page)."""
+        return bool(self.provider_transaction_id or self.provider_status or self.provider_redirect_url)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """What Paydesk asks of a payment provider, and what a provider answers: the interface every connector implements."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -49,6 +50,10 @@ class ProviderUnavailable(Exception):
 class Provider(Protocol):
     """One external payment provider. Every call is idempotent on the transaction number."""
 
+    # True when the provider answers from memory, without I/O (the simulator): it may be
+    # asked inside a unit of work. A provider behind a network never is.
+    in_process: bool
+
     def create(self, tx: Transaction, method: PaymentMethod) -> Outcome:
         """Open the transaction at the provider (a hosted checkout session, a payout order)."""
 
@@ -58,9 +63,36 @@ class Provider(Protocol):
     def status(self, tx: Transaction, original: Transaction | None, now: datetime) -> Outcome:
         """Where the provider says the transaction stands now."""
 
+    def cancel(self, tx: Transaction) -> Outcome:
+        """Void a Pending or Authorized payment where the provider can; then where it stands.
+
+        Pending means the provider has nothing to void: the caller declines it in Paydesk.
+        """
+
     def banks(self, method: PaymentMethod, currency: str, country: str | None) -> list[Bank]:
         """The banks a payout method can send to, for the currency and country."""
 
     def knows_bank(self, method: PaymentMethod, currency: str, code: str,
                    country: str | None) -> bool:
         """True when the code is in the method's bank list (for the country, when one is given)."""
+
+
+class Providers(Protocol):
+    """Finds the provider that serves a payment method (the simulator, or a merchant's account)."""
+
+    def for_method(self, method: PaymentMethod) -> Provider:
+        """The method's provider; ProviderUnavailable when it cannot be used now (disconnected)."""
+
+
+class ProvidersByName:
+    """Providers chosen by the method's provider name alone: the simulator, and tests."""
+
+    def __init__(self, by_name: Mapping[str, Provider]):
+        self.by_name = dict(by_name)
+
+    def for_method(self, method: PaymentMethod) -> Provider:
+        """The provider named by method.provider."""
+        try:
+            return self.by_name[method.provider]
+        except KeyError:
+            raise ProviderUnavailable(f"no provider {method.provider!r} is configured") from None

@@ -4,13 +4,14 @@ The API and the dashboard both call these, so a rule or a message never differs 
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from .accounts import AccountNumberError, validate_account_number
 from .model import (
+    CANCELLED,
     DECLINE_STATUSES,
     EXPIRED,
     BankListRefused,
@@ -27,13 +28,14 @@ from .model import (
     Transaction,
     TransactionNotFound,
     can_move,
+    check_cancel,
     check_refund,
     new_tx_no,
     original_after_refunds,
 )
 from .countries import resolve_country
 from .money import from_minor
-from .provider import Bank, BankListError, Outcome, Provider, ProviderUnavailable
+from .provider import Bank, BankListError, Outcome, Provider, Providers, ProviderUnavailable
 from .refunds import RefundArithmetic, refund_state
 from .requests import CreateRequest, RefundRequest
 from .sandbox import install_fixtures
@@ -43,6 +45,8 @@ from .sandbox import install_fixtures
 RECOVERY_GRACE = timedelta(seconds=30)
 # While one worker asks the provider about a transaction, others skip it this long.
 CLAIM_FOR = timedelta(seconds=30)
+# The longest wait between two questions to a provider that could not answer.
+MAX_RETRY_DELAY = timedelta(hours=1)
 
 
 @dataclass
@@ -50,12 +54,12 @@ class Deps:
     """What the services need: units of work, providers, a clock, the expiry window."""
 
     uow: Callable[..., Any]  # uow(write=True) -> app.store.repository.UnitOfWork
-    providers: Mapping[str, Provider]
+    providers: Providers
     clock: Callable[[], datetime]
     pending_expiry: timedelta = timedelta(minutes=30)
 
 
-# A hook the caller may pass to run inside the unit of work that creates a
+# A hook the caller may pass to run inside the unit of work that creates (or moves) a
 # transaction (the API links its Idempotency-Key record to it there).
 OnCreated = Callable[[Any, Transaction], None] | None
 
@@ -71,38 +75,49 @@ def get_status(deps: Deps, caller: Caller, tx_no: str) -> Transaction:
 
 def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
                        on_created: OnCreated = None) -> Transaction:
-    """Create a payment or payout in Pending and open it at the provider."""
+    """Create a payment or payout in Pending and open it at the provider.
+
+    The method and the payout's destination are checked before any write (the bank check may
+    ask the provider). A provider behind a network is asked after the Pending transaction is
+    committed, never inside the unit of work; if it cannot answer, the worker opens it later
+    (the provider's call is idempotent on the txNo). The simulator answers in process, so its
+    answer is written with the transaction in one unit.
+    """
     now = deps.clock()
-    with deps.uow() as uow:
+    with deps.uow(write=False) as uow:
         method = uow.methods.get(caller, request.payment.payment_method)
-        _check_method(deps, method, request)
-        kind = Kind.PAYOUT if method.is_payout else Kind.PAYMENT
-        tx = Transaction(
-            merchant_id=caller.merchant_id,
-            mode=caller.mode,
-            tx_no=new_tx_no(kind),
-            kind=kind,
-            status=Status.PENDING,
-            amount=request.amount,
-            currency=request.currency,
-            reference=request.reference,
-            payment_method=method.method_id,
-            created_at=now,
-            updated_at=now,
-            statement_descriptor=request.statement_descriptor,
-            callback_url=request.callback_url,
-            billing=_billing_dict(request),
-            payment_details=_payout_details(deps, method, request),
-            success_url=request.success_url,
-            pending_url=request.pending_url,
-            failure_url=request.failure_url,
-            udf1=request.user_defined_fields[0],
-            udf2=request.user_defined_fields[1],
-            udf3=request.user_defined_fields[2],
-            created_by=caller.actor,
-        )
-        outcome = deps.providers[method.provider].create(tx, method)
-        _take_provider_answer(tx, outcome)
+    _check_method(method, request)
+    provider = deps.providers.for_method(method)
+    kind = Kind.PAYOUT if method.is_payout else Kind.PAYMENT
+    tx = Transaction(
+        merchant_id=caller.merchant_id,
+        mode=caller.mode,
+        tx_no=new_tx_no(kind),
+        kind=kind,
+        status=Status.PENDING,
+        amount=request.amount,
+        currency=request.currency,
+        reference=request.reference,
+        payment_method=method.method_id,
+        created_at=now,
+        updated_at=now,
+        statement_descriptor=request.statement_descriptor,
+        callback_url=request.callback_url,
+        billing=_billing_dict(request),
+        payment_details=_payout_details(provider, method, request),
+        success_url=request.success_url,
+        pending_url=request.pending_url,
+        failure_url=request.failure_url,
+        udf1=request.user_defined_fields[0],
+        udf2=request.user_defined_fields[1],
+        udf3=request.user_defined_fields[2],
+        created_by=caller.actor,
+    )
+    if provider.in_process:
+        _take_provider_answer(tx, provider.create(tx, method))
+    else:
+        tx.provider_check_at = now + RECOVERY_GRACE  # the worker opens it if this process dies
+    with deps.uow() as uow:
         try:
             uow.transactions.add(tx)
         except ReferenceTaken:
@@ -115,7 +130,18 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
         if on_created:
             on_created(uow, tx)
         uow.commit()
-    return tx
+    if provider.in_process:
+        return tx
+    return _ask_provider(deps, tx, lambda: provider.create(tx, method))
+
+
+def _ask_provider(deps: Deps, tx: Transaction, ask: Callable[[], Outcome]) -> Transaction:
+    """Ask the provider (outside any unit of work) and record its answer; Pending if it cannot."""
+    try:
+        outcome = ask()
+    except ProviderUnavailable as error:
+        return _provider_unavailable(deps, tx, str(error))
+    return apply_outcome(deps, tx.id, outcome, source="provider")
 
 
 def _existing_reference(deps: Deps, caller: Caller, reference: str) -> str:
@@ -123,7 +149,7 @@ def _existing_reference(deps: Deps, caller: Caller, reference: str) -> str:
         return uow.transactions.find_by_reference(caller, reference)
 
 
-def _check_method(deps: Deps, method: PaymentMethod | None, request: CreateRequest) -> None:
+def _check_method(method: PaymentMethod | None, request: CreateRequest) -> None:
     """The method must exist, take the currency and country, and get the fields its kind needs."""
     if method is None:
         raise FieldErrors.one(
@@ -164,13 +190,12 @@ def _check_method(deps: Deps, method: PaymentMethod | None, request: CreateReque
         raise FieldErrors(errors)
 
 
-def _payout_details(deps: Deps, method: PaymentMethod, request: CreateRequest) -> dict:
+def _payout_details(provider: Provider, method: PaymentMethod, request: CreateRequest) -> dict:
     """Checked destination account of a payout: bank from the method's list, number by its rule."""
     if not method.is_payout:
         return {}
     payment = request.payment
     errors: dict[str, list[str]] = {}
-    provider = deps.providers[method.provider]
     if method.bank_list and not provider.knows_bank(method, request.currency, payment.bank,
                                                     request.billing.country):
         errors["Payment.Bank"] = [
@@ -179,7 +204,8 @@ def _payout_details(deps: Deps, method: PaymentMethod, request: CreateRequest) -
     account = payment.account_number
     if method.account_rule:
         try:
-            account = validate_account_number(method.account_rule, account, payment.bank)
+            account = validate_account_number(method.account_rule, account, payment.bank,
+                                              request.currency)
         except AccountNumberError as error:
             errors["Payment.AccountNumber"] = [str(error)]
     if errors:
@@ -270,37 +296,45 @@ def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
         tx, original, method = known
     if tx.status is not Status.PENDING:
         return tx
-    provider = deps.providers[method.provider if method else "simulator"]
-    now = deps.clock()
-    try:
+    if method is None:
+        return _provider_unavailable(deps, tx, f"Payment method {tx.payment_method} is no longer configured")
+
+    def ask() -> Outcome:
+        provider = deps.providers.for_method(method)
         if tx.kind is Kind.REFUND and tx.provider_transaction_id is None:
-            outcome = provider.refund(tx, original, now)  # never reached the provider: submit it
-        else:
-            outcome = provider.status(tx, original, now)
+            return provider.refund(tx, original, deps.clock())  # never reached the provider: submit it
+        if tx.kind is not Kind.REFUND and not tx.opened_at_provider:
+            return provider.create(tx, method)  # created, but the provider was never asked
+        return provider.status(tx, original, deps.clock())
+
+    try:
+        outcome = ask()
     except ProviderUnavailable as error:
         return _provider_unavailable(deps, tx, str(error))
     return apply_outcome(deps, tx_id, outcome, source=source)
 
 
 def _provider_unavailable(deps: Deps, tx: Transaction, message: str) -> Transaction:
-    """Keep the transaction Pending and ask again later."""
+    """Keep the transaction Pending and ask again later, later the longer it has waited."""
     with deps.uow() as uow:
         current = uow.transactions.get_for_worker(tx.id, for_update=True)
         if current.status is Status.PENDING:
+            now = deps.clock()
             current.provider_message = message[:500]
-            current.provider_check_at = deps.clock() + CLAIM_FOR
-            current.updated_at = deps.clock()
+            current.provider_check_at = now + retry_delay(now - current.created_at)
+            current.updated_at = now
             uow.transactions.save_state(current)
             uow.commit()
         return current
 
 
 def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
-                  strict: bool = False) -> Transaction:
+                  strict: bool = False, on_moved: OnCreated = None) -> Transaction:
     """Record a provider's answer: status, history, webhook and, for refunds, the original's status.
 
-    All of it is one database transaction. A move the current status does not
-    allow is ignored (another process already settled it) unless strict.
+    All of it is one database transaction, with on_moved(uow, tx) when the status moved. A
+    move the current status does not allow is ignored (another process already settled it)
+    unless strict.
     """
     with deps.uow() as uow:
         tx, original = uow.transactions.lock_with_original(tx_id)
@@ -329,6 +363,8 @@ def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
         uow.enqueue_webhook(tx)
         if tx.kind is Kind.REFUND and tx.status is Status.CAPTURED:
             _settle_original(uow, original, now, source)
+        if on_moved:
+            on_moved(uow, tx)
         uow.commit()
     return tx
 
@@ -345,8 +381,15 @@ def _settle_original(uow, original: Transaction, now: datetime, source: str) -> 
         uow.record_history(original, Status.CAPTURED, source, "Refunded in full")
 
 
+def retry_delay(waited: timedelta) -> timedelta:
+    """How long to wait before asking an unreachable provider again: a quarter of the time the
+    transaction has waited so far, at least CLAIM_FOR and at most MAX_RETRY_DELAY."""
+    return min(max(CLAIM_FOR, waited / 4), MAX_RETRY_DELAY)
+
+
 def _take_provider_answer(tx: Transaction, outcome: Outcome) -> None:
     tx.provider_transaction_id = outcome.provider_transaction_id or tx.provider_transaction_id
+    tx.provider_redirect_url = outcome.redirect_url or tx.provider_redirect_url
     tx.provider_status = outcome.provider_status
     tx.provider_message = outcome.provider_message
     tx.provider_check_at = outcome.check_again_at
@@ -387,15 +430,51 @@ def run_due_provider_checks(deps: Deps, limit: int = 100) -> int:
 
 
 def expire_pending(deps: Deps, limit: int = 100) -> int:
-    """Worker: Pending payments and payouts past the window become Declined, Transaction Expired."""
+    """Worker: Pending payments and payouts past the window become Declined, Transaction Expired.
+
+    The provider is asked to void each first: one the customer paid meanwhile is recorded
+    as the provider says, and one the provider cannot be asked about now waits for the worker.
+    """
     now = deps.clock()
     with deps.uow(write=False) as uow:
         ids = uow.transactions.expired_pending(now - deps.pending_expiry, limit)
-    outcome = Outcome(Status.DECLINED, provider_status="EXPIRED",
-                      provider_message="Transaction expired before completion", decline_reason=EXPIRED)
     for tx_id in ids:
-        apply_outcome(deps, tx_id, replace(outcome), source="worker")
+        with deps.uow(write=False) as uow:
+            tx = uow.transactions.get_for_worker(tx_id)
+            method = uow.methods.of_transaction(tx)
+        try:
+            answer = deps.providers.for_method(method).cancel(tx) if method else None
+        except ProviderUnavailable as error:
+            _provider_unavailable(deps, tx, str(error))
+            continue
+        if answer is None or answer.status in (Status.PENDING, Status.DECLINED):
+            answer = Outcome(Status.DECLINED, tx.provider_transaction_id, "EXPIRED",
+                             "Transaction expired before completion", decline_reason=EXPIRED)
+        apply_outcome(deps, tx_id, answer, source="worker")
     return len(ids)
+
+
+def cancel_transaction(deps: Deps, caller: Caller, tx_no: str) -> Transaction:
+    """Void a Pending or Authorized payment at its provider, then Declined, Payment Cancelled By User.
+
+    A payment the provider reports as paid meanwhile is recorded as such and the cancel
+    refused with its new status; one the provider cannot be asked about stays as it is.
+    """
+    tx = get_status(deps, caller, tx_no)
+    check_cancel(tx)
+    with deps.uow(write=False) as uow:
+        method = uow.methods.of_transaction(tx)
+    if method is None:
+        raise ProviderUnavailable(f"Payment method {tx.payment_method} is no longer configured")
+    answer = deps.providers.for_method(method).cancel(tx)
+    if answer.status in (Status.PENDING, Status.DECLINED):
+        answer = replace(answer, status=Status.DECLINED, decline_reason=CANCELLED,
+                         provider_message=answer.provider_message or "Cancelled by the merchant")
+    tx = apply_outcome(deps, tx.id, answer, source=caller.actor, on_moved=lambda uow, moved: uow.audit(
+        caller, "payment.cancel", moved.tx_no, moved.amount, moved.currency, {"status": moved.status.value}))
+    if tx.status is not Status.DECLINED:
+        check_cancel(tx)  # paid meanwhile: refused, naming the status the provider gave
+    return tx
 
 
 def reset_sandbox(deps: Deps, caller: Caller) -> None:
@@ -429,7 +508,7 @@ def list_banks(deps: Deps, caller: Caller, payment_method: str, currency: str,
             raise BankListRefused(
                 f"Country {alpha2} is not supported by payment method {method.method_id}")
     try:
-        return deps.providers[method.provider].banks(method, currency, alpha2)
+        return deps.providers.for_method(method).banks(method, currency, alpha2)
     except BankListError as error:
         raise BankListRefused(error.message) from None
     except ProviderUnavailable:

@@ -1,4 +1,4 @@
-"""The payment methods every new merchant starts with, served by the simulator."""
+"""The payment methods every new merchant starts with (the simulator's), and those a provider account adds."""
 from __future__ import annotations
 
 from app.payments.model import PaymentMethod
@@ -57,3 +57,48 @@ DEFAULT_METHODS = (
         partial_refunds=False,
     ),
 )
+
+# Stripe settles these for most accounts; an account's other currencies can be added to the
+# method by hand. Amounts go to Stripe in its own minor units (app/providers/stripe.py).
+STRIPE_CURRENCIES = ["AUD", "CAD", "CHF", "DKK", "EUR", "GBP", "JPY", "NOK", "PLN", "SEK", "USD"]
+
+# What connecting an account adds to the merchant in that mode, by provider; fixed ids.
+PROVIDER_METHODS: dict[str, tuple[PaymentMethod, ...]] = {
+    "paystack": (
+        PaymentMethod(
+            method_id="paystack-card",
+            name="Card (Paystack)",
+            kind="card",
+            currencies=["GHS", "KES", "NGN", "USD", "ZAR"],
+            countries=[],
+            bank_list=None,
+            account_rule=None,
+            partial_refunds=True,
+            provider="paystack",
+        ),
+        PaymentMethod(
+            method_id="paystack-bank-payout",
+            name="Bank payout (Paystack)",
+            kind="payout",
+            currencies=["GHS", "KES", "NGN", "ZAR"],
+            countries=["GH", "KE", "NG", "ZA"],
+            bank_list="paystack",  # Paystack's GET /bank for the currency's country
+            account_rule="nuban-for-ngn",
+            partial_refunds=False,
+            provider="paystack",
+        ),
+    ),
+    "stripe": (
+        PaymentMethod(
+            method_id="stripe-card",
+            name="Card (Stripe)",
+            kind="card",
+            currencies=STRIPE_CURRENCIES,
+            countries=[],
+            bank_list=None,
+            account_rule=None,
+            partial_refunds=True,
+            provider="stripe",
+        ),
+    ),
+}

@@ -15,6 +15,7 @@ from app.payments.model import DECLINE_STATUSES, Kind, PaymentMethod, Status, Tr
 from app.payments.money import to_minor
 from app.payments.provider import Bank, BankListError, Outcome, ProviderUnavailable
 
+from .bank_cache import BankListCache
 from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError, header
 from .http import (
     PROVIDER_ERROR, ProviderRejected, Timeouts, redact, rejected_outcome, retry_later,
@@ -143,15 +144,19 @@ class PaystackConnector:
     """Paystack behind the Provider interface, with one merchant account's secret key."""
 
     name = "paystack"
+    in_process = False  # a network call: never made inside a unit of work
 
     def __init__(self, secret_key: str, base_url: str = PAYSTACK_API,
-                 timeouts: Timeouts = Timeouts(), return_url: str | None = None):
+                 timeouts: Timeouts = Timeouts(), return_url: str | None = None,
+                 bank_cache: BankListCache | None = None):
         # return_url: Paydesk's page the customer comes back to after checkout ("{tx_no}" is
         # replaced); it knows the outcome and sends the customer on to SuccessUrl or FailureUrl.
         # Without it the payment's SuccessUrl is used (Paystack has one callback for both).
         self.base_url = base_url.rstrip("/")
         self.timeouts = timeouts
         self.return_url = return_url
+        # Bank lists change rarely: kept an hour when a cache is given (the registry gives one).
+        self.bank_cache = bank_cache
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Bearer {secret_key}"
 
@@ -228,6 +233,12 @@ class PaystackConnector:
         alpha2, paystack_country = BANK_COUNTRIES[currency]
         if country is not None and country != alpha2:
             raise BankListError(f"Country {country} is not supported by payment method {method.method_id}")
+        if self.bank_cache is None:
+            return self._fetch_banks(currency, paystack_country)
+        return self.bank_cache.get_or_load((currency, paystack_country),
+                                           lambda: self._fetch_banks(currency, paystack_country))
+
+    def _fetch_banks(self, currency: str, paystack_country: str) -> list[Bank]:
         banks: dict[str, Bank] = {}
         params = {"country": paystack_country, "currency": currency, "perPage": 100, "use_cursor": "true"}
         try:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import time
 from datetime import datetime, timedelta
 
-from app.payments.model import Kind, PaymentMethod, Status, Transaction
-from app.payments.provider import Outcome
+from app.payments.model import CANCELLABLE_STATUSES, CANCELLED, Kind, PaymentMethod, Status, Transaction
+from app.payments.provider import Outcome, ProvidersByName
 
 from .banks import Bank, bank_list, is_known_bank
 
@@ -21,6 +21,7 @@ class SimulatorProvider:
     """A provider with no network: hosted checkout, refunds and payouts answered from rules."""
 
     name = "simulator"
+    in_process = True  # no I/O: it may answer inside a unit of work
 
     def __init__(self, latency: float = 0.0):
         # Seconds every refund call takes, to rehearse slow providers and crashes mid-call.
@@ -73,6 +74,13 @@ class SimulatorProvider:
         return Outcome(tx.status, tx.provider_transaction_id, tx.provider_status, tx.provider_message,
                        decline_reason=tx.decline_reason)
 
+    def cancel(self, tx: Transaction) -> Outcome:
+        """A payment not yet paid is voided at once; anything else stands as it is."""
+        if tx.kind is Kind.PAYMENT and tx.status in CANCELLABLE_STATUSES:
+            return Outcome(Status.DECLINED, tx.provider_transaction_id, "CANCELLED",
+                           "Payment cancelled", decline_reason=CANCELLED)
+        return self.status(tx, None, tx.updated_at)
+
     def banks(self, method: PaymentMethod, currency: str, country: str | None) -> list[Bank]:
         """Real bank data for the method's bank list source."""
         return bank_list(method.bank_list, currency, country)
@@ -83,6 +91,6 @@ class SimulatorProvider:
         return is_known_bank(method.bank_list, code, country)
 
 
-def providers(simulator_latency: float = 0.0) -> dict:
-    """The providers by the name payment methods give (only the simulator ships)."""
-    return {"simulator": SimulatorProvider(latency=simulator_latency)}
+def providers(simulator_latency: float = 0.0) -> ProvidersByName:
+    """The simulator, for the methods that name it (sandbox and demo)."""
+    return ProvidersByName({"simulator": SimulatorProvider(latency=simulator_latency)})

@@ -174,6 +174,7 @@ class StripeConnector:
     """Stripe behind the Provider interface, with one merchant account's secret key."""
 
     name = "stripe"
+    in_process = False  # a network call: never made inside a unit of work
 
     def __init__(self, secret_key: str, base_url: str | None = None,
                  timeouts: Timeouts = Timeouts(), return_url: str | None = None):

@@ -17,5 +17,5 @@ def refund_arithmetic(uow: UnitOfWork, caller: Caller, payment: Transaction) -> 
         payment,
         refunded=from_minor(captured, payment.currency),
         pending=from_minor(pending, payment.currency),
-        method=uow.methods.get(caller, payment.payment_method),
+        method=uow.methods.of_transaction(payment),
     )

@@ -64,6 +64,7 @@ def _row_to_transaction(row) -> Transaction:
         provider_transaction_id=m["provider_transaction_id"],
         provider_status=m["provider_status"],
         provider_message=m["provider_message"],
+        provider_redirect_url=m["provider_redirect_url"],
         success_url=m["success_url"],
         pending_url=m["pending_url"],
         failure_url=m["failure_url"],
@@ -114,10 +115,14 @@ _REFUND_TOTALS = select(
 ).where(transactions.c.original_id == bindparam("original_id"),
         transactions.c.kind == Kind.REFUND.value)
 
+# A method of the merchant offered in the mode: its own (a provider account's) or both modes'.
+_METHOD_IN_MODE = (payment_methods.c.mode.is_(None)) | (payment_methods.c.mode == bindparam("mode"))
 _METHOD = select(payment_methods).where(
     payment_methods.c.merchant_id == bindparam("merchant_id"),
     payment_methods.c.method_id == bindparam("method_id"),
+    _METHOD_IN_MODE,
 )
+_ACTIVE_METHOD = _METHOD.where(payment_methods.c.active)
 _INSERT_HISTORY = insert(status_history)
 _INSERT_WEBHOOK_EVENT = insert(webhook_events)
 _INSERT_AUDIT = insert(audit_log)
@@ -217,6 +222,7 @@ class TransactionRepository:
                 provider_transaction_id=tx.provider_transaction_id,
                 provider_status=tx.provider_status,
                 provider_message=tx.provider_message,
+                provider_redirect_url=tx.provider_redirect_url,
                 success_url=tx.success_url,
                 pending_url=tx.pending_url,
                 failure_url=tx.failure_url,
@@ -241,6 +247,7 @@ class TransactionRepository:
                 provider_transaction_id=tx.provider_transaction_id,
                 provider_status=tx.provider_status,
                 provider_message=tx.provider_message,
+                provider_redirect_url=tx.provider_redirect_url,
                 provider_check_at=tx.provider_check_at,
                 updated_at=tx.updated_at,
             ),
@@ -336,22 +343,24 @@ class MethodRepository:
         self.conn = conn
 
     def get(self, caller: Caller, method_id: str) -> PaymentMethod | None:
-        """The caller's merchant's method with this identifier, or None."""
-        return self._get(caller.merchant_id, method_id)
+        """The caller's method with this identifier that takes new transactions, or None."""
+        row = self.conn.execute(_ACTIVE_METHOD, {"merchant_id": caller.merchant_id,
+                                                 "mode": caller.mode.value, "method_id": method_id}).first()
+        return _row_to_method(row) if row else None
 
     def of_transaction(self, tx: Transaction) -> PaymentMethod | None:
-        """The method a stored transaction was made with (None when it is no longer configured)."""
-        return self._get(tx.merchant_id, tx.payment_method)
-
-    def _get(self, merchant_id: int, method_id: str) -> PaymentMethod | None:
-        row = self.conn.execute(_METHOD, {"merchant_id": merchant_id, "method_id": method_id}).first()
+        """The method a stored transaction was made with, even if its provider account was
+        disconnected (None when it is no longer configured at all)."""
+        row = self.conn.execute(_METHOD, {"merchant_id": tx.merchant_id, "mode": tx.mode.value,
+                                          "method_id": tx.payment_method}).first()
         return _row_to_method(row) if row else None
 
     def list(self, caller: Caller) -> list[PaymentMethod]:
-        """All the caller's merchant's methods, card methods first."""
+        """The caller's methods that take new transactions, card methods first."""
         rows = self.conn.execute(
             select(payment_methods)
-            .where(payment_methods.c.merchant_id == caller.merchant_id)
+            .where(payment_methods.c.merchant_id == caller.merchant_id, payment_methods.c.active,
+                   (payment_methods.c.mode.is_(None)) | (payment_methods.c.mode == caller.mode.value))
             .order_by(payment_methods.c.kind, payment_methods.c.method_id)
         )
         return [_row_to_method(r) for r in rows]
@@ -386,6 +395,7 @@ def _row_to_method(row) -> PaymentMethod:
         account_rule=m["account_rule"],
         partial_refunds=bool(m["partial_refunds"]),
         provider=m["provider"],
+        provider_account_id=m["provider_account_id"],
     )
 
 

@@ -16,6 +16,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
     text,
 )
 from sqlalchemy.types import TypeDecorator
@@ -92,11 +93,37 @@ webhook_secrets = Table(
     Index("ix_webhook_secrets_merchant_mode", "merchant_id", "mode"),
 )
 
+# A merchant's connection to a real provider in one mode: its secrets only as Fernet tokens
+# (app/store/encryption.py). At most one connected account per merchant, mode and provider;
+# a disconnected one keeps its row (history names it) and loses its secrets.
+provider_accounts = Table(
+    "provider_accounts",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("provider", String(40), nullable=False),  # paystack | stripe
+    Column("secret_key", Text),  # Fernet token; NULL once disconnected
+    Column("webhook_secret", Text),  # Fernet token (Stripe's whsec_); NULL when none
+    Column("key_hint", String(40), nullable=False),  # "sk_test_…a1b2": what the dashboard shows
+    Column("base_url", String(2048)),  # NULL = the provider's public API
+    # Path component of the account's inbound webhook URL (random, not guessable).
+    Column("webhook_key", String(64), nullable=False, unique=True),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    Column("disconnected_at", UtcDateTime()),
+    Index("uq_provider_accounts_connected", "merchant_id", "mode", "provider", unique=True,
+          postgresql_where=text("disconnected_at IS NULL"),
+          sqlite_where=text("disconnected_at IS NULL")),
+)
+
 payment_methods = Table(
     "payment_methods",
     metadata,
     Column("id", Id, primary_key=True),
     Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    # NULL: offered in both modes (the simulator's); else only in that mode (a provider account's).
+    Column("mode", String(10)),
     Column("method_id", String(64), nullable=False),
     Column("name", String(100), nullable=False),
     Column("kind", String(10), nullable=False),  # card | payout
@@ -106,8 +133,13 @@ payment_methods = Table(
     Column("account_rule", String(20)),  # nuban | iban | msisdn | NULL
     Column("partial_refunds", Boolean, nullable=False, server_default=text("true")),
     Column("provider", String(40), nullable=False, server_default="simulator"),
-    UniqueConstraint("merchant_id", "method_id", name="uq_payment_methods_merchant_method"),
+    Column("provider_account_id", ForeignKey("provider_accounts.id")),
+    # False once its provider account is disconnected: no new transactions, history still reads it.
+    Column("active", Boolean, nullable=False, server_default=text("true")),
 )
+# One method id per merchant and mode, a both-modes method counting in each.
+Index("uq_payment_methods_merchant_mode_method", payment_methods.c.merchant_id,
+      func.coalesce(payment_methods.c.mode, ""), payment_methods.c.method_id, unique=True)
 
 transactions = Table(
     "transactions",
@@ -131,6 +163,8 @@ transactions = Table(
     Column("provider_transaction_id", String(100)),
     Column("provider_status", String(100)),
     Column("provider_message", String(500)),
+    # The provider's hosted payment page; Paydesk's checkout URL redirects there.
+    Column("provider_redirect_url", String(2048)),
     Column("success_url", String(2048)),
     Column("pending_url", String(2048)),
     Column("failure_url", String(2048)),
@@ -270,6 +304,27 @@ users = Table(
     Column("active", Boolean, nullable=False, server_default=text("true")),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("last_login_at", UtcDateTime()),
+)
+
+# Every webhook a provider sent to a provider account's URL, verified or not, and what came of it.
+provider_events = Table(
+    "provider_events",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("provider_account_id", ForeignKey("provider_accounts.id"), nullable=False),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("received_at", UtcDateTime(), nullable=False),
+    Column("event_type", String(100)),
+    Column("event_id", String(255)),  # the provider's id, when it gives one (Stripe)
+    Column("body_sha256", String(64), nullable=False),  # replays are found by it
+    Column("body", Text, nullable=False),
+    Column("signature_valid", Boolean, nullable=False),
+    Column("tx_no", String(40)),  # the transaction it was about, when found
+    Column("result", String(30), nullable=False),  # applied | no change | duplicate | ignored | ...
+    Column("detail", String(500)),
+    Index("ix_provider_events_merchant", "merchant_id", "mode", "received_at"),
+    Index("ix_provider_events_replay", "provider_account_id", "body_sha256"),
 )
 
 audit_log = Table(

@@ -11,6 +11,7 @@ import pytest
 from app.payments import idempotency as once
 from app.payments.idempotency import Answer, KeyRecord, KeyReused, StillRunning, request_hash
 from app.payments.model import Caller, Kind, Mode, RefundRejected, Status, Transaction
+from app.payments.provider import ProvidersByName
 from app.payments.services import Deps
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
@@ -95,7 +96,7 @@ class World:
         self.transactions = MemoryTransactions()
         self.now = NOW
         self.runs = 0
-        self.deps = Deps(uow=lambda write=True: MemoryUnitOfWork(self.transactions), providers={},
+        self.deps = Deps(uow=lambda write=True: MemoryUnitOfWork(self.transactions), providers=ProvidersByName({}),
                          clock=lambda: self.now)
 
     def refund(self, on_created) -> Transaction:

@@ -27,7 +27,7 @@ from app.payments.model import (
     new_tx_no,
 )
 from app.payments.money import from_minor, to_minor
-from app.payments.provider import Bank, Outcome
+from app.payments.provider import Bank, Outcome, ProvidersByName
 from app.payments.sandbox import FIXTURE_CREATED_BY
 from app.payments.services import Deps
 from tests.unit.test_idempotency_core import MemoryRecords
@@ -370,7 +370,7 @@ class Clock:
 class ProviderCall:
     """One call the provider received, and how the store stood when it came."""
 
-    operation: str  # "create", "refund" or "status"
+    operation: str  # "create", "refund", "status" or "cancel"
     tx_no: str
     write_units_open: int
     committed_status: Status | None  # the transaction's committed status; None if not committed
@@ -383,13 +383,16 @@ class FakeProvider:
     Captured; an unscripted status call fails the test.
     """
 
+    in_process = False  # stands for a provider behind a network
+
     def __init__(self, store: FakeStore, clock: Clock, banks: tuple[Bank, ...] = (GTBANK,)):
         self.store = store
         self.clock = clock
         self.latency = timedelta(0)  # how long each call takes on the clock
         self.bank_list = list(banks)
         self.calls: list[ProviderCall] = []
-        self.queued: dict[str, deque] = {"create": deque(), "refund": deque(), "status": deque()}
+        self.queued: dict[str, deque] = {"create": deque(), "refund": deque(), "status": deque(),
+                                          "cancel": deque()}
 
     def will_answer(self, operation: str, *answers: Outcome | BaseException) -> None:
         """Queue answers for the next calls of an operation."""
@@ -424,6 +427,10 @@ class FakeProvider:
     def status(self, tx: Transaction, original: Transaction | None, now: datetime) -> Outcome:
         return self._answer("status", tx, None)
 
+    def cancel(self, tx: Transaction) -> Outcome:
+        return self._answer("cancel", tx, Outcome(Status.PENDING, tx.provider_transaction_id, "OPEN",
+                                                  "Nothing to void"))
+
     def banks(self, method: PaymentMethod, currency: str, country: str | None) -> list[Bank]:
         return list(self.bank_list)
 
@@ -433,7 +440,7 @@ class FakeProvider:
 
 def make_deps(store: FakeStore, provider: FakeProvider, clock: Clock) -> Deps:
     """The services' Deps over the fakes (the methods name the provider "fake")."""
-    return Deps(uow=store.unit_of_work, providers={"fake": provider}, clock=clock)
+    return Deps(uow=store.unit_of_work, providers=ProvidersByName({"fake": provider}), clock=clock)
 
 
 def transaction(kind: Kind = Kind.PAYMENT, status: Status = Status.CAPTURED, amount="100.00",

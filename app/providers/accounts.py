@@ -1,0 +1,160 @@
+"""Connecting a merchant's provider account: checked input, sealed secrets, its methods, audited.
+
+The dashboard's Settings -> Providers page and `flask provider connect` both come here.
+"""
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy.exc import IntegrityError
+
+from app.payments.model import Caller, FieldErrors
+from app.payments.provider import ProviderUnavailable
+from app.store import provider_accounts as store
+from app.store.encryption import SecretBox
+
+from .http import ProviderRejected
+from .methods import PROVIDER_METHODS
+from .registry import ProviderRegistry
+
+PROVIDERS = tuple(PROVIDER_METHODS)
+PROVIDER_NAMES = {"paystack": "Paystack", "stripe": "Stripe"}
+WEBHOOK_PATH = "/provider-webhooks"
+MAX_SECRET_LENGTH = 500
+
+
+@dataclass(frozen=True)
+class Connected:
+    """What connecting told: the account, the URL to set at the provider, the methods it added."""
+
+    provider_account_id: int
+    provider: str
+    mode: str
+    webhook_url: str
+    methods: list[str]
+    replaced: bool  # an account was connected already: its secrets were replaced
+
+    def as_json(self) -> dict:
+        """The CLI's --json output."""
+        return {"providerAccountId": self.provider_account_id, "provider": self.provider,
+                "mode": self.mode, "webhookUrl": self.webhook_url, "methods": self.methods}
+
+
+def webhook_url(base_url: str, webhook_key: str) -> str:
+    """Where the provider must send its webhooks for one account."""
+    return f"{base_url.rstrip('/')}{WEBHOOK_PATH}/{webhook_key}"
+
+
+def key_hint(secret_key: str) -> str:
+    """Enough of a key to tell it apart (its prefix and last 4), never enough to use it."""
+    prefix = secret_key[:8] if len(secret_key) >= 24 else ""
+    return f"{prefix}…{secret_key[-4:]}" if len(secret_key) >= 12 else "…"
+
+
+def check_connect(provider: str, secret_key: str, webhook_secret: str | None,
+                  base_url: str | None) -> None:
+    """Refuse what cannot work, field by field, before anything is written."""
+    errors: dict[str, list[str]] = {}
+    if provider not in PROVIDERS:
+        errors["provider"] = [f"Provider must be one of {', '.join(PROVIDERS)}"]
+    if not secret_key:
+        errors["secretKey"] = ["Secret key is required"]
+    elif not _is_token(secret_key):
+        errors["secretKey"] = ["Secret key must be one line without spaces"]
+    if provider == "stripe" and not webhook_secret:
+        errors["webhookSecret"] = ["Stripe's webhook signing secret (whsec_...) is required: "
+                                   "without it Stripe's webhooks cannot be verified"]
+    elif provider == "paystack" and webhook_secret:
+        errors["webhookSecret"] = ["Paystack signs its webhooks with the secret key; "
+                                   "it has no separate webhook secret"]
+    elif webhook_secret and not _is_token(webhook_secret):
+        errors["webhookSecret"] = ["Webhook secret must be one line without spaces"]
+    if base_url:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+            errors["baseUrl"] = ["Base URL must be an http(s) URL without query or fragment"]
+    if errors:
+        raise FieldErrors(errors)
+
+
+def _is_token(text: str) -> bool:
+    return len(text) <= MAX_SECRET_LENGTH and text.isprintable() and not any(c.isspace() for c in text)
+
+
+def connect(uow_factory: Callable[..., Any], box: SecretBox, caller: Caller, provider: str, *,
+            secret_key: str, webhook_secret: str | None, base_url: str | None,
+            paydesk_url: str, now: datetime) -> Connected:
+    """Connect (or re-key) the caller's account with the provider in its mode and offer its methods."""
+    secret_key, webhook_secret = secret_key.strip(), (webhook_secret or "").strip() or None
+    base_url = (base_url or "").strip().rstrip("/") or None
+    check_connect(provider, secret_key, webhook_secret, base_url)
+    sealed = dict(sealed_secret_key=box.seal(secret_key),
+                  sealed_webhook_secret=box.seal(webhook_secret) if webhook_secret else None,
+                  key_hint=key_hint(secret_key), base_url=base_url)
+    methods = PROVIDER_METHODS[provider]
+    try:
+        with uow_factory() as uow:
+            existing = store.connected_account(uow.conn, caller, provider, for_update=True)
+            if existing:
+                account_id, webhook_key = existing.id, existing.webhook_key
+                store.replace_secrets(uow.conn, account_id, now=now, **sealed)
+            else:
+                webhook_key = secrets.token_urlsafe(32)
+                account_id = store.add_account(uow.conn, caller, provider, webhook_key=webhook_key,
+                                               now=now, **sealed)
+            store.offer_methods(uow.conn, caller, account_id, methods)
+            uow.audit(caller, "provider.update" if existing else "provider.connect",
+                      f"{provider}:{account_id}", detail={
+                          "provider": provider, "keyHint": sealed["key_hint"], "baseUrl": base_url,
+                          "webhookSecret": bool(webhook_secret),
+                          "methods": [m.method_id for m in methods]})
+            uow.commit()
+    except IntegrityError:
+        raise FieldErrors.one("provider", f"{PROVIDER_NAMES[provider]} was being connected at the same "
+                              "time by someone else; reload and try again") from None
+    return Connected(account_id, provider, caller.mode.value, webhook_url(paydesk_url, webhook_key),
+                     [m.method_id for m in methods], replaced=existing is not None)
+
+
+def disconnect(uow_factory: Callable[..., Any], caller: Caller, account_id: int, now: datetime) -> bool:
+    """Forget the account's secrets and stop its methods (history stays readable); False if not theirs."""
+    with uow_factory() as uow:
+        account = store.caller_account(uow.conn, caller, account_id)
+        if account is None or not account.connected:
+            return False
+        store.disconnect_account(uow.conn, account_id, now)
+        uow.audit(caller, "provider.disconnect", f"{account.provider}:{account_id}",
+                  detail={"provider": account.provider, "keyHint": account.key_hint})
+        uow.commit()
+    return True
+
+
+def test_connection(uow_factory: Callable[..., Any], registry: ProviderRegistry, caller: Caller,
+                    account_id: int) -> tuple[bool, str]:
+    """A harmless call with the account's key (its balance): (worked, the provider's words)."""
+    with uow_factory(write=False) as uow:
+        account = store.caller_account(uow.conn, caller, account_id)
+    if account is None:
+        return False, "No such provider account"
+    try:
+        return True, registry.for_account(account).test_connection()
+    except ProviderRejected as refused:
+        return False, f"{PROVIDER_NAMES[account.provider]} refused: {refused.message}"
+    except ProviderUnavailable as error:
+        return False, str(error)
+
+
+def reencrypt_all(uow_factory: Callable[..., Any], box: SecretBox) -> int:
+    """Re-seal every stored secret under the first key (after a key rotation); how many accounts."""
+    with uow_factory() as uow:
+        rows = store.all_sealed_secrets(uow.conn)
+        for account_id, secret_key, webhook_secret in rows:
+            store.reseal(uow.conn, account_id, box.reseal(secret_key) if secret_key else None,
+                         box.reseal(webhook_secret) if webhook_secret else None)
+        uow.commit()
+    return len(rows)

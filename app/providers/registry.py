@@ -1,0 +1,81 @@
+"""Which provider serves a payment method: the simulator, or the connector of a merchant's account."""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import datetime
+
+from app.payments.model import PaymentMethod
+from app.payments.provider import Provider, ProvidersByName, ProviderUnavailable
+from app.store.encryption import SecretBox, SecretBoxError
+from app.store.provider_accounts import ProviderAccount
+
+from .bank_cache import BankListCache
+from .http import Timeouts
+from .paystack import PAYSTACK_API, PaystackConnector
+from .stripe import StripeConnector
+
+Connector = PaystackConnector | StripeConnector
+
+
+class ProviderRegistry:
+    """Providers by method: the simulator's by name, a provider account's built from its secrets.
+
+    An account is read on every use (a disconnect takes effect at once); its connector, with
+    its HTTP session and bank lists, is kept until the account's secrets change.
+    """
+
+    def __init__(self, simulators: ProvidersByName, read_account: Callable[[int], ProviderAccount | None],
+                 box: SecretBox, *, return_url: str, timeouts: Timeouts,
+                 clock: Callable[[], datetime]):
+        self.simulators = simulators
+        self.read_account = read_account
+        self.box = box
+        self.return_url = return_url  # Paydesk's page customers come back to ("{tx_no}")
+        self.timeouts = timeouts
+        self.clock = clock
+        self._connectors: dict[int, tuple[datetime, Connector]] = {}
+        self._lock = threading.Lock()
+
+    def for_method(self, method: PaymentMethod) -> Provider:
+        """The method's provider; ProviderUnavailable when its account is disconnected."""
+        if method.provider_account_id is None:
+            return self.simulators.for_method(method)
+        return self.for_account(self.read_account(method.provider_account_id))
+
+    def for_account(self, account: ProviderAccount | None) -> Connector:
+        """The connector of a connected account (built once per version of its secrets)."""
+        if account is None or not account.connected:
+            raise ProviderUnavailable("The provider account is disconnected")
+        with self._lock:
+            known = self._connectors.get(account.id)
+        if known and known[0] == account.updated_at:
+            return known[1]
+        try:
+            secret_key = self.box.open(account.sealed_secret_key)
+        except SecretBoxError as error:
+            raise ProviderUnavailable(str(error)) from None
+        connector = build_connector(account.provider, secret_key, account.base_url,
+                                    timeouts=self.timeouts, return_url=self.return_url,
+                                    bank_cache=BankListCache(self.clock))
+        with self._lock:
+            self._connectors[account.id] = (account.updated_at, connector)
+        return connector
+
+    def webhook_secret(self, account: ProviderAccount) -> str:
+        """The secret the account's webhooks are signed with: Stripe's whsec_, Paystack's secret key."""
+        sealed = account.sealed_webhook_secret if account.provider == "stripe" else account.sealed_secret_key
+        if not account.connected or sealed is None:
+            raise ProviderUnavailable("The provider account has no webhook secret")
+        return self.box.open(sealed)
+
+
+def build_connector(provider: str, secret_key: str, base_url: str | None, *, timeouts: Timeouts,
+                    return_url: str | None = None, bank_cache: BankListCache | None = None) -> Connector:
+    """A connector for one account's key (and base URL, when not the provider's public API)."""
+    if provider == "paystack":
+        return PaystackConnector(secret_key, base_url or PAYSTACK_API, timeouts=timeouts,
+                                 return_url=return_url, bank_cache=bank_cache)
+    if provider == "stripe":
+        return StripeConnector(secret_key, base_url, timeouts=timeouts, return_url=return_url)
+    raise ValueError(f"unknown provider {provider!r}")
