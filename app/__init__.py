@@ -58,15 +58,18 @@ def create_app(config: Config | None = None) -> Flask:
     from app.auth import init_auth
     from app.cli import register_cli
     from app.dashboard import init_dashboard
+    from app.providers.inbound import provider_webhooks
     from app.webhooks.inbox import inbox
 
     init_errors(app)
     csrf.init_app(app)
     csrf.exempt(api)
     csrf.exempt(inbox)  # receivers are called by machines, authenticated by signature
+    csrf.exempt(provider_webhooks)
     app.register_blueprint(api)
     app.register_blueprint(checkout)
     app.register_blueprint(inbox)
+    app.register_blueprint(provider_webhooks)
     init_auth(app)
     init_dashboard(app)
     register_cli(app)

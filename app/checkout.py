@@ -1,4 +1,11 @@
-"""The simulator's hosted checkout page: the customer approves or declines a Pending payment."""
+"""The checkout URL of every payment: the simulator's own page, or a redirect to the provider's.
+
+A payment served by a real provider (Paystack, Stripe) is paid on the provider's hosted page:
+its checkout URL sends the customer there, and the provider sends the customer back to
+/checkout/<txNo>/return, which asks the provider where the payment stands and sends the
+customer on to the merchant's SuccessUrl, PendingUrl or FailureUrl. The simulator's approve
+and decline buttons never move a payment a real provider serves.
+"""
 from __future__ import annotations
 
 from flask import Blueprint, abort, redirect, render_template, request
@@ -21,21 +28,28 @@ checkout = Blueprint("checkout", __name__, url_prefix="/checkout")
 
 
 def _find(tx_no: str):
+    """The payment, its merchant, and whether a real provider serves it (404 if there is none)."""
     deps = app_deps()
     if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
         abort(404)
     with deps.uow(write=False) as uow:
         tx = uow.transactions.find_for_checkout(tx_no)
         merchant = merchant_by_id(uow.conn, tx.merchant_id) if tx else None
+        method = uow.methods.of_transaction(tx) if tx else None
     if tx is None:
         abort(404)
-    return deps, tx, merchant
+    at_provider = method is not None and method.provider_account_id is not None
+    return deps, tx, merchant, at_provider
 
 
 @checkout.get("/<tx_no>")
 def page(tx_no: str):
-    """Show what the customer is paying, with approve and decline in the simulator."""
-    _deps, tx, merchant = _find(tx_no)
+    """Show what the customer is paying: the provider's page, or approve and decline in the simulator."""
+    _deps, tx, merchant, at_provider = _find(tx_no)
+    if at_provider:
+        if tx.status is Status.PENDING and tx.provider_redirect_url:
+            return redirect(tx.provider_redirect_url, 303)
+        return _done(tx, 200 if tx.status is not Status.PENDING else 503)
     return render_template(
         "checkout/page.html",
         tx=tx,
@@ -49,7 +63,9 @@ def page(tx_no: str):
 @checkout.post("/<tx_no>")
 def decide(tx_no: str):
     """Approve (Captured) or decline (with a reason), then go to the merchant's redirect URL."""
-    deps, tx, _merchant = _find(tx_no)
+    deps, tx, _merchant, at_provider = _find(tx_no)
+    if at_provider:
+        abort(404)  # paid at the provider: nothing here can move it
     approve = request.form.get("decision") == "approve"
     reason = request.form.get("declineReason") or "Payment Cancelled By User"
     if reason not in COMMON_DECLINE_REASONS:
@@ -61,7 +77,33 @@ def decide(tx_no: str):
                                        None if approve else reason, source="checkout")
     except InvalidMove:
         pass  # already decided (expired, or a second click): show where it stands
-    target = tx.success_url if tx.status is Status.CAPTURED else tx.failure_url
+    return _send_on(tx)
+
+
+@checkout.get("/<tx_no>/return")
+def back_from_provider(tx_no: str):
+    """The customer is back from the provider's page: ask it where the payment stands, send them on."""
+    deps, tx, _merchant, at_provider = _find(tx_no)
+    if not at_provider:
+        abort(404)
+    if tx.status is Status.PENDING:
+        tx = services.settle_with_provider(deps, tx.id, source="checkout")
+    return _send_on(tx)
+
+
+def _send_on(tx):
+    """To the merchant's URL for where the payment stands, or Paydesk's own page without one."""
+    if tx.status is Status.CAPTURED or tx.status is Status.AUTHORIZED:
+        target = tx.success_url
+    elif tx.status is Status.PENDING:
+        target = tx.pending_url
+    else:
+        target = tx.failure_url
     if target:
         return redirect(target, 303)
-    return render_template("checkout/done.html", tx=tx, amount=format_amount(tx.amount, tx.currency))
+    return _done(tx)
+
+
+def _done(tx, status: int = 200):
+    return render_template("checkout/done.html", tx=tx,
+                           amount=format_amount(tx.amount, tx.currency)), status

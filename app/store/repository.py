@@ -190,6 +190,17 @@ class TransactionRepository:
             )
         ).scalar()
 
+    def find_by_provider_id(self, caller: Caller, kind: Kind,
+                            provider_transaction_id: str) -> Transaction | None:
+        """The caller's transaction of this kind that the provider knows by this id (its webhooks)."""
+        row = self.conn.execute(_SELECT_TX.where(
+            transactions.c.merchant_id == caller.merchant_id,
+            transactions.c.mode == caller.mode.value,
+            transactions.c.provider_transaction_id == provider_transaction_id,
+            transactions.c.kind == kind.value,
+        ).limit(1)).first()
+        return _row_to_transaction(row) if row else None
+
     def add(self, tx: Transaction) -> Transaction:
         """Insert a new transaction; sets tx.id. Raises ReferenceTaken on a duplicate reference."""
         try:

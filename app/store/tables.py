@@ -182,6 +182,8 @@ transactions = Table(
     Index("ix_transactions_original", "original_id"),
     Index("ix_transactions_provider_check", "provider_check_at"),
     Index("ix_transactions_pending", "status", "created_at"),
+    # Provider webhooks that name a transaction only by the provider's id.
+    Index("ix_transactions_provider_id", "merchant_id", "mode", "provider_transaction_id"),
     # A reference is unique per merchant and mode among payments and payouts;
     # refunds repeat their original's reference.
     Index(

@@ -3,7 +3,8 @@
 - provider_accounts: the account's secrets as Fernet tokens, its inbound webhook key;
 - payment_methods.mode (NULL = both modes, the simulator's), .provider_account_id, .active;
   a method id is unique per merchant and mode (the old per-merchant constraint goes);
-- transactions.provider_redirect_url: the provider's hosted page the checkout URL sends to;
+- transactions.provider_redirect_url: the provider's hosted page the checkout URL sends to, and
+  an index on the provider's id (provider webhooks that name nothing else);
 - provider_events: every webhook a provider sent, and what came of it.
 
 Revision ID: 0005
@@ -60,6 +61,8 @@ def upgrade() -> None:
 
     with op.batch_alter_table('transactions', schema=None) as batch_op:
         batch_op.add_column(sa.Column('provider_redirect_url', sa.String(2048)))
+    op.create_index('ix_transactions_provider_id', 'transactions',
+                    ['merchant_id', 'mode', 'provider_transaction_id'])
 
     op.create_table(
         'provider_events',
@@ -93,6 +96,7 @@ def downgrade() -> None:
     op.drop_index('ix_provider_events_replay', table_name='provider_events')
     op.drop_index('ix_provider_events_merchant', table_name='provider_events')
     op.drop_table('provider_events')
+    op.drop_index('ix_transactions_provider_id', table_name='transactions')
     with op.batch_alter_table('transactions', schema=None) as batch_op:
         batch_op.drop_column('provider_redirect_url')
     op.drop_index('uq_payment_methods_merchant_mode_method', table_name='payment_methods')
