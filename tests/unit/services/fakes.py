@@ -266,8 +266,8 @@ class FakeTransactions:
         self.rows[tx.id] = replace(
             self.rows[tx.id], status=tx.status, decline_reason=tx.decline_reason,
             provider_transaction_id=tx.provider_transaction_id, provider_status=tx.provider_status,
-            provider_message=tx.provider_message, provider_check_at=tx.provider_check_at,
-            updated_at=tx.updated_at)
+            provider_message=tx.provider_message, provider_redirect_url=tx.provider_redirect_url,
+            provider_check_at=tx.provider_check_at, updated_at=tx.updated_at)
 
     def refund_totals(self, original_id: int) -> tuple[int, int]:
         return (self.refund_total(original_id, (Status.CAPTURED,)),

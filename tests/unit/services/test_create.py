@@ -1,13 +1,14 @@
 """Creating payments and payouts: the method's checks, the provider's opening answer, unique references."""
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 
 from app.payments import services
 from app.payments.model import DuplicateReference, FieldErrors, Kind, Status
-from app.payments.provider import Outcome
+from app.payments.provider import Outcome, ProviderUnavailable
 from app.payments.requests import Billing, CreateRequest, PaymentDetails
 
 from .fakes import CALLER, OTHER_MERCHANT
@@ -108,3 +109,49 @@ def test_a_reference_is_unique_only_within_a_merchant(deps, store):
     services.create_transaction(deps, CALLER, create_request(reference="order-7"))
     theirs = services.create_transaction(deps, OTHER_MERCHANT, create_request(reference="order-7"))
     assert store.get(theirs).reference == "order-7"
+
+
+def test_a_network_provider_is_asked_only_after_the_pending_transaction_is_committed(deps, store, provider):
+    provider.will_answer("create", Outcome(Status.PENDING, None, None, "Authorization URL created",
+                                           redirect_url="https://checkout.paystack.com/abc"))
+    created = services.create_transaction(deps, CALLER, create_request())
+    [call] = provider.calls
+    assert (call.operation, call.write_units_open, call.committed_status) == ("create", 0, Status.PENDING)
+    stored = store.get(created)
+    assert (stored.provider_redirect_url, stored.provider_check_at) == ("https://checkout.paystack.com/abc", None)
+
+
+def test_a_provider_that_cannot_answer_leaves_the_payment_pending_for_the_worker(deps, store, provider, clock):
+    provider.will_answer("create", ProviderUnavailable("Paystack answered HTTP 502"))
+    created = services.create_transaction(deps, CALLER, create_request())
+    stored = store.get(created)
+    assert (stored.status, stored.provider_message) == (Status.PENDING, "Paystack answered HTTP 502")
+    assert stored.provider_check_at == clock() + services.CLAIM_FOR
+    assert not stored.opened_at_provider
+    clock.advance(seconds=31)
+    provider.will_answer("create", Outcome(Status.PENDING, None, None, "Authorization URL created",
+                                           redirect_url="https://checkout.paystack.com/abc"))
+    assert services.run_due_provider_checks(deps) == 1
+    assert provider.asked() == [created.tx_no, created.tx_no]  # opened again, never asked its status
+    assert store.get(created).provider_redirect_url == "https://checkout.paystack.com/abc"
+
+
+def test_a_refusal_on_create_fails_the_payment_with_the_providers_words(deps, store, provider):
+    provider.will_answer("create", Outcome(Status.FAILED, None, "HTTP 400", "Invalid Email Address Passed",
+                                           decline_reason="Provider Error"))
+    created = services.create_transaction(deps, CALLER, create_request())
+    stored = store.get(created)
+    assert (stored.status, stored.decline_reason, stored.provider_message) == (
+        Status.FAILED, "Provider Error", "Invalid Email Address Passed")
+    assert store.history_of(created) == [(None, Status.PENDING, CALLER.actor),
+                                         (Status.PENDING, Status.FAILED, "provider")]
+    assert store.webhooks_of(created) == ["payment.failed"]
+
+
+@pytest.mark.parametrize(("waited", "delay"), [
+    (timedelta(seconds=0), timedelta(seconds=30)),
+    (timedelta(minutes=10), timedelta(minutes=2, seconds=30)),
+    (timedelta(days=2), timedelta(hours=1)),
+])
+def test_an_unreachable_provider_is_asked_again_later_the_longer_it_has_waited(waited, delay):
+    assert services.retry_delay(waited) == delay

@@ -8,6 +8,7 @@ import pytest
 
 from app.payments import services
 from app.payments.model import EXPIRED, Caller, Kind, Mode, Status
+from app.payments.provider import Outcome, ProviderUnavailable
 from app.payments.sandbox import FIXTURE_CREATED_BY
 
 from .fakes import NG_PAYOUT, NOW, transaction
@@ -49,3 +50,23 @@ def test_some_pending_transactions_never_expire(deps, store, past_the_window, le
     seeded = store.seed(replace(left_alone))
     assert services.expire_pending(deps) == 0
     assert store.get(seeded).status is Status.PENDING
+
+
+def test_a_payment_the_customer_paid_meanwhile_is_recorded_paid_not_expired(deps, store, provider,
+                                                                           past_the_window):
+    stale = store.seed(transaction(status=Status.PENDING))
+    provider.will_answer("cancel", Outcome(Status.CAPTURED, "ch_1", "success", "Approved"))
+    assert services.expire_pending(deps) == 1
+    assert (store.get(stale).status, provider.asked("cancel")) == (Status.CAPTURED, [stale.tx_no])
+    assert store.webhooks_of(stale) == ["payment.captured"]
+
+
+def test_a_payment_whose_provider_cannot_be_asked_waits_for_the_worker(deps, store, provider,
+                                                                      past_the_window, clock):
+    stale = store.seed(transaction(status=Status.PENDING))
+    provider.will_answer("cancel", ProviderUnavailable("Stripe could not be reached"))
+    services.expire_pending(deps)
+    waiting = store.get(stale)
+    assert (waiting.status, waiting.provider_message) == (Status.PENDING, "Stripe could not be reached")
+    assert waiting.provider_check_at > clock()
+    assert store.webhooks_of(stale) == []
