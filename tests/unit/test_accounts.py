@@ -142,3 +142,24 @@ def test_masked_account_number_shows_only_the_last_four(value, expected):
 @pytest.mark.parametrize("value", ["1234", "12", ""])
 def test_masking_a_number_of_four_or_fewer_characters_shows_none_of_it(value):
     assert mask_account_number(value) == "••••"
+
+
+@pytest.mark.parametrize(("bank", "number", "normalised"), [
+    ("058", "0123 456 785", "0123456785"),  # a CBN code: the check digit is checked
+    ("50211", "1234567890", "1234567890"),  # Paystack's longer codes (microfinance): length only
+])
+def test_paystack_payouts_in_naira_take_a_nuban(bank, number, normalised):
+    assert validate_account_number("nuban-for-ngn", number, bank, "NGN") == normalised
+
+
+@pytest.mark.parametrize(("bank", "number", "message"), [
+    ("058", "0123456789", "Account number is not a valid NUBAN for bank 058"),
+    ("50211", "12345", "Account number must be a 10-digit NUBAN"),
+])
+def test_paystack_payouts_in_naira_refuse_what_is_no_nuban(bank, number, message):
+    with pytest.raises(AccountNumberError, match=message):
+        validate_account_number("nuban-for-ngn", number, bank, "NGN")
+
+
+def test_paystack_payouts_in_other_currencies_have_no_rule_here_and_are_only_trimmed():
+    assert validate_account_number("nuban-for-ngn", " 1234 5678 ", "GH010", "GHS") == "12345678"
