@@ -21,6 +21,7 @@ from flask import Flask, Response, current_app, request
 from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
+from app.payments.provider import ProviderUnavailable
 from app.store.db import commit_sent, database_unreachable, forget_commits
 from app.web import is_api_path, json_response
 
@@ -28,6 +29,7 @@ REQUEST_ID_HEADER = "X-Request-Id"
 _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 HEALTH_CHECK_PATH = "/healthz"
 UNAVAILABLE = {"error": "Service temporarily unavailable"}
+PROVIDER_UNAVAILABLE = {"error": "The provider could not be reached; nothing was changed. Try again."}
 RETRY_AFTER_SECONDS = 1
 
 
@@ -84,6 +86,7 @@ def init_errors(app: Flask) -> None:
     app.after_request(_name_the_response)
     app.register_error_handler(InternalServerError, _server_error)
     app.register_error_handler(HTTPException, _http_error)
+    app.register_error_handler(ProviderUnavailable, _provider_unavailable)
 
 
 def _name_the_response(response: Response) -> Response:
@@ -108,6 +111,16 @@ def _database_unavailable(error: Exception) -> Response:
                          "half-way: try again in a moment.")
     response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
+
+
+def _provider_unavailable(error: ProviderUnavailable) -> Response:
+    """A provider Paydesk had to ask before changing anything did not answer: nothing changed."""
+    current_app.logger.warning("provider unavailable, answered 502 (request id %s): %s",
+                               request_id(), error)
+    if _answers_in_json():
+        return json_response(PROVIDER_UNAVAILABLE, 502)
+    return _page(502, "The payment provider did not answer",
+                 "Nothing was changed. Try again in a moment.")
 
 
 def _server_error(_error: InternalServerError) -> Response:

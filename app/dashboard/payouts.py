@@ -14,6 +14,7 @@ from app.payments.model import (
     FieldErrors,
     PaymentMethod,
 )
+from app.payments.provider import ProviderUnavailable
 from app.payments.requests import parse_create
 from app.store.merchants import merchant_by_id
 from app.web import deps
@@ -78,6 +79,8 @@ class Destination:
                                             self.currency, self.country))
         except BankListRefused as error:
             self.refusal = str(error)
+        except ProviderUnavailable:
+            self.refusal = "The bank list could not be fetched from the provider. Try again in a moment."
 
     def fill_choices(self, form: PayoutForm) -> None:
         """Give the form's selects the merchant's methods, the method's currencies and countries."""
@@ -101,8 +104,8 @@ def bank_name(payout) -> str | None:
             (current_user.merchant_id, payout.mode, payout.payment_method, payout.currency, country),
             lambda: services.list_banks(deps(), current_caller(), payout.payment_method,
                                         payout.currency, country))
-    except BankListRefused:
-        return None
+    except (BankListRefused, ProviderUnavailable):
+        return None  # the page shows the code alone
     return next((bank.name for bank in banks if bank.code == code), None)
 
 
