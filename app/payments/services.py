@@ -132,16 +132,16 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
         uow.commit()
     if provider.in_process:
         return tx
-    return _ask_provider(deps, tx, lambda: provider.create(tx, method))
+    return _ask_provider(deps, tx, lambda: provider.create(tx, method), source="provider")
 
 
-def _ask_provider(deps: Deps, tx: Transaction, ask: Callable[[], Outcome]) -> Transaction:
+def _ask_provider(deps: Deps, tx: Transaction, ask: Callable[[], Outcome], *, source: str) -> Transaction:
     """Ask the provider (outside any unit of work) and record its answer; Pending if it cannot."""
     try:
         outcome = ask()
     except ProviderUnavailable as error:
         return _provider_unavailable(deps, tx, str(error))
-    return apply_outcome(deps, tx.id, outcome, source="provider")
+    return apply_outcome(deps, tx.id, outcome, source=source)
 
 
 def _existing_reference(deps: Deps, caller: Caller, reference: str) -> str:
@@ -307,11 +307,7 @@ def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
             return provider.create(tx, method)  # created, but the provider was never asked
         return provider.status(tx, original, deps.clock())
 
-    try:
-        outcome = ask()
-    except ProviderUnavailable as error:
-        return _provider_unavailable(deps, tx, str(error))
-    return apply_outcome(deps, tx_id, outcome, source=source)
+    return _ask_provider(deps, tx, ask, source=source)
 
 
 def _provider_unavailable(deps: Deps, tx: Transaction, message: str) -> Transaction:

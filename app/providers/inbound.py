@@ -63,7 +63,7 @@ def receive(webhook_key: str):
     if account is None:
         return json_response({"error": "Not found"}, 404)
     body = request.get_data(cache=False)
-    keep = _keeper(deps, account, body)
+    keep = EventRecorder(deps, account, body)
     if not account.connected:
         keep(False, Result("disconnected", detail="The provider account is disconnected"))
         return json_response({"error": "This provider account is disconnected"}, 410)
@@ -93,7 +93,7 @@ def receive(webhook_key: str):
     return json_response({"received": True})
 
 
-class _keeper:
+class EventRecorder:
     """Stores the request with its result (and the parsed event's names when there is one)."""
 
     def __init__(self, deps, account: ProviderAccount, body: bytes):
