@@ -1,11 +1,11 @@
 """Provider accounts without a database: sealing secrets, checking what is connected, finding connectors."""
 from __future__ import annotations
 
+import base64
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from cryptography.fernet import Fernet
 
 from app.payments.model import FieldErrors, Mode
 from app.payments.provider import ProvidersByName, ProviderUnavailable
@@ -21,7 +21,9 @@ from app.store.provider_accounts import ProviderAccount
 
 SECRET = "sk_test_4eC39HqLyjWDarjtT1zdp7dc"
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
-OLD_KEY, NEW_KEY = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+# Fixed keys (not generated at import): xdist's workers must collect the same test ids.
+OLD_KEY = base64.urlsafe_b64encode(bytes(range(32))).decode()
+NEW_KEY = base64.urlsafe_b64encode(bytes(range(32, 64))).decode()
 
 
 def test_a_sealed_secret_opens_again_and_does_not_hold_it_in_clear():
@@ -41,7 +43,8 @@ def test_after_a_rotation_old_tokens_open_and_resealing_moves_them_to_the_new_ke
         SecretBox(OLD_KEY).open(resealed)
 
 
-@pytest.mark.parametrize("keys", ["", "not-a-fernet-key", f"{OLD_KEY},short"])
+@pytest.mark.parametrize("keys", ["", "not-a-fernet-key", f"{OLD_KEY},short"],
+                         ids=["empty", "not a key", "one good one bad"])
 def test_a_key_setting_that_is_not_fernet_keys_is_refused_at_start(keys):
     with pytest.raises(SecretBoxError, match="PAYDESK_ENCRYPTION_KEY must be comma-separated Fernet keys"):
         SecretBox(keys)
