@@ -1,0 +1,260 @@
+"""A provider that times out, answers 5xx, is not listening, or refuses: the create (and refund) is
+committed Pending first, answered 200, and the worker opens it later at the provider, once, with
+the same reference or Idempotency-Key. Both databases, real HTTP on every side."""
+from __future__ import annotations
+
+import time
+
+import pytest
+import requests
+from standardwebhooks.webhooks import Webhook
+
+from app.payments import services
+from app.payments.model import Mode
+
+from . import bodies
+from .conftest import (
+    READ_TIMEOUT,
+    FakeOnPort,
+    connect,
+    history,
+    later,
+    on_request,
+    outgoing,
+    payment_request,
+    stored,
+)
+from tests.providers.fake_provider import Answer
+
+# After a failed ask the worker asks again 30 s later (services.retry_delay's floor).
+WORKER_LATER = 31
+
+PAYSTACK_INIT = ("POST", "/transaction/initialize")
+STRIPE_CREATE = ("POST", "/v1/checkout/sessions")
+
+# What each provider's unavailable answer leaves in ProviderMessage, by fault.
+UNAVAILABLE = {
+    ("paystack", "timeout"): "Paystack did not answer in time (ReadTimeout)",
+    ("paystack", "500"): "Paystack answered HTTP 500: An error occurred",
+    ("paystack", "not listening"): "Paystack could not be reached (ConnectionError)",
+    ("stripe", "timeout"): "Stripe could not be reached: ",
+    ("stripe", "500"): "Stripe answered HTTP 500: An unknown error occurred",
+    ("stripe", "not listening"): "Stripe could not be reached: ",
+}
+
+
+class Provider:
+    """One provider's account on a fake that may not be listening yet, and how it answers a create."""
+
+    def __init__(self, app, merchant, name: str):
+        self.name = name
+        self.mode = Mode.LIVE if name == "paystack" else Mode.SANDBOX
+        self.currency = "NGN" if name == "paystack" else "EUR"
+        self.method = f"{name}-card"
+        self.create_route = PAYSTACK_INIT if name == "paystack" else STRIPE_CREATE
+        self.on_port = FakeOnPort()
+        self.fake = self.on_port.provider
+        self.account = connect(app, merchant, self.mode, name, self.fake.url)
+
+    def opened(self, tx_no: str, minor: int) -> dict:
+        """The provider's answer to a create that worked."""
+        if self.name == "paystack":
+            return bodies.initialize_answer(tx_no)
+        return bodies.session(tx_no, minor)
+
+    def failure(self) -> Answer:
+        if self.name == "paystack":
+            return Answer(500, {"status": False, "message": "An error occurred"})
+        return bodies.stripe_error(500, "An unknown error occurred", "api_error", "api_error")
+
+    def redirect(self) -> str:
+        return bodies.AUTHORIZATION_URL if self.name == "paystack" else bodies.SESSION_URL
+
+    def key_of(self, seen) -> str:
+        """What makes a repeated create the same create: Paystack's reference, Stripe's Idempotency-Key."""
+        return seen.json["reference"] if self.name == "paystack" else seen.header("Idempotency-Key")
+
+
+@pytest.fixture(params=["paystack", "stripe"])
+def provider(request, app, merchant):
+    made = Provider(app, merchant, request.param)
+    yield made
+    made.on_port.stop()
+
+
+@pytest.fixture
+def api(provider, live, sandbox):
+    return live if provider.mode is Mode.LIVE else sandbox
+
+
+@pytest.mark.parametrize("fault", ["timeout", "500", "not listening"])
+def test_an_unreachable_provider_leaves_the_payment_pending_until_the_worker_opens_it(
+        provider, api, deps, fault):
+    if fault != "not listening":
+        provider.on_port.start()
+    answers = {"timeout": Answer(body={}, delay=READ_TIMEOUT + 1.0), "500": provider.failure()}
+    if fault in answers:
+        provider.fake.on(*provider.create_route, answers[fault])
+    started = time.monotonic()
+
+    created = api.post("/transactions", payment_request(provider.method, provider.currency, 40,
+                                                        "https://merchant.example/hooks"))
+
+    assert created.status_code == 200, created.text
+    assert time.monotonic() - started < READ_TIMEOUT + 1.0  # the create did not wait for the provider
+    tx_no = created.json()["transactionId"]
+    assert (created.json()["status"], created.json()["message"]) == ("PENDING", "Transaction created")
+    status = api.status(tx_no)
+    assert status["Status"] == "Pending"
+    assert status["ProviderMessage"].startswith(UNAVAILABLE[(provider.name, fault)]), status["ProviderMessage"]
+    row = stored(deps, tx_no)
+    assert row["provider_check_at"] is not None
+    asked_before = len(provider.fake.requests_to(*provider.create_route))
+    assert asked_before == (0 if fault == "not listening" else 1)
+    # Until the provider answers, the checkout URL has no provider page to send the customer to.
+    server_url = created.json()["checkoutUrl"].rsplit("/checkout/", 1)[0]
+    assert requests.get(created.json()["checkoutUrl"], allow_redirects=False, timeout=10).status_code == 503
+
+    # The worker, a little later, with the provider answering now.
+    if fault == "not listening":
+        provider.on_port.start()
+    provider.fake.on(*provider.create_route, provider.opened(tx_no, 4000))
+    assert services.run_due_provider_checks(later(deps, 5)) == 0  # not due yet
+    assert services.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
+
+    creates = provider.fake.requests_to(*provider.create_route)
+    assert len(creates) == asked_before + 1
+    assert {provider.key_of(seen) for seen in creates} == {tx_no}
+    if len(creates) == 2:
+        assert creates[0].body == creates[1].body  # the same request again
+    status = api.status(tx_no)
+    assert (status["Status"], status["DeclineReason"]) == ("Pending", None)
+    assert stored(deps, tx_no)["provider_check_at"] is None
+    page = requests.get(f"{server_url}/checkout/{tx_no}", allow_redirects=False, timeout=10)
+    assert (page.status_code, page.headers.get("Location")) == (303, provider.redirect())
+    assert history(deps, tx_no) == [(None, "Pending", history(deps, tx_no)[0][2], None)]
+    # Opened: the next rounds leave it to the provider's webhook.
+    assert services.run_due_provider_checks(later(deps, 2 * WORKER_LATER)) == 0
+    assert len(provider.fake.requests_to(*provider.create_route)) == asked_before + 1
+
+
+def test_the_provider_is_asked_after_the_pending_payment_is_committed(provider, api, deps):
+    provider.on_port.start()
+    seen_in_database = []
+
+    def read_while_asked(seen):
+        tx_no = seen.json["reference"] if provider.name == "paystack" else seen.form["client_reference_id"]
+        try:
+            row = stored(deps, tx_no)  # another connection: it sees only committed rows
+            seen_in_database.append((row["status"], row["provider_check_at"] is not None))
+        except Exception as error:  # noqa: BLE001 - not there: recorded, and the test fails below
+            seen_in_database.append(repr(error))
+        provider.fake.on(*provider.create_route, provider.opened(tx_no, 4000))
+
+    provider.fake.on(*provider.create_route, {})
+    on_request(provider.fake, *provider.create_route, read_while_asked)
+
+    created = api.post("/transactions", payment_request(provider.method, provider.currency, 40,
+                                                        "https://merchant.example/hooks"))
+
+    assert created.status_code == 200, created.text
+    assert seen_in_database == [("Pending", True)]
+    assert api.status(created.json()["transactionId"])["Status"] == "Pending"
+    assert stored(deps, created.json()["transactionId"])["provider_check_at"] is None
+
+
+def test_a_refused_create_fails_with_the_providers_message_and_tells_the_merchant(
+        provider, api, merchant, deps, receiver, deliver):
+    provider.on_port.start()
+    if provider.name == "paystack":
+        provider.fake.on(*provider.create_route, Answer(400, {
+            "status": False, "message": "Invalid Email Address Passed", "type": "validation_error",
+            "code": "invalid_params"}))
+        message, provider_status = "Invalid Email Address Passed", "HTTP 400 invalid_params"
+    else:
+        provider.fake.on(*provider.create_route, bodies.stripe_error(
+            400, "Invalid email address: ada@example", "email_invalid"))
+        message, provider_status = "Invalid email address: ada@example", "HTTP 400 email_invalid"
+    # Paystack: was it a repeat of a create it already took? It says no.
+    provider.fake.on("GET", "/transaction/verify/x", {})
+    refused_reference = Answer(400, {"status": False, "message": "Transaction reference not found",
+                                     "type": "validation_error", "code": "transaction_not_found"})
+
+    def not_found(seen):
+        provider.fake.on("GET", f"/transaction/verify/{seen.json['reference']}", refused_reference)
+
+    if provider.name == "paystack":
+        on_request(provider.fake, *provider.create_route, not_found)
+
+    created = api.post("/transactions", payment_request(provider.method, provider.currency, 40, receiver.url))
+
+    assert created.status_code == 200, created.text
+    tx_no = created.json()["transactionId"]
+    status = api.status(tx_no)
+    assert {k: status[k] for k in ("Status", "DeclineReason", "ProviderMessage", "ProviderStatus")} == {
+        "Status": "Failed", "DeclineReason": "Provider Error", "ProviderMessage": message,
+        "ProviderStatus": provider_status}
+    assert stored(deps, tx_no)["provider_check_at"] is None
+    assert history(deps, tx_no)[1:] == [("Pending", "Failed", "provider", message)]
+    assert deliver() == 1
+    [delivery] = receiver.wait_for(1)
+    secret = merchant.live_webhook_secret if provider.mode is Mode.LIVE else merchant.sandbox_webhook_secret
+    payload = Webhook(secret).verify(delivery.body, delivery.headers)
+    assert (payload["txNo"], payload["status"], payload["providerMessage"], payload["transactionType"]) == (
+        tx_no, "Failed", message, "Payment")
+    assert [e for e, _ in outgoing(deps, tx_no)] == ["payment.failed"]
+    assert len(provider.fake.requests_to(*provider.create_route)) == 1  # a refusal is not retried
+    assert services.run_due_provider_checks(later(deps, WORKER_LATER)) == 0
+
+
+def test_a_refund_paystack_cannot_take_now_is_committed_pending_and_submitted_once_by_the_worker(
+        app, merchant, live, deps):
+    paystack = Provider(app, merchant, "paystack")
+    fake = paystack.on_port.start()
+    try:
+        fake.on(*PAYSTACK_INIT, {})
+        on_request(fake, *PAYSTACK_INIT,
+                   lambda seen: fake.on(*PAYSTACK_INIT, bodies.initialize_answer(seen.json["reference"])))
+        tx_no = live.post("/transactions", payment_request("paystack-card", "NGN", 100,
+                                                           "https://merchant.example/hooks")).json()["transactionId"]
+        from .conftest import post_webhook, PAYSTACK_SECRET
+        assert post_webhook(paystack.account, *bodies.paystack_signed(
+            bodies.charge_success(tx_no, 10000), PAYSTACK_SECRET)).status_code == 200
+        assert live.status(tx_no)["Status"] == "Captured"
+        fake.on("GET", "/refund", bodies.refund_list())
+        refunds_in_database = []
+
+        def unavailable(seen):
+            refund_tx_no = seen.json["merchant_note"].removeprefix("Paydesk refund ")
+            refunds_in_database.append(stored(deps, refund_tx_no)["status"])
+
+        fake.on("POST", "/refund", Answer(502, "<html>502 Bad Gateway</html>", content_type="text/html"))
+        on_request(fake, "POST", "/refund", unavailable)
+
+        refund = live.post("/transactions/refund", {"txNo": tx_no, "amount": 40})
+
+        assert refund.status_code == 200, refund.text
+        refund_tx_no = refund.json()["refundTxNo"]
+        assert (refund.json()["status"], refund.json()["message"], refund.json()["providerRefundId"]) == (
+            "Pending", "Paystack answered HTTP 502: Bad Gateway", None)
+        assert refunds_in_database == ["Pending"]  # committed before Paystack was asked
+        # The remaining amount already counts the Pending refund.
+        over = live.post("/transactions/refund", {"txNo": tx_no, "amount": 60.01})
+        assert (over.status_code, over.json()) == (400, {
+            "error": "Refund amount (60.01) exceeds remaining refundable amount (60.00)"})
+
+        fake.on("GET", "/refund", bodies.refund_list())
+        fake.on("POST", "/refund", {"status": True, "message": "Refund has been queued for processing",
+                                    "data": bodies.paystack_refund(tx_no, refund_tx_no, 4000, "processed")})
+        assert services.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
+
+        posts = fake.requests_to("POST", "/refund")
+        assert len(posts) == 2 and posts[0].json == posts[1].json == {
+            "transaction": tx_no, "amount": 4000, "currency": "NGN",
+            "merchant_note": f"Paydesk refund {refund_tx_no}"}
+        assert len(fake.requests_to("GET", "/refund")) == 2  # asked "already sent?" before each POST
+        assert live.status(refund_tx_no)["Status"] == "Captured"
+        assert live.status(tx_no)["Status"] == "Captured"
+        assert history(deps, refund_tx_no)[1:] == [("Pending", "Captured", "worker", "Refund has been queued for processing")]
+    finally:
+        paystack.on_port.stop()
