@@ -92,16 +92,21 @@ def later(deps, seconds: float):
 # Fake providers
 
 
-def on_request(fake: FakeProvider, method: str, path: str, hook: Callable[[Seen], None]) -> None:
-    """Run hook(request) inside the fake provider's handler, before it answers METHOD path."""
+def on_request(fake: FakeProvider, method: str, path: str, hook: Callable[[Seen], None]) -> Callable[[], None]:
+    """Run hook(request) inside the fake provider's handler, before it answers METHOD path.
+
+    Returns a function that removes the hook again.
+    """
     answer = fake.answer
+    active = [True]
 
     def answering(m: str, p: str):
-        if (m, p) == (method, path):
+        if active[0] and (m, p) == (method, path):
             hook(fake.requests_to(method, path)[-1])
         return answer(m, p)
 
     fake.answer = answering
+    return lambda: active.__setitem__(0, False)
 
 
 class FakeOnPort:
