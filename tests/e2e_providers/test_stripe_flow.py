@@ -2,6 +2,7 @@
 and Paydesk's own webhooks to the merchant. Sandbox mode, both databases."""
 from __future__ import annotations
 
+import pytest
 import requests
 from standardwebhooks.webhooks import Webhook
 
@@ -174,3 +175,46 @@ def test_cancel_expires_the_open_session_and_declines_the_payment(
     else:
         raise AssertionError("a second cancel was accepted")
     assert len(stripe_fake.requests_to("POST", f"{path}/expire")) == 1
+
+
+def created_long_ago(deps, tx_no: str) -> None:
+    """Make the payment older than the expiry window (only this one: the others are minutes old)."""
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from app.store.tables import transactions
+    from app.util import utcnow
+    with deps.uow() as uow:
+        uow.conn.execute(update(transactions).where(transactions.c.tx_no == tx_no)
+                         .values(created_at=utcnow() - deps.pending_expiry - timedelta(minutes=1)))
+        uow.commit()
+
+
+@pytest.mark.parametrize("paid_meanwhile", [False, True], ids=["unpaid", "paid-meanwhile"])
+def test_expiry_expires_the_session_first_and_respects_a_payment_made_meanwhile(
+        sandbox, deps, stripe_account, stripe_fake, paid_meanwhile):
+    tx_no, _request = create_payment(sandbox, stripe_fake, "https://merchant.example/hooks", amount=40)
+    path = f"/v1/checkout/sessions/{bodies.SESSION_ID}"
+    if paid_meanwhile:
+        stripe_fake.on("GET", path, bodies.session(tx_no, 4000, "complete", "paid",
+                                                   bodies.payment_intent(tx_no, 4000)))
+    else:
+        stripe_fake.on("GET", path, bodies.session(tx_no, 4000), bodies.session(tx_no, 4000, "expired"))
+        stripe_fake.on("POST", f"{path}/expire", bodies.session(tx_no, 4000, "expired"))
+    created_long_ago(deps, tx_no)
+
+    assert services.expire_pending(deps) == 1
+
+    status = sandbox.status(tx_no)
+    expires = stripe_fake.requests_to("POST", f"{path}/expire")
+    if paid_meanwhile:
+        assert expires == []
+        assert (status["Status"], status["DeclineReason"]) == ("Captured", None)
+        assert [e for e, _ in outgoing(deps, tx_no)] == ["payment.captured"]
+    else:
+        assert [e.header("Idempotency-Key") for e in expires] == [f"{tx_no}-expire"]
+        assert (status["Status"], status["DeclineReason"]) == ("Declined", "Transaction Expired")
+        assert history(deps, tx_no)[1:] == [("Pending", "Declined", "worker", "Transaction expired before completion")]
+        assert [e for e, _ in outgoing(deps, tx_no)] == ["payment.declined"]
+    assert services.expire_pending(deps) == 0
