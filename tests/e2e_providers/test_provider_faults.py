@@ -367,3 +367,42 @@ def test_the_checkout_url_of_a_disconnected_account_does_not_send_customers_to_p
         assert page.status_code != 303, page.headers.get("Location")
     finally:
         paystack.on_port.stop()
+
+
+def test_a_payout_whose_transfer_timed_out_is_sent_again_with_the_same_reference_and_never_twice(
+        app, merchant, live, deps):
+    paystack = Provider(app, merchant, "paystack")
+    fake = paystack.on_port.start()
+    try:
+        from app.payments.accounts import _nuban_check_digit
+        account_number = "012345678" + str(_nuban_check_digit("058", "012345678"))
+        fake.on("GET", "/bank", bodies.bank_list())
+        fake.on("POST", "/transferrecipient", bodies.recipient_answer("Ada Obi", account_number, "058"))
+        fake.on("POST", "/transfer", Answer(body={}, delay=READ_TIMEOUT + 1.0))  # Paystack took it, late
+        created = live.post("/transactions", payment_request(
+            "paystack-bank-payout", "NGN", 250, "https://merchant.example/hooks", transactionAction="PAYMENT",
+            payment={"paymentMethod": "paystack-bank-payout", "bank": "058", "holder": "Ada Obi",
+                     "accountNumber": account_number}))
+        assert created.status_code == 200, created.text
+        tx_no = created.json()["transactionId"]
+        status = live.status(tx_no)
+        assert (status["Status"], status["ProviderMessage"]) == (
+            "Pending", "Paystack did not answer in time (ReadTimeout)")
+
+        # The worker repeats it: Paystack refuses the reference it already has, and reports that transfer.
+        fake.on("POST", "/transfer", Answer(400, {"status": False, "message": "Duplicate Transfer Reference",
+                                                  "type": "validation_error", "code": "duplicate_reference"}))
+        fake.on("GET", f"/transfer/verify/{tx_no.lower()}", {
+            "status": True, "message": "Transfer retrieved",
+            "data": bodies.transfer_object(tx_no, 25000, "success")})
+        assert services.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
+
+        transfers = fake.requests_to("POST", "/transfer")
+        assert len(transfers) == 2
+        assert [t.json["reference"] for t in transfers] == [tx_no.lower(), tx_no.lower()]
+        assert transfers[0].json == transfers[1].json
+        status = live.status(tx_no)
+        assert (status["Status"], status["ProviderTransactionId"]) == ("Captured", bodies.TRANSFER_CODE)
+        assert history(deps, tx_no)[1:] == [("Pending", "Captured", "worker", "Transfer retrieved")]
+    finally:
+        paystack.on_port.stop()
