@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 import time
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from http.server import ThreadingHTTPServer
-import threading
 
 import pytest
 import requests

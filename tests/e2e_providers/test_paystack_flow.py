@@ -9,7 +9,6 @@ import requests
 from standardwebhooks.webhooks import Webhook
 
 from app.payments.accounts import _nuban_check_digit
-from tests.providers.fake_provider import Answer
 
 from . import bodies
 from .conftest import (

@@ -11,9 +11,11 @@ from standardwebhooks.webhooks import Webhook
 
 from app.payments import services
 from app.payments.model import Mode
+from tests.providers.fake_provider import Answer
 
 from . import bodies
 from .conftest import (
+    PAYSTACK_SECRET,
     READ_TIMEOUT,
     FakeOnPort,
     connect,
@@ -22,9 +24,9 @@ from .conftest import (
     on_request,
     outgoing,
     payment_request,
+    post_webhook,
     stored,
 )
-from tests.providers.fake_provider import Answer
 
 # After a failed ask the worker asks again 30 s later (services.retry_delay's floor).
 WORKER_LATER = 31
@@ -217,7 +219,6 @@ def test_a_refund_paystack_cannot_take_now_is_committed_pending_and_submitted_on
                    lambda seen: fake.on(*PAYSTACK_INIT, bodies.initialize_answer(seen.json["reference"])))
         tx_no = live.post("/transactions", payment_request("paystack-card", "NGN", 100,
                                                            "https://merchant.example/hooks")).json()["transactionId"]
-        from .conftest import post_webhook, PAYSTACK_SECRET
         assert post_webhook(paystack.account, *bodies.paystack_signed(
             bodies.charge_success(tx_no, 10000), PAYSTACK_SECRET)).status_code == 200
         assert live.status(tx_no)["Status"] == "Captured"
@@ -278,7 +279,6 @@ def test_a_refund_whose_answer_was_lost_is_found_by_its_note_and_not_sent_twice(
     paystack, tx_no = paystack_payment(app, merchant, live)
     fake = paystack.fake
     try:
-        from .conftest import post_webhook, PAYSTACK_SECRET
         assert post_webhook(paystack.account, *bodies.paystack_signed(
             bodies.charge_success(tx_no, 10000), PAYSTACK_SECRET)).status_code == 200
         fake.on("GET", "/refund", bodies.refund_list())

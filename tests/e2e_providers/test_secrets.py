@@ -10,6 +10,7 @@ from sqlalchemy import select
 
 from app.payments import services
 from app.payments.accounts import _nuban_check_digit
+from app.payments.model import Mode
 from app.store.encryption import SecretBox
 from app.store.tables import audit_log
 from tests.providers.fake_provider import Answer
@@ -22,6 +23,7 @@ from .conftest import (
     STRIPE_SECRET,
     STRIPE_WEBHOOK_SECRET,
     account_row,
+    connect,
     later,
     on_request,
     payment_request,
@@ -138,8 +140,6 @@ def test_nothing_secret_is_logged_at_debug_through_a_whole_paystack_flow(
 
 
 def test_the_account_row_and_its_audit_hold_no_secret_in_clear(app, merchant, deps, stripe_fake):
-    from .conftest import connect
-    from app.payments.model import Mode
     paystack = connect(app, merchant, Mode.LIVE, "paystack", "https://api.paystack.example")
     stripe = connect(app, merchant, Mode.SANDBOX, "stripe", stripe_fake.url)
     box = SecretBox(ENCRYPTION_KEY)
