@@ -8,7 +8,7 @@ and decline buttons never move a payment a real provider serves.
 """
 from __future__ import annotations
 
-from flask import Blueprint, abort, redirect, render_template, request
+from flask import Blueprint, Response, abort, redirect, render_template, request
 
 from app.payments import services
 from app.payments.model import (
@@ -39,6 +39,12 @@ def _find(tx_no: str):
     if tx is None:
         abort(404)
     at_provider = method is not None and method.provider_account_id is not None
+    if at_provider and not method.active and tx.status is Status.PENDING:
+        # Its provider account was disconnected: Paydesk could never learn of a payment made there.
+        abort(Response(render_template(
+            "checkout/done.html", tx=tx, amount=format_amount(tx.amount, tx.currency),
+            message="This payment can no longer be completed. Please ask the merchant for a new one."),
+            410))
     return deps, tx, merchant, at_provider
 
 

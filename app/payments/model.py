@@ -246,6 +246,8 @@ class PaymentMethod:
     provider: str = "simulator"
     # The merchant's provider account that serves it (None: the simulator, in every mode).
     provider_account_id: int | None = None
+    # False once its provider account is disconnected: it takes no new transactions.
+    active: bool = True
 
     @property
     def is_payout(self) -> bool:

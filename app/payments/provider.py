@@ -47,6 +47,10 @@ class ProviderUnavailable(Exception):
     """The provider could not be reached or answered with an error; try again later."""
 
 
+class ProviderDisconnected(ProviderUnavailable):
+    """The merchant disconnected the provider account: it will not be asked again unless reconnected."""
+
+
 class Provider(Protocol):
     """One external payment provider. Every call is idempotent on the transaction number."""
 

@@ -35,7 +35,15 @@ from .model import (
 )
 from .countries import resolve_country
 from .money import from_minor
-from .provider import Bank, BankListError, Outcome, Provider, Providers, ProviderUnavailable
+from .provider import (
+    Bank,
+    BankListError,
+    Outcome,
+    Provider,
+    ProviderDisconnected,
+    Providers,
+    ProviderUnavailable,
+)
 from .refunds import RefundArithmetic, refund_state
 from .requests import CreateRequest, RefundRequest
 from .sandbox import install_fixtures
@@ -140,7 +148,7 @@ def _ask_provider(deps: Deps, tx: Transaction, ask: Callable[[], Outcome], *, so
     try:
         outcome = ask()
     except ProviderUnavailable as error:
-        return _provider_unavailable(deps, tx, str(error))
+        return _provider_unavailable(deps, tx, error)
     return apply_outcome(deps, tx.id, outcome, source=source)
 
 
@@ -297,7 +305,8 @@ def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
     if tx.status is not Status.PENDING:
         return tx
     if method is None:
-        return _provider_unavailable(deps, tx, f"Payment method {tx.payment_method} is no longer configured")
+        return _provider_unavailable(deps, tx, ProviderUnavailable(
+            f"Payment method {tx.payment_method} is no longer configured"))
 
     def ask() -> Outcome:
         provider = deps.providers.for_method(method)
@@ -310,14 +319,21 @@ def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
     return _ask_provider(deps, tx, ask, source=source)
 
 
-def _provider_unavailable(deps: Deps, tx: Transaction, message: str) -> Transaction:
-    """Keep the transaction Pending and ask again later, later the longer it has waited."""
+def _provider_unavailable(deps: Deps, tx: Transaction, error: ProviderUnavailable) -> Transaction:
+    """Keep the transaction Pending and ask again later, later the longer it has waited.
+
+    A payment or payout of a disconnected account is not asked again: it waits for expiry.
+    A refund is (its amount stays held, and the account may be connected again).
+    """
     with deps.uow() as uow:
         current = uow.transactions.get_for_worker(tx.id, for_update=True)
         if current.status is Status.PENDING:
             now = deps.clock()
-            current.provider_message = message[:500]
-            current.provider_check_at = now + retry_delay(now - current.created_at)
+            current.provider_message = str(error)[:500]
+            if isinstance(error, ProviderDisconnected) and current.kind is not Kind.REFUND:
+                current.provider_check_at = None
+            else:
+                current.provider_check_at = now + retry_delay(now - current.created_at)
             current.updated_at = now
             uow.transactions.save_state(current)
             uow.commit()
@@ -440,8 +456,10 @@ def expire_pending(deps: Deps, limit: int = 100) -> int:
             method = uow.methods.of_transaction(tx)
         try:
             answer = deps.providers.for_method(method).cancel(tx) if method else None
+        except ProviderDisconnected:
+            answer = None  # it can never be asked again: expire it like the others
         except ProviderUnavailable as error:
-            _provider_unavailable(deps, tx, str(error))
+            _provider_unavailable(deps, tx, error)
             continue
         if answer is None or answer.status in (Status.PENDING, Status.DECLINED):
             answer = Outcome(Status.DECLINED, tx.provider_transaction_id, "EXPIRED",

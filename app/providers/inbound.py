@@ -132,10 +132,17 @@ def _apply(deps, account: ProviderAccount, event: ProviderEvent) -> Result:
     if mismatch:
         log.warning("provider webhook %s for %s refused: %s", event.event_type, tx.tx_no, mismatch)
         return Result("amount mismatch", tx.tx_no, mismatch)
-    moved = services.apply_outcome(deps, tx.id, event.outcome, source=caller.actor)
-    if moved.status is tx.status:
-        return Result("no change", tx.tx_no, f"{tx.status} stays (event says {event.outcome.status})")
-    return Result("applied", tx.tx_no, f"{tx.status} -> {moved.status}")
+    return _record(deps, tx, event.outcome, caller.actor)
+
+
+def _record(deps, tx: Transaction, outcome, source: str) -> Result:
+    """apply_outcome, and whether this request moved the transaction (a racing copy did not)."""
+    moves: list[Transaction] = []
+    after = services.apply_outcome(deps, tx.id, outcome, source=source,
+                                   on_moved=lambda _uow, moved: moves.append(moved))
+    if moves:
+        return Result("applied", tx.tx_no, f"{tx.status} -> {after.status}")
+    return Result("no change", tx.tx_no, f"{after.status} stays (event says {outcome.status})")
 
 
 def _find(deps, caller: Caller, account: ProviderAccount, event: ProviderEvent) -> Transaction | None:
@@ -162,7 +169,8 @@ def _find(deps, caller: Caller, account: ProviderAccount, event: ProviderEvent) 
 def _paystack_refund(deps, caller: Caller, account: ProviderAccount, event: ProviderEvent) -> Result:
     """Paystack's refund events name the original and Paystack's refund id, not Paydesk's refund:
     a refund Paydesk knows by that id takes the event; otherwise each Pending refund of the
-    original is asked about at Paystack (status() finds it by the note that names it)."""
+    original is asked about at Paystack (status() finds it by the note that names it, and never
+    submits one)."""
     with deps.uow(write=False) as uow:
         known = (uow.transactions.find_by_provider_id(caller, Kind.REFUND, event.provider_transaction_id)
                  if event.provider_transaction_id else None)
@@ -170,17 +178,17 @@ def _paystack_refund(deps, caller: Caller, account: ProviderAccount, event: Prov
         pending = [r for r in uow.transactions.refunds_of(caller, original.id)
                    if r.status is Status.PENDING] if original and known is None else []
     if known is not None:
-        moved = services.apply_outcome(deps, known.id, event.outcome, source=caller.actor)
-        changed = moved.status is not known.status
-        return Result("applied" if changed else "no change", known.tx_no,
-                      f"{known.status} -> {moved.status}" if changed else f"{known.status} stays")
+        return _record(deps, known, event.outcome, caller.actor)
     if original is None:
         return Result("unknown transaction", event.original_tx_no,
                       "No Paydesk payment of this account has the refunded reference")
-    moved = [services.settle_with_provider(deps, refund.id, source=caller.actor) for refund in pending]
-    changed = [f"{r.tx_no} {r.status}" for r in moved if r.status is not Status.PENDING]
-    if changed:
-        return Result("applied", original.tx_no, "Asked Paystack: " + ", ".join(changed))
+    connector = deps.providers.for_account(account)
+    # Asked one by one; ProviderUnavailable goes up: 503, and Paystack sends the event again.
+    results = [_record(deps, refund, connector.status(refund, original, deps.clock()), caller.actor)
+               for refund in pending]
+    applied = [f"{r.tx_no} {r.detail}" for r in results if r.result == "applied"]
+    if applied:
+        return Result("applied", original.tx_no, "Asked Paystack: " + ", ".join(applied))
     return Result("no change", original.tx_no, "No Pending refund of the payment changed")
 
 

@@ -24,6 +24,8 @@ from .http import (
 log = logging.getLogger(__name__)
 
 PAYSTACK_API = "https://api.paystack.co"
+LOST_PAGE = ("Paystack has this payment's reference, but its payment page was lost with an "
+             "earlier answer; create a new payment")
 SIGNATURE_HEADER = "x-paystack-signature"
 
 # Paystack's word for the state of a transaction, refund or transfer -> Paydesk status and
@@ -182,7 +184,13 @@ class PaystackConnector:
         try:
             answer = self._request("POST", "/transaction/initialize", json=request)
         except ProviderRejected as refused:
-            return self._opened_before(tx, refused, self._verify_payment)
+            found = self._opened_before(tx, refused, self._verify_payment)
+            if found.status is Status.PENDING:
+                # Paystack took an earlier initialize whose answer was lost: the reference is
+                # used, and no call gives its payment page again. The customer cannot pay it.
+                return Outcome(Status.FAILED, found.provider_transaction_id, found.provider_status,
+                               LOST_PAGE, decline_reason=PROVIDER_ERROR)
+            return found
         data = answer["data"]
         return Outcome(Status.PENDING, provider_message=answer.get("message"),
                        redirect_url=data.get("authorization_url"))

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from app.payments.model import PaymentMethod
-from app.payments.provider import Provider, ProvidersByName, ProviderUnavailable
+from app.payments.provider import Provider, ProviderDisconnected, ProvidersByName, ProviderUnavailable
 from app.store.encryption import SecretBox, SecretBoxError
 from app.store.provider_accounts import ProviderAccount
 
@@ -46,7 +46,7 @@ class ProviderRegistry:
     def for_account(self, account: ProviderAccount | None) -> Connector:
         """The connector of a connected account (built once per version of its secrets)."""
         if account is None or not account.connected:
-            raise ProviderUnavailable("The provider account is disconnected")
+            raise ProviderDisconnected("The provider account is disconnected")
         with self._lock:
             known = self._connectors.get(account.id)
         if known and known[0] == account.updated_at:

@@ -407,6 +407,7 @@ def _row_to_method(row) -> PaymentMethod:
         partial_refunds=bool(m["partial_refunds"]),
         provider=m["provider"],
         provider_account_id=m["provider_account_id"],
+        active=bool(m["active"]),
     )
 
 

@@ -74,7 +74,9 @@ class TestCheckout:
 
         assert fake.seen[0].json["callback_url"] == "https://shop.example/paid"
 
-    def test_a_repeated_initialize_answers_where_the_first_one_stands(self, paystack, fake):
+    def test_a_repeated_initialize_of_an_unpaid_payment_fails_it_since_its_page_is_lost(self, paystack, fake):
+        # The first initialize was taken but its answer (the authorization_url) never arrived;
+        # no Paystack call gives the page again, so the customer could never pay this one.
         fake.on("POST", "/transaction/initialize", Answer(400, {
             "status": False, "message": "Duplicate Transaction Reference",
             "meta": {"nextStep": "Try and create the Transaction or Charge with a new reference"},
@@ -84,9 +86,22 @@ class TestCheckout:
 
         outcome = paystack.create(payment(), CARD)
 
-        assert outcome.status is Status.PENDING
+        assert (outcome.status, outcome.decline_reason) == (Status.FAILED, "Provider Error")
         assert outcome.provider_status == "abandoned"
         assert outcome.provider_transaction_id == "4099260516"
+        assert outcome.provider_message == (
+            "Paystack has this payment's reference, but its payment page was lost with an earlier "
+            "answer; create a new payment")
+
+    def test_a_repeated_initialize_of_a_paid_payment_answers_it_paid(self, paystack, fake):
+        fake.on("POST", "/transaction/initialize", Answer(400, {
+            "status": False, "message": "Duplicate Transaction Reference", "type": "validation_error",
+            "code": "duplicate_reference"}))
+        fake.on("GET", f"/transaction/verify/{TX_NO}", verify_body("success", "Approved"))
+
+        outcome = paystack.create(payment(), CARD)
+
+        assert (outcome.status, outcome.provider_transaction_id) == (Status.CAPTURED, "4099260516")
 
     def test_a_refused_initialize_fails_with_paystacks_message(self, paystack, fake):
         fake.on("POST", "/transaction/initialize", Answer(400, {

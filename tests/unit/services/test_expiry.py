@@ -8,7 +8,7 @@ import pytest
 
 from app.payments import services
 from app.payments.model import EXPIRED, Caller, Kind, Mode, Status
-from app.payments.provider import Outcome, ProviderUnavailable
+from app.payments.provider import Outcome, ProviderDisconnected, ProviderUnavailable
 from app.payments.sandbox import FIXTURE_CREATED_BY
 
 from .fakes import NG_PAYOUT, NOW, transaction
@@ -70,3 +70,12 @@ def test_a_payment_whose_provider_cannot_be_asked_waits_for_the_worker(deps, sto
     assert (waiting.status, waiting.provider_message) == (Status.PENDING, "Stripe could not be reached")
     assert waiting.provider_check_at > clock()
     assert store.webhooks_of(stale) == []
+
+
+def test_a_payment_of_a_disconnected_account_expires_since_it_can_never_be_asked(deps, store, provider,
+                                                                                past_the_window):
+    stale = store.seed(transaction(status=Status.PENDING))
+    provider.will_answer("cancel", ProviderDisconnected("The provider account is disconnected"))
+    assert services.expire_pending(deps) == 1
+    assert (store.get(stale).status, store.get(stale).decline_reason) == (Status.DECLINED, EXPIRED)
+    assert store.webhooks_of(stale) == ["payment.declined"]

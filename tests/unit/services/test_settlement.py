@@ -8,7 +8,7 @@ import pytest
 
 from app.payments import services
 from app.payments.model import InvalidMove, Kind, Status
-from app.payments.provider import Outcome
+from app.payments.provider import Outcome, ProviderDisconnected
 from app.payments.requests import RefundRequest
 
 from .fakes import CALLER, NG_PAYOUT, NOW, transaction
@@ -111,3 +111,22 @@ def test_a_refund_that_never_reached_the_provider_is_sent_by_the_worker_after_th
     assert provider.asked() == [refund.tx_no, refund.tx_no]
     assert provider.asked("refund") == provider.asked()  # submitted, not asked about
     assert store.get(refund).status is Status.CAPTURED
+
+
+def test_a_payment_whose_account_was_disconnected_is_left_for_expiry_not_asked_again(deps, store, provider,
+                                                                                    clock):
+    payment = store.seed(transaction(status=Status.PENDING, provider_check_at=clock()))
+    provider.will_answer("status", ProviderDisconnected("The provider account is disconnected"))
+    services.run_due_provider_checks(deps)
+    left = store.get(payment)
+    assert (left.status, left.provider_check_at, left.provider_message) == (
+        Status.PENDING, None, "The provider account is disconnected")
+
+
+def test_a_refund_whose_account_was_disconnected_keeps_being_asked(deps, store, provider, clock):
+    original = store.seed(transaction(status=Status.CAPTURED))
+    refund = store.seed(transaction(kind=Kind.REFUND, status=Status.PENDING, original_id=original.id,
+                                    provider_transaction_id="re_1", provider_check_at=clock()))
+    provider.will_answer("status", ProviderDisconnected("The provider account is disconnected"))
+    services.run_due_provider_checks(deps)
+    assert store.get(refund).provider_check_at == clock() + services.CLAIM_FOR
