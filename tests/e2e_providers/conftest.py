@@ -199,10 +199,11 @@ def receiver():
 
 @pytest.fixture
 def deliver(deps):
-    """Deliver every due merchant webhook now (loopback receivers allowed); returns attempts made."""
+    """Deliver every due merchant webhook now, or at the clock of `at` (services from later());
+    loopback receivers allowed; returns attempts made."""
     settings = DeliverySettings(guard=AddressGuard(parse_networks("127.0.0.0/8,::1/128")),
                                 connect_timeout=1.0, timeout=5.0, concurrency=4, per_merchant=4)
-    return lambda: deliver_due(deps, settings)
+    return lambda at=None: deliver_due(at or deps, settings)
 
 
 def payment_request(method: str, currency: str, amount, callback_url: str, **fields) -> dict:
