@@ -330,6 +330,7 @@ def _transaction_paths(max_tx_no: int) -> dict:
                 "404": _shared("NotFound"),
             },
         }},
+        "/api/v1/transactions/{txNo}/cancel": _cancel_operation(max_tx_no, in_progress, key_errors),
         "/api/v1/transactions/refund": {"post": {
             "operationId": "refundTransaction",
             "summary": "Refund a Captured payment in full or in part.",
@@ -376,6 +377,51 @@ def _transaction_paths(max_tx_no: int) -> dict:
             },
         }},
     }
+
+
+def _cancel_operation(max_tx_no: int, in_progress: dict, key_errors: dict) -> dict:
+    """POST /transactions/{txNo}/cancel, with examples of its own answers (200, 400, 404, 502)."""
+    cancelled = {
+        "TransactionId": "PAY-9F2C41D07A3B5E68", "Status": "Declined", "Amount": 100.00, "Currency": "EUR",
+        "Reference": "order-1001", "DeclineReason": "Payment Cancelled By User",
+        "CreatedAt": "2026-01-15T09:30:00Z", "ProviderTransactionId": "sim_PAY-9F2C41D07A3B5E68",
+        "ProviderStatus": "CANCELLED", "ProviderMessage": "Payment cancelled",
+        "SuccessUrl": None, "PendingUrl": None, "FailureUrl": None,
+        "UserDefinedField1": None, "UserDefinedField2": None, "UserDefinedField3": None,
+    }
+    refusals = {
+        "notCancellable": {"summary": "Not Pending or Authorized", "value": {"error": (
+            "Only Pending or Authorized transactions can be cancelled. Current status: Captured")}},
+        "notAPayment": {"summary": "A payout or a refund", "value": {"error": (
+            "Only payments can be cancelled; transaction POU-0123456789ABCDEF is a payout")}},
+        "fields": {"summary": "A body with fields", "value": {"errors": {"amount": ["Unknown field"]}}},
+    }
+    unreachable = "The provider could not be reached; nothing was changed. Try again."
+    return {"post": {
+        "operationId": "cancelTransaction",
+        "summary": "Cancel a Pending or Authorized payment: it becomes Declined, Payment Cancelled By User.",
+        "description": ("The provider is asked to void the payment first. One it reports as paid meanwhile is "
+                        "recorded Captured and the cancel refused (400, Current status: Captured). On success "
+                        "the status change is in the history and a payment.declined webhook goes to the "
+                        "callbackUrl. Takes no fields: send no body or {}."),
+        "parameters": [_path_parameter("txNo", max_tx_no, "SBX-PENDING"), IDEMPOTENCY_KEY],
+        "requestBody": {"required": False, **_json(_object({}), example={})},
+        "responses": {
+            "200": {"description": "The payment after the cancel, as GET /transactions/{txNo}/status answers.",
+                    "headers": REPLAYED, **_json(_ref("TransactionStatus"), example=cancelled)},
+            "400": {"description": ("The cancel is refused ({error}): not a payment, or not Pending or "
+                                    "Authorized; or the body has fields ({errors})."),
+                    "headers": REPLAYED,
+                    **_json({"anyOf": [_ref("Error"), _ref("FieldErrors")]}, examples=refusals)},
+            "401": _shared("Unauthorized"),
+            "404": {"description": "No such transaction for this merchant and mode.", "headers": REPLAYED,
+                    **_json(_ref("Error"), example={"error": "Transaction with TxNo PAY-0000000000000000 not found"})},
+            "409": _response("A request with this Idempotency-Key is still being processed.", in_progress),
+            **key_errors,
+            "502": {"description": unreachable + " Not kept with the Idempotency-Key: a retry asks again.",
+                    **_json(_error(unreachable), example={"error": unreachable})},
+        },
+    }}
 
 
 def _sandbox_paths(max_tx_no: int) -> dict:

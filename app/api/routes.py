@@ -13,6 +13,7 @@ from app.payments import services
 from app.payments.model import (
     MAX_TX_NO_LENGTH,
     BankListRefused,
+    CancelRejected,
     DuplicateReference,
     FieldErrors,
     InvalidMove,
@@ -34,6 +35,7 @@ from .limits import SANDBOX_OUTCOMES
 from .openapi import openapi_document
 
 AUTH_ERROR = {"error": "Authentication Error", "message": "Invalid client credentials"}
+PROVIDER_UNREACHABLE = {"error": "The provider could not be reached; nothing was changed. Try again."}
 BANKS_FAILURE = {
     "error": "Internal Server Error",
     "message": "An error occurred while fetching the bank list. Please contact support.",
@@ -109,6 +111,11 @@ def field_errors(error: FieldErrors):
 
 @api.errorhandler(RefundRejected)
 def refund_rejected(error: RefundRejected):
+    return json_response({"error": str(error)}, 400)
+
+
+@api.errorhandler(CancelRejected)
+def cancel_rejected(error: CancelRejected):
     return json_response({"error": str(error)}, 400)
 
 
@@ -204,6 +211,39 @@ def transaction_status(tx_no: str):
 def refund_transaction():
     """Refund a Captured payment in full or in part; 200 with the refund response."""
     return create_once(parse_refund, services.refund, refund_body, (FieldErrors, RefundRejected))
+
+
+@api.post("/transactions/<path:tx_no>/cancel")
+def cancel_transaction(tx_no: str):
+    """Cancel a Pending or Authorized payment; 200 with its status body, now Declined."""
+    _no_fields(read_json() if request.get_data(cache=True) else {})
+    if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
+        raise TransactionNotFound(tx_no[:MAX_TX_NO_LENGTH])
+
+    def attempt(_on_created):
+        # A cancel creates no transaction for the key to be linked to: a key whose first run
+        # died is run again, and a cancel that went through then answers 400 naming Declined.
+        return services.cancel_transaction(deps(), g.caller, tx_no)
+
+    def answer(tx):
+        return json_response(status_body(tx))
+
+    key = idempotency_key()
+    try:
+        if key is None:
+            return answer(attempt(None))  # a refusal goes to the blueprint's handler
+        return answer_once(key, None, attempt, answer, (CancelRejected, TransactionNotFound))
+    except ProviderUnavailable as error:  # not kept with the key: a retry asks the provider again
+        current_app.logger.warning("cancel of %s: provider unreachable: %s", tx_no, error)
+        return json_response(PROVIDER_UNREACHABLE, 502)
+
+
+def _no_fields(body) -> None:
+    """A cancel takes no fields: no body, or an empty JSON object."""
+    if not isinstance(body, dict):
+        raise FieldErrors.one("Body", "Request body must be a JSON object")
+    if body:
+        raise FieldErrors({shown_field_name(k): ["Unknown field"] for k in sorted(body)})
 
 
 @api.post("/transactions/banks")

@@ -15,11 +15,11 @@ from flask import (
     stream_with_context,
     url_for,
 )
-from flask_login import login_required
+from flask_login import current_user, login_required
 
 from app.payments.bodies import status_body
 from app.auth.users import current_caller
-from app.payments.model import MAX_TX_NO_LENGTH, Kind, Mode, Status
+from app.payments.model import CANCELLABLE_STATUSES, MAX_TX_NO_LENGTH, Kind, Mode, Status, Transaction
 from app.payments.money import format_amount
 from app.store import listing
 from app.store.history import status_changes
@@ -39,6 +39,8 @@ MAX_SEARCH_LENGTH = 100
 FILTER_ARGS = ("q", "status", "kind", "from", "to")
 CSV_COLUMNS = ("Created (UTC)", "TxNo", "Kind", "Status", "Amount", "Currency", "Reference",
                "Decline reason", "Payment method")
+# The roles that may refund may cancel (finance and admin); PERMISSIONS has no "cancel" of its own.
+CANCEL_PERMISSION = "refund"
 # A spreadsheet runs a cell starting with one of these as a formula: references come from
 # customers' orders, so they are written as text.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -160,13 +162,14 @@ def detail_context(tx_no: str) -> dict:
         "tx": tx, "fields": status_body(tx), "refunds": refunds, "arithmetic": arithmetic,
         "history": history, "deliveries": deliveries, "method": method,
         "bank_name": bank_name(tx) if tx.payment_details else None,
+        "cancel_panel": cancel_panel_state(tx),
     }
 
 
 @dashboard.get("/transactions/<tx_no>")
 @login_required
 def transaction(tx_no: str):
-    """One transaction: its status fields, history, refunds, webhooks and the refund panel."""
+    """One transaction: its status fields, history, refunds, webhooks, the refund and cancel panels."""
     context = detail_context(tx_no)
     return render_template("dashboard/transaction.html", panel=refund_panel_state(context),
                            **context)
@@ -181,6 +184,14 @@ def refund_panel_state(context: dict, **extra) -> dict:
                            if arithmetic.remaining > 0 else ""}
     state.update(extra)
     return state
+
+
+def cancel_panel_state(tx: Transaction, **extra) -> dict:
+    """What the cancel panel shows: whether it offers the cancel (a Pending or Authorized payment,
+    to a role that may cancel), its step, and why a cancel was refused."""
+    offered = (tx.kind is Kind.PAYMENT and tx.status in CANCELLABLE_STATUSES
+               and current_user.can(CANCEL_PERMISSION))
+    return {"offered": offered, "step": "offer", "error": None, **extra}
 
 
 @dashboard.post("/mode")

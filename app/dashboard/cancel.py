@@ -1,0 +1,72 @@
+"""Cancelling a Pending or Authorized payment from its page: a confirm step, then the API's own service."""
+from __future__ import annotations
+
+from flask import current_app, flash, make_response, redirect, request, url_for
+
+from app.auth.users import current_caller, requires
+from app.payments import services
+from app.payments.model import CancelRejected, check_cancel
+from app.payments.provider import ProviderUnavailable
+from app.web import deps
+
+from . import dashboard
+from .htmx import page_or_fragment, wants_fragment
+from .transactions import (
+    CANCEL_PERMISSION,
+    cancel_panel_state,
+    detail_context,
+    refund_panel_state,
+)
+
+# The API's 502 answer says the same.
+PROVIDER_UNREACHABLE = "The provider could not be reached; nothing was changed. Try again."
+
+
+@dashboard.post("/transactions/<tx_no>/cancel")
+@requires(CANCEL_PERMISSION)
+def cancel_payment(tx_no: str):
+    """Without step=confirm: ask for confirmation. With it: cancel, and show the page again with the outcome."""
+    context = detail_context(tx_no)
+    if request.form.get("step") != "confirm":
+        return _review(context)
+    try:
+        cancelled = services.cancel_transaction(deps(), current_caller(), tx_no)
+    except CancelRejected as error:
+        flash(str(error), "error")
+    except ProviderUnavailable as error:
+        current_app.logger.warning("cancel of %s: provider unreachable: %s", tx_no, error)
+        flash(PROVIDER_UNREACHABLE, "error")
+    else:
+        flash(f"Payment {cancelled.tx_no} is cancelled: {cancelled.status.value}, "
+              f"{cancelled.decline_reason}.", "success")
+    return _show_page_again(tx_no)
+
+
+def _review(context: dict):
+    """The confirm step, or the reason the payment cannot be cancelled; nothing is changed."""
+    try:
+        check_cancel(context["tx"])
+    except CancelRejected as error:
+        return _panel(context, 422, error=str(error))
+    return _panel(context, step="confirm")
+
+
+def _panel(context: dict, status: int = 200, **state):
+    """The cancel panel alone for htmx; the whole transaction page otherwise."""
+    context = {**context, "cancel_panel": cancel_panel_state(context["tx"], **state)}
+    return page_or_fragment("dashboard/transaction.html", "dashboard/_cancel_panel.html", status,
+                            panel=refund_panel_state(context), **context)
+
+
+def _show_page_again(tx_no: str):
+    """The transaction page, read afresh with the flash message on it.
+
+    A cancel, or a refusal after the provider was asked, can change the status, the decline
+    reason, the history, the webhooks and the refund panel at once: htmx loads the whole page.
+    """
+    page = url_for("dashboard.transaction", tx_no=tx_no)
+    if wants_fragment():
+        response = make_response("", 204)
+        response.headers["HX-Redirect"] = page
+        return response
+    return redirect(page, 303)

@@ -1,0 +1,34 @@
+"""Finance staff cancel a Pending payment from its page, after a confirm step."""
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from tests.conftest import payment_body
+from tests.dashboard.conftest import add_user
+
+from .conftest import sign_in, to_sandbox
+
+
+def test_finance_cancels_a_pending_payment_after_confirming(page: Page, server, merchant, sandbox):
+    tx_no = sandbox.post("/transactions", payment_body(amount=100)).json()["transactionId"]
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
+    to_sandbox(page)
+    page.goto(f"{server.url}/transactions/{tx_no}")
+    expect(page.locator("#tx-status")).to_contain_text("Pending")
+
+    panel = page.locator("#cancel-panel")
+    panel.get_by_role("button", name="Cancel payment").click()
+    expect(panel).to_contain_text("Cancel payment order-")
+    assert sandbox.status(tx_no)["Status"] == "Pending"  # asking is not doing
+    page.evaluate("window.beforeTheCancel = true")
+    panel.get_by_role("button", name="Confirm cancel").click()
+
+    expect(page.get_by_role("status").filter(has_text="is cancelled")).to_have_text(
+        f"Payment {tx_no} is cancelled: Declined, Payment Cancelled By User.")
+    expect(page.locator("#tx-status")).to_contain_text("Declined")
+    expect(page.locator(".decline-banner")).to_have_text("Decline reason: Payment Cancelled By User")
+    expect(page.locator("#cancel-panel")).to_have_count(0)
+    assert page.evaluate("window.beforeTheCancel") is None  # the page was loaded afresh
+    assert page.url == f"{server.url}/transactions/{tx_no}"
+    status = sandbox.status(tx_no)
+    assert (status["Status"], status["DeclineReason"]) == ("Declined", "Payment Cancelled By User")
