@@ -1,4 +1,5 @@
-"""Flask commands: db upgrade, merchant create, user create, demo, worker."""
+"""Flask commands: db upgrade, merchant create, user create, provider connect/disconnect/reencrypt,
+demo, worker."""
 from __future__ import annotations
 
 import json
@@ -10,8 +11,14 @@ import click
 from flask import Flask, current_app
 from flask.cli import AppGroup, with_appcontext
 
+from app.payments.model import Caller, FieldErrors, Mode
+from app.providers import accounts
+from app.store.encryption import SecretBoxError
 from app.store.merchants import ROLES, create_merchant, create_user, merchant_by_name
+from app.store.provider_accounts import account_by_id
 from app.web import deps as app_deps
+
+CLI_ACTOR = "cli"  # who the audit log names for changes made here
 
 
 def register_cli(app: Flask) -> None:
@@ -19,6 +26,7 @@ def register_cli(app: Flask) -> None:
     app.cli.add_command(db)
     app.cli.add_command(merchant)
     app.cli.add_command(user)
+    app.cli.add_command(provider)
     app.cli.add_command(demo)
     app.cli.add_command(worker)
 
@@ -97,6 +105,96 @@ def user_create(email: str, merchant_name: str, role: str, password: str | None)
     click.echo(f"user {email.lower()} ({role}) created for {merchant_name}")
     if shown:
         click.echo(f"password: {password}")
+
+
+provider = AppGroup("provider", help="Merchants' provider accounts (Paystack, Stripe).")
+
+
+def _merchant_named(conn, name: str):
+    """The merchant row with this name; a usage error when there is none."""
+    found = merchant_by_name(conn, name)
+    if found is None:
+        raise click.ClickException(f"no merchant named {name}")
+    return found
+
+
+@provider.command("connect")
+@click.argument("merchant_name")
+@click.argument("provider_name", metavar="PROVIDER", type=click.Choice(accounts.PROVIDERS))
+@click.option("--mode", required=True, type=click.Choice([m.value for m in Mode]),
+              help="The mode whose methods the account serves.")
+@click.option("--secret-key", help="The provider's secret key; asked for (without echo) when omitted.")
+@click.option("--webhook-secret", help="Stripe's webhook signing secret (whsec_...); not for Paystack.")
+@click.option("--base-url", help="The provider's API address, for tests and regional hosts.")
+@click.option("--json", "as_json", is_flag=True, help="Print the account as JSON.")
+def provider_connect(merchant_name: str, provider_name: str, mode: str, secret_key: str | None,
+                     webhook_secret: str | None, base_url: str | None, as_json: bool):
+    """Connect a merchant's provider account (or replace its keys) and offer its methods in MODE."""
+    if secret_key is None:  # asked on stderr, so --json output stays parseable
+        secret_key = click.prompt("Secret key", hide_input=True, err=True)
+    deps = app_deps()
+    with deps.uow(write=False) as uow:
+        merchant_id = _merchant_named(uow.conn, merchant_name).id
+    try:
+        connected = accounts.connect(
+            deps.uow, deps.providers.box, Caller(merchant_id, Mode(mode), CLI_ACTOR), provider_name,
+            secret_key=secret_key, webhook_secret=webhook_secret, base_url=base_url,
+            paydesk_url=current_app.config["BASE_URL"], now=deps.clock())
+    except FieldErrors as refused:
+        messages = [message for field_messages in refused.errors.values() for message in field_messages]
+        raise click.ClickException("not connected:\n" + "\n".join(f"  {m}" for m in messages)) from None
+    if as_json:
+        click.echo(json.dumps(connected.as_json(), indent=2))
+        return
+    click.echo(_connected_text(merchant_name, connected))
+
+
+def _connected_text(merchant_name: str, connected: accounts.Connected) -> str:
+    """What connecting did, the webhook URL, and where to set it at the provider."""
+    from app.dashboard.providers import setup_steps
+
+    name = accounts.PROVIDER_NAMES[connected.provider]
+    account = f"provider account {connected.provider_account_id}"
+    if connected.replaced:
+        done = (f"Replaced the secrets of {merchant_name}'s {name} account in {connected.mode} "
+                f"({account}); its webhook URL is unchanged.")
+    else:
+        done = f"Connected {name} for {merchant_name} in {connected.mode} ({account})."
+    steps = setup_steps(connected.provider, Mode(connected.mode))
+    return "\n".join([done, f"Methods: {', '.join(connected.methods)}",
+                      f"Webhook URL: {connected.webhook_url}", f"Set this webhook URL at {name}:",
+                      *(f"  {number}. {step}" for number, step in enumerate(steps, 1))])
+
+
+@provider.command("disconnect")
+@click.argument("merchant_name")
+@click.argument("account_id", metavar="PROVIDER_ACCOUNT_ID", type=click.IntRange(1, 2**63 - 1))
+def provider_disconnect(merchant_name: str, account_id: int):
+    """Forget a provider account's secrets and stop its methods (its history stays)."""
+    deps = app_deps()
+    with deps.uow(write=False) as uow:
+        merchant_id = _merchant_named(uow.conn, merchant_name).id
+        account = account_by_id(uow.conn, account_id)
+    if account is None or account.merchant_id != merchant_id:
+        raise click.ClickException(f"{merchant_name} has no provider account {account_id}")
+    caller = Caller(merchant_id, account.mode, CLI_ACTOR)
+    if not accounts.disconnect(deps.uow, caller, account_id, deps.clock()):
+        raise click.ClickException(f"provider account {account_id} is disconnected already")
+    click.echo(f"Disconnected {merchant_name}'s {accounts.PROVIDER_NAMES[account.provider]} account in "
+               f"{account.mode.value} (provider account {account_id}): its secrets are forgotten and "
+               "its methods take no new transactions.")
+
+
+@provider.command("reencrypt")
+def provider_reencrypt():
+    """After putting a new key first in PAYDESK_ENCRYPTION_KEY: seal every stored secret with it."""
+    deps = app_deps()
+    try:
+        count = accounts.reencrypt_all(deps.uow, deps.providers.box)
+    except SecretBoxError as error:
+        raise click.ClickException(f"nothing re-encrypted: {error}") from None
+    click.echo(f"Re-encrypted the secrets of {count} provider account{'' if count == 1 else 's'} "
+               "under the first key of PAYDESK_ENCRYPTION_KEY; the other keys can now be removed.")
 
 
 @click.command()

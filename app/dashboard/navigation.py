@@ -29,18 +29,27 @@ class NavItem:
     current: bool
 
 
+PROVIDER_PAGES = ("dashboard.providers", "dashboard.connect_provider",
+                  "dashboard.test_provider_connection", "dashboard.confirm_disconnect_provider",
+                  "dashboard.disconnect_provider")
 MAIN_NAV = (
     Section("Transactions", "dashboard.transactions",
-            ("dashboard.transaction", "dashboard.refund", "dashboard.review")),
+            ("dashboard.transaction", "dashboard.refund", "dashboard.review", "dashboard.cancel_payment")),
     Section("New payout", "dashboard.new_payout",
             ("dashboard.new_payout", "dashboard.payout", "dashboard.create_payout"), "create_payout"),
-    Section("Webhooks", "dashboard.webhooks", ("dashboard.webhooks", "dashboard.inbox")),
+    Section("Webhooks", "dashboard.webhooks",
+            ("dashboard.webhooks", "dashboard.inbox", "dashboard.provider_events")),
     Section("Audit log", "dashboard.audit", ("dashboard.audit",)),
-    Section("Settings", "dashboard.settings", ("dashboard.settings",), "manage_settings"),
+    Section("Settings", "dashboard.settings", ("dashboard.settings", *PROVIDER_PAGES), "manage_settings"),
 )
 WEBHOOK_TABS = (
     Section("Sent deliveries", "dashboard.webhooks", ("dashboard.webhooks",)),
     Section("Received (inbox)", "dashboard.inbox", ("dashboard.inbox",)),
+    Section("Provider events", "dashboard.provider_events", ("dashboard.provider_events",)),
+)
+SETTINGS_TABS = (
+    Section("General", "dashboard.settings", ("dashboard.settings",), "manage_settings"),
+    Section("Providers", "dashboard.providers", PROVIDER_PAGES, "manage_settings"),
 )
 
 

@@ -1,4 +1,5 @@
-"""Settings (admin): API tokens, webhook secrets, the inbox URL, users and roles, sandbox reset.
+"""Settings (admin): API tokens, webhook secrets, the inbox URL, users and roles, sandbox reset
+(provider accounts: providers.py).
 
 Every credential or user change writes an audit entry in the same transaction.
 """
@@ -14,6 +15,8 @@ from flask import (
     request,
     url_for,
 )
+from flask_login import current_user
+
 from app.auth.api_tokens import forget_checked_tokens
 from app.auth.users import ROLE_DESCRIPTIONS, current_caller, requires
 from app.payments import services
@@ -32,11 +35,20 @@ from app.web import deps
 
 from . import dashboard
 from .forms import NewUserForm, TokenForm
+from .navigation import SETTINGS_TABS, nav_items
 
 # Row ids are 64-bit integers: a larger number in a URL names no row (and neither database
 # would take it as a parameter), so the route does not match it.
 ROW_ID = f"int(max={2**63 - 1})"
 LAST_ADMIN = "A merchant needs at least one active admin: make someone else admin first."
+
+
+@dashboard.app_context_processor
+def settings_navigation() -> dict:
+    """The tabs of the settings pages (general, providers), the current one marked."""
+    if request.blueprint != "dashboard" or not current_user.is_authenticated:
+        return {"settings_tabs": []}
+    return {"settings_tabs": nav_items(SETTINGS_TABS, request.endpoint)}
 
 
 def _settings_page(status: int = 200, token_form=None, user_form=None):

@@ -1,4 +1,5 @@
-"""Webhook logs: what Paydesk sent (with every attempt, and Resend) and what the merchant's inbox received."""
+"""Webhook logs: what Paydesk sent (with every attempt, and Resend), what the merchant's inbox received,
+and what the providers sent to the merchant's provider accounts."""
 from __future__ import annotations
 
 from flask import abort, current_app, flash, redirect, render_template, request, url_for
@@ -6,6 +7,8 @@ from flask_login import login_required
 
 from app.payments.events import MAX_WEBHOOK_ID_LENGTH
 from app.auth.users import current_caller, local_path, requires
+from app.providers.accounts import PROVIDER_NAMES
+from app.store import provider_accounts
 from app.store.merchants import inbox_url, merchant_by_id
 from app.util import could_be_key, whole_number
 from app.web import deps
@@ -20,6 +23,11 @@ from .htmx import page_or_fragment, wants_fragment
 PAGE_SIZE = 50
 MAX_PAGES = 200  # the log pages by offset; deeper than this, use the transaction's own page
 RETRY_SCHEDULE = in_words([duration(delay) for delay in RETRY_DELAYS])
+PROVIDER_EVENTS_SHOWN = 100
+# How a provider event's result is marked: acted on, refused; anything else (no change,
+# ignored, duplicate, retry later) is neither.
+RESULT_STATES = {"applied": "delivered", "bad signature": "failed", "bad payload": "failed",
+                 "disconnected": "failed", "unknown transaction": "failed", "amount mismatch": "failed"}
 
 
 def _page_number() -> int:
@@ -78,3 +86,13 @@ def inbox():
     return render_template("dashboard/inbox.html", messages=found[:PAGE_SIZE], page=page,
                            inbox_url=inbox_url(current_app.config["BASE_URL"], merchant.inbox_key),
                            has_more=len(found) > PAGE_SIZE and page < MAX_PAGES)
+
+
+@dashboard.get("/webhooks/providers")
+@login_required
+def provider_events():
+    """Webhooks the providers sent to the merchant's accounts of this mode, newest first, with what came of them."""
+    with deps().uow(write=False) as uow:
+        events = provider_accounts.events_of(uow.conn, current_caller(), limit=PROVIDER_EVENTS_SHOWN)
+    return render_template("dashboard/provider_events.html", events=events, names=PROVIDER_NAMES,
+                           result_states=RESULT_STATES, shown=PROVIDER_EVENTS_SHOWN)

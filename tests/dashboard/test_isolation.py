@@ -1,6 +1,7 @@
 """Users of merchant A never see or touch merchant B's data, over every dashboard URL."""
 from __future__ import annotations
 
+import hashlib
 import uuid
 from dataclasses import dataclass
 
@@ -8,8 +9,12 @@ import pytest
 import requests
 from sqlalchemy import select
 
+from app.payments.model import Caller, Mode
+from app.providers.accounts import connect
+from app.store import provider_accounts as provider_store
 from app.store.merchants import create_merchant
 from app.store.tables import api_tokens, users, webhook_events
+from app.util import utcnow
 from tests.conftest import Api, payment_body
 
 from .conftest import add_user
@@ -18,7 +23,7 @@ from .conftest import add_user
 @dataclass
 class OtherMerchant:
     """Merchant B with something of every kind: payments, a refund, a payout, webhooks, an inbox
-    message, a token, a user, audit entries, a sandbox payment."""
+    message, a token, a user, audit entries, a sandbox payment, a provider account and its event."""
 
     api: Api
     sandbox: Api
@@ -33,6 +38,32 @@ class OtherMerchant:
     token_prefix: str
     user_id: int
     user_email: str
+    provider_account_id: int
+    provider_webhook_key: str
+    provider_event_marker: str
+
+
+def _provider_account(app, merchant_id: int) -> tuple[int, str, str]:
+    """A connected Paystack account of the merchant (live) with one received event: its id,
+    webhook key and a marker in the event."""
+    deps = app.extensions["paydesk"]
+    caller = Caller(merchant_id, Mode.LIVE, "test")
+    connected = connect(deps.uow, deps.providers.box, caller, "paystack",
+                        secret_key=f"sk_live_{uuid.uuid4().hex}", webhook_secret=None,
+                        base_url="http://127.0.0.1:9", paydesk_url=app.config["BASE_URL"], now=utcnow())
+    marker = f"provider-marker-{uuid.uuid4().hex}"
+    with deps.uow() as uow:
+        account = provider_store.caller_account(uow.conn, caller, connected.provider_account_id)
+        provider_store.record_event(uow.conn, account, received_at=utcnow(), body=marker,
+                                    body_sha256=hashlib.sha256(marker.encode()).hexdigest(),
+                                    signature_valid=True, result="ignored", event_type=marker)
+        uow.commit()
+    return account.id, account.webhook_key, marker
+
+
+def _provider_connected(other: "OtherMerchant") -> bool:
+    """B's Paystack account still serves B's live methods."""
+    return "paystack-card" in {m["id"] for m in other.api.get("/payment-methods").json()}
 
 
 def _captured(api: Api, reference: str) -> str:
@@ -78,14 +109,16 @@ def other(server) -> OtherMerchant:
         user_id = uow.conn.execute(select(users.c.id).where(users.c.email == email)).scalar_one()
     return OtherMerchant(live, sandbox, payment, reference, refund.json()["refundTxNo"],
                          payout.json()["transactionId"], sandbox_payment, webhook_id, marker,
-                         token_id, prefix, user_id, email)
+                         token_id, prefix, user_id, email,
+                         *_provider_account(app, created.merchant_id))
 
 
 def _never_shows(response, other: OtherMerchant, typed: str = "") -> None:
     """Nothing of B in the answer (except what A typed, which the page repeats)."""
     assert response.status_code == 200, response.text
     for secret in (other.payment, other.reference, other.refund, other.payout, other.webhook_id,
-                   other.inbox_marker, other.token_prefix, other.user_email, other.sandbox_payment):
+                   other.inbox_marker, other.token_prefix, other.user_email, other.sandbox_payment,
+                   other.provider_webhook_key, other.provider_event_marker):
         if secret != typed:
             assert secret not in response.text
 
@@ -139,6 +172,12 @@ def check_switch_mode(a, other):
     _not_found(a.get(f"/transactions/{other.sandbox_payment}"))
     _never_shows(a.get("/transactions"), other)
     assert a.post("/mode", {"mode": "live"}).status_code == 303
+
+
+def check_cancel_payment(a, other):
+    for tx_no in (other.payment, other.payout, other.sandbox_payment):
+        _not_found(a.post(f"/transactions/{tx_no}/cancel", {"step": "confirm"}))
+    _payment_untouched(other)
 
 
 def check_new_payout(a, other):
@@ -222,6 +261,37 @@ def check_reset_sandbox(a, other):
     assert other.sandbox.status("SBX-CAPTURED")["Status"] == "Refunded"
 
 
+def check_providers(a, other):
+    _never_shows(a.get("/settings/providers"), other)
+
+
+def check_connect_provider(a, other):
+    # An account is always connected for the signed-in user's merchant: B's stays as it was.
+    response = a.post("/settings/providers", {"provider": "paystack", "secret_key": "sk_live_a0123456789",
+                                              "webhook_secret": "", "base_url": ""})
+    _never_shows(response, other)
+    assert _provider_connected(other)
+
+
+def check_test_provider_connection(a, other):
+    path = f"/settings/providers/{other.provider_account_id}/test"
+    _not_found(a.post(path))
+    _not_found(a.post(path, headers={"HX-Request": "true"}))
+
+
+def check_confirm_disconnect_provider(a, other):
+    _not_found(a.get(f"/settings/providers/{other.provider_account_id}/disconnect"))
+
+
+def check_disconnect_provider(a, other):
+    _not_found(a.post(f"/settings/providers/{other.provider_account_id}/disconnect"))
+    assert _provider_connected(other)
+
+
+def check_provider_events(a, other):
+    _never_shows(a.get("/webhooks/providers"), other)
+
+
 def check_login(a, other):
     assert a.get("/login").status_code == 302  # signed in already: off to the list
 
@@ -238,6 +308,7 @@ CHECKS = {
     "dashboard.transaction": check_transaction,
     "dashboard.review_refund": check_review_refund,
     "dashboard.refund": check_refund,
+    "dashboard.cancel_payment": check_cancel_payment,
     "dashboard.switch_mode": check_switch_mode,
     "dashboard.new_payout": check_new_payout,
     "dashboard.payout_destination": check_payout_destination,
@@ -255,6 +326,12 @@ CHECKS = {
     "dashboard.change_role": check_change_role,
     "dashboard.set_active": check_set_active,
     "dashboard.reset_sandbox": check_reset_sandbox,
+    "dashboard.providers": check_providers,
+    "dashboard.connect_provider": check_connect_provider,
+    "dashboard.test_provider_connection": check_test_provider_connection,
+    "dashboard.confirm_disconnect_provider": check_confirm_disconnect_provider,
+    "dashboard.disconnect_provider": check_disconnect_provider,
+    "dashboard.provider_events": check_provider_events,
     "auth.login": check_login,
     "auth.logout": check_logout,
 }

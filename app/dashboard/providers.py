@@ -1,0 +1,166 @@
+"""Settings -> Providers (admin): the merchant's Paystack and Stripe accounts in the current mode.
+
+Connecting, testing and disconnecting go through app.providers.accounts, the same functions
+`flask provider` uses; it seals the keys and writes the audit entries.
+"""
+from __future__ import annotations
+
+from flask import abort, current_app, flash, make_response, redirect, render_template, url_for
+from flask_wtf import FlaskForm
+from wtforms import PasswordField, SelectChoice, SelectField, StringField
+from wtforms.validators import Length
+
+from app.auth.users import current_caller, requires
+from app.payments.model import FieldErrors, Mode
+from app.providers import accounts
+from app.providers.methods import PROVIDER_METHODS
+from app.providers.stripe import _EVENTS as STRIPE_EVENTS
+from app.store import provider_accounts as store
+from app.web import deps
+
+from . import dashboard
+from .forms import storable
+from .htmx import wants_fragment
+from .settings import ROW_ID
+
+MAX_BASE_URL_LENGTH = 2048  # the column's size: PostgreSQL refuses longer text
+
+
+class ProviderForm(FlaskForm):
+    """A provider account for the current mode. The service checks the values (one set of
+    messages for the dashboard and the CLI); the form only keeps out what no database stores."""
+
+    class Meta:
+        csrf = False  # CSRFProtect checks every POST already (form field or X-CSRFToken header)
+
+    provider = SelectField("Provider", validate_choice=False, choices=[
+        SelectChoice(p, accounts.PROVIDER_NAMES[p]) for p in accounts.PROVIDERS])
+    secret_key = PasswordField(
+        "Secret key", description="From the provider's dashboard: sk_test_… for sandbox, sk_live_… for live",
+        render_kw={"autocomplete": "off", "spellcheck": "false"})
+    webhook_secret = PasswordField(
+        "Webhook secret", description="Required for Stripe: the signing secret (whsec_…) of the "
+                                      "webhook endpoint. Not used by Paystack.",
+        render_kw={"autocomplete": "off", "spellcheck": "false"})
+    base_url = StringField(
+        "Base URL", validators=[Length(max=MAX_BASE_URL_LENGTH,
+                                       message=f"Base URL must be at most {MAX_BASE_URL_LENGTH} characters"),
+                                storable],
+        description="Optional, for tests and regional hosts; leave empty for the provider's public API",
+        render_kw={"autocomplete": "off", "spellcheck": "false", "inputmode": "url"})
+
+    # The service's field names -> this form's fields.
+    FIELDS = {"provider": "provider", "secretKey": "secret_key", "webhookSecret": "webhook_secret",
+              "baseUrl": "base_url"}
+
+    def show(self, errors: dict[str, list[str]]) -> None:
+        """Put the service's field errors beside the fields they are about."""
+        for name, messages in errors.items():
+            field = getattr(self, self.FIELDS.get(name, "provider"))
+            field.errors = [*field.errors, *messages]
+
+
+def setup_steps(provider: str, mode: Mode) -> list[str]:
+    """What to do at the provider with an account's webhook URL, step by step."""
+    test = mode is Mode.SANDBOX
+    if provider == "paystack":
+        return ["In Paystack's dashboard, open Settings → API Keys & Webhooks.",
+                f"Paste it as the {'Test' if test else 'Live'} Webhook URL and save.",
+                "Nothing else to copy: Paystack signs its webhooks with the secret key you entered."]
+    return [f"In Stripe's dashboard{' (test mode)' if test else ''}, open Developers → Webhooks and "
+            "add an endpoint with this URL, or change the URL of the endpoint whose signing secret "
+            "you entered.",
+            f"Choose the events Paydesk reads: {', '.join(STRIPE_EVENTS)}.",
+            "Its signing secret (whsec_…) must be the webhook secret you entered. If Stripe shows "
+            "another, connect Stripe again with it: the webhook URL stays the same."]
+
+
+def _providers_page(status: int = 200, form: ProviderForm | None = None):
+    caller = current_caller()
+    with deps().uow(write=False) as uow:
+        found = store.accounts_of(uow.conn, caller)
+    base_url = current_app.config["BASE_URL"]
+    return render_template(
+        "dashboard/providers.html", accounts=found, names=accounts.PROVIDER_NAMES,
+        webhook_urls={a.id: accounts.webhook_url(base_url, a.webhook_key) for a in found},
+        form=form or ProviderForm(formdata=None),
+    ), status
+
+
+def _account_or_404(account_id: int) -> store.ProviderAccount:
+    """The caller's connected account in its mode; 404 for another merchant's, mode's or a
+    disconnected one (there is nothing left to test or disconnect)."""
+    with deps().uow(write=False) as uow:
+        account = store.caller_account(uow.conn, current_caller(), account_id)
+    if account is None or not account.connected:
+        abort(404)
+    return account
+
+
+@dashboard.get("/settings/providers")
+@requires("manage_settings")
+def providers():
+    """The mode's provider accounts, and the form to connect one."""
+    return _providers_page()
+
+
+@dashboard.post("/settings/providers")
+@requires("manage_settings")
+def connect_provider():
+    """Connect an account (or replace the keys of the connected one) and say what to set at the provider."""
+    form = ProviderForm()
+    if not form.validate():
+        return _providers_page(422, form)
+    caller, app_deps = current_caller(), deps()
+    try:
+        connected = accounts.connect(
+            app_deps.uow, app_deps.providers.box, caller, form.provider.data or "",
+            secret_key=form.secret_key.data or "", webhook_secret=form.webhook_secret.data,
+            base_url=form.base_url.data, paydesk_url=current_app.config["BASE_URL"],
+            now=app_deps.clock())
+    except FieldErrors as refused:
+        form.show(refused.errors)
+        return _providers_page(422, form)
+    return render_template("dashboard/provider_connected.html", connected=connected,
+                           name=accounts.PROVIDER_NAMES[connected.provider],
+                           methods=PROVIDER_METHODS[connected.provider],
+                           steps=setup_steps(connected.provider, caller.mode))
+
+
+@dashboard.post(f"/settings/providers/<{ROW_ID}:account_id>/test")
+@requires("manage_settings")
+def test_provider_connection(account_id: int):
+    """Ask the provider something harmless with the account's key; show its answer in place."""
+    account = _account_or_404(account_id)
+    worked, message = accounts.test_connection(deps().uow, deps().providers, current_caller(), account_id)
+    if worked:
+        message = f"{accounts.PROVIDER_NAMES[account.provider]} answered: {message}"
+    if not wants_fragment():
+        flash(message, "success" if worked else "error")
+        return redirect(url_for("dashboard.providers", _anchor=f"account-{account_id}"), 303)
+    response = make_response(render_template("dashboard/_provider_test.html", worked=worked,
+                                             message=message))
+    response.vary.add("HX-Request")
+    return response
+
+
+@dashboard.get(f"/settings/providers/<{ROW_ID}:account_id>/disconnect")
+@requires("manage_settings")
+def confirm_disconnect_provider(account_id: int):
+    """Say what disconnecting does before doing it."""
+    account = _account_or_404(account_id)
+    return render_template("dashboard/provider_disconnect.html", account=account,
+                           name=accounts.PROVIDER_NAMES[account.provider],
+                           methods=PROVIDER_METHODS[account.provider])
+
+
+@dashboard.post(f"/settings/providers/<{ROW_ID}:account_id>/disconnect")
+@requires("manage_settings")
+def disconnect_provider(account_id: int):
+    """Forget the account's keys and stop its methods (audited)."""
+    account = _account_or_404(account_id)
+    if not accounts.disconnect(deps().uow, current_caller(), account_id, deps().clock()):
+        abort(404)  # disconnected meanwhile
+    flash(f"{accounts.PROVIDER_NAMES[account.provider]} is disconnected: its methods take no new "
+          "transactions.", "success")
+    return redirect(url_for("dashboard.providers"), 303)
