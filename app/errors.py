@@ -21,7 +21,7 @@ from flask import Flask, Response, current_app, request
 from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from app.payments.provider import ProviderUnavailable
+from app.payments.provider import UNREACHABLE, ProviderUnavailable
 from app.store.db import commit_sent, database_unreachable, forget_commits
 from app.web import is_api_path, json_response
 
@@ -29,7 +29,7 @@ REQUEST_ID_HEADER = "X-Request-Id"
 _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 HEALTH_CHECK_PATH = "/healthz"
 UNAVAILABLE = {"error": "Service temporarily unavailable"}
-PROVIDER_UNAVAILABLE = {"error": "The provider could not be reached; nothing was changed. Try again."}
+PROVIDER_UNAVAILABLE = {"error": UNREACHABLE}
 RETRY_AFTER_SECONDS = 1
 
 

@@ -35,7 +35,6 @@ from .limits import SANDBOX_OUTCOMES
 from .openapi import openapi_document
 
 AUTH_ERROR = {"error": "Authentication Error", "message": "Invalid client credentials"}
-PROVIDER_UNREACHABLE = {"error": "The provider could not be reached; nothing was changed. Try again."}
 BANKS_FAILURE = {
     "error": "Internal Server Error",
     "message": "An error occurred while fetching the bank list. Please contact support.",
@@ -220,22 +219,20 @@ def cancel_transaction(tx_no: str):
     if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
         raise TransactionNotFound(tx_no[:MAX_TX_NO_LENGTH])
 
-    def attempt(_on_created):
-        # A cancel creates no transaction for the key to be linked to: a key whose first run
-        # died is run again, and a cancel that went through then answers 400 naming Declined.
-        return services.cancel_transaction(deps(), g.caller, tx_no)
+    def attempt(on_moved):
+        # The key is linked to the payment in the unit that declines it: a key whose first
+        # run died after that commit is answered from the payment, as for create and refund.
+        return services.cancel_transaction(deps(), g.caller, tx_no, on_moved=on_moved)
 
     def answer(tx):
         return json_response(status_body(tx))
 
+    # A refusal goes to the blueprint's handler; ProviderUnavailable to the app's (502, and not
+    # kept with the key: a retry asks the provider again).
     key = idempotency_key()
-    try:
-        if key is None:
-            return answer(attempt(None))  # a refusal goes to the blueprint's handler
-        return answer_once(key, None, attempt, answer, (CancelRejected, TransactionNotFound))
-    except ProviderUnavailable as error:  # not kept with the key: a retry asks the provider again
-        current_app.logger.warning("cancel of %s: provider unreachable: %s", tx_no, error)
-        return json_response(PROVIDER_UNREACHABLE, 502)
+    if key is None:
+        return answer(attempt(None))
+    return answer_once(key, None, attempt, answer, (CancelRejected, TransactionNotFound))
 
 
 def _no_fields(body) -> None:

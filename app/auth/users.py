@@ -15,13 +15,14 @@ from app.web import deps as app_deps
 # What each role may do beyond reading; support reads only. decisions.md fixes the roles.
 PERMISSIONS = {
     "refund": frozenset({"finance", "admin"}),
+    "cancel": frozenset({"finance", "admin"}),
     "resend_webhook": frozenset({"finance", "admin"}),
     "create_payout": frozenset({"payouts", "admin"}),
     "manage_settings": frozenset({"admin"}),
 }
 ROLE_DESCRIPTIONS = {
     "support": "Reads transactions, webhooks and the audit log",
-    "finance": "Support, plus refunds and webhook resends",
+    "finance": "Support, plus refunds, cancels and webhook resends",
     "payouts": "Support, plus new payouts",
     "admin": "Everything, including API tokens, webhook secrets and users",
 }

@@ -6,7 +6,7 @@ from flask import current_app, flash, make_response, redirect, request, url_for
 from app.auth.users import current_caller, requires
 from app.payments import services
 from app.payments.model import CancelRejected, check_cancel
-from app.payments.provider import ProviderUnavailable
+from app.payments.provider import UNREACHABLE, ProviderUnavailable
 from app.web import deps
 
 from . import dashboard
@@ -18,8 +18,6 @@ from .transactions import (
     refund_panel_state,
 )
 
-# The API's 502 answer says the same.
-PROVIDER_UNREACHABLE = "The provider could not be reached; nothing was changed. Try again."
 
 
 @dashboard.post("/transactions/<tx_no>/cancel")
@@ -35,7 +33,7 @@ def cancel_payment(tx_no: str):
         flash(str(error), "error")
     except ProviderUnavailable as error:
         current_app.logger.warning("cancel of %s: provider unreachable: %s", tx_no, error)
-        flash(PROVIDER_UNREACHABLE, "error")
+        flash(UNREACHABLE, "error")
     else:
         flash(f"Payment {cancelled.tx_no} is cancelled: {cancelled.status.value}, "
               f"{cancelled.decline_reason}.", "success")

@@ -39,8 +39,7 @@ MAX_SEARCH_LENGTH = 100
 FILTER_ARGS = ("q", "status", "kind", "from", "to")
 CSV_COLUMNS = ("Created (UTC)", "TxNo", "Kind", "Status", "Amount", "Currency", "Reference",
                "Decline reason", "Payment method")
-# The roles that may refund may cancel (finance and admin); PERMISSIONS has no "cancel" of its own.
-CANCEL_PERMISSION = "refund"
+CANCEL_PERMISSION = "cancel"
 # A spreadsheet runs a cell starting with one of these as a formula: references come from
 # customers' orders, so they are written as text.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

@@ -47,6 +47,10 @@ class ProviderUnavailable(Exception):
     """The provider could not be reached or answered with an error; try again later."""
 
 
+# What a user reads when a provider that had to be asked first did not answer (API 502, dashboard).
+UNREACHABLE = "The provider could not be reached; nothing was changed. Try again."
+
+
 class ProviderDisconnected(ProviderUnavailable):
     """The merchant disconnected the provider account: it will not be asked again unless reconnected."""
 

@@ -468,7 +468,7 @@ def expire_pending(deps: Deps, limit: int = 100) -> int:
     return len(ids)
 
 
-def cancel_transaction(deps: Deps, caller: Caller, tx_no: str) -> Transaction:
+def cancel_transaction(deps: Deps, caller: Caller, tx_no: str, on_moved: OnCreated = None) -> Transaction:
     """Void a Pending or Authorized payment at its provider, then Declined, Payment Cancelled By User.
 
     A payment the provider reports as paid meanwhile is recorded as such and the cancel
@@ -484,8 +484,13 @@ def cancel_transaction(deps: Deps, caller: Caller, tx_no: str) -> Transaction:
     if answer.status in (Status.PENDING, Status.DECLINED):
         answer = replace(answer, status=Status.DECLINED, decline_reason=CANCELLED,
                          provider_message=answer.provider_message or "Cancelled by the merchant")
-    tx = apply_outcome(deps, tx.id, answer, source=caller.actor, on_moved=lambda uow, moved: uow.audit(
-        caller, "payment.cancel", moved.tx_no, moved.amount, moved.currency, {"status": moved.status.value}))
+    def audited(uow, moved: Transaction) -> None:
+        uow.audit(caller, "payment.cancel", moved.tx_no, moved.amount, moved.currency,
+                  {"status": moved.status.value})
+        if on_moved:
+            on_moved(uow, moved)
+
+    tx = apply_outcome(deps, tx.id, answer, source=caller.actor, on_moved=audited)
     if tx.status is not Status.DECLINED:
         check_cancel(tx)  # paid meanwhile: refused, naming the status the provider gave
     return tx

@@ -12,6 +12,7 @@ from .conftest import Browserless, add_user
 
 ALLOWED = {
     "refund": {"finance", "admin"},
+    "cancel": {"finance", "admin"},
     "resend": {"finance", "admin"},
     "payout": {"payouts", "admin"},
     "settings": {"admin"},
@@ -21,6 +22,7 @@ ALLOWED = {
 GUARDED = [
     ("refund", "post", "/transactions/PAY-NONE/refund/review"),
     ("refund", "post", "/transactions/PAY-NONE/refund"),
+    ("cancel", "post", "/transactions/PAY-NONE/cancel"),
     ("resend", "post", "/webhooks/msg_none/resend"),
     ("payout", "get", "/payouts/new"),
     ("payout", "get", "/payouts/new/destination?method=ng-bank-payout"),
@@ -34,7 +36,7 @@ GUARDED = [
 READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit"]
 # Every POST of the dashboard; without the token none of them may do anything.
 POSTS = ["/login", "/logout", "/mode", "/transactions/PAY-NONE/refund/review",
-         "/transactions/PAY-NONE/refund", "/payouts", "/webhooks/msg_none/resend", "/settings/tokens",
+         "/transactions/PAY-NONE/refund", "/transactions/PAY-NONE/cancel", "/payouts", "/webhooks/msg_none/resend", "/settings/tokens",
          "/settings/tokens/0/revoke", "/settings/webhook-secret", "/settings/users",
          "/settings/users/0/role", "/settings/users/0/active", "/settings/sandbox/reset"]
 
