@@ -70,6 +70,7 @@ ENDPOINTS = {
     "create": posts(st.just("/api/v1/transactions"), payment_body(reference="hostile-1"), True),
     "create payout": posts(st.just("/api/v1/transactions"), PAYOUT, True),
     "refund": posts(st.just("/api/v1/transactions/refund"), REFUND, True),
+    "cancel": posts(tx_nos.map("/api/v1/transactions/{}/cancel".format), {}, True),
     "banks": posts(st.just("/api/v1/transactions/banks"), BANKS),
     "sandbox outcome": posts(tx_nos.map("/api/v1/sandbox/transactions/{}/outcome".format), OUTCOME),
     "sandbox reset": posts(st.just("/api/v1/sandbox/reset"), {}),

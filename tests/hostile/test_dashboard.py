@@ -44,6 +44,8 @@ FORMS = {
                                     "/transactions/SBX-NO-PARTIAL/refund"]), REFUND_FORM),
     "refund of any transaction": Form(path_segments.map("/transactions/{}/refund".format),
                                       REFUND_FORM),
+    "cancel": Form(st.one_of(st.sampled_from(["/transactions/SBX-PENDING/cancel"]),
+                             path_segments.map("/transactions/{}/cancel".format)), {"step": "confirm"}),
     "payout": Form(st.just("/payouts"), PAYOUT_FORM),
     "new token": Form(st.just("/settings/tokens"), {"label": "checkout server"}),
     "new user": Form(st.just("/settings/users"),
