@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy.exc import IntegrityError
 
-from app.payments.model import Caller, FieldErrors
+from app.payments.model import Caller, FieldErrors, Mode
 from app.payments.provider import ProviderUnavailable
 from app.store import provider_accounts as store
 from app.store.encryption import SecretBox
@@ -26,6 +26,10 @@ PROVIDERS = tuple(PROVIDER_METHODS)
 PROVIDER_NAMES = {"paystack": "Paystack", "stripe": "Stripe"}
 WEBHOOK_PATH = "/provider-webhooks"
 MAX_SECRET_LENGTH = 500
+MAX_BASE_URL_LENGTH = 2048  # provider_accounts.base_url
+# Both providers say a key's mode in its prefix (Stripe's restricted keys too).
+KEY_PREFIXES = (("sk_test_", Mode.SANDBOX), ("rk_test_", Mode.SANDBOX),
+                ("sk_live_", Mode.LIVE), ("rk_live_", Mode.LIVE))
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,7 @@ def key_hint(secret_key: str) -> str:
 
 
 def check_connect(provider: str, secret_key: str, webhook_secret: str | None,
-                  base_url: str | None) -> None:
+                  base_url: str | None, mode: Mode | None = None) -> None:
     """Refuse what cannot work, field by field, before anything is written."""
     errors: dict[str, list[str]] = {}
     if provider not in PROVIDERS:
@@ -66,6 +70,9 @@ def check_connect(provider: str, secret_key: str, webhook_secret: str | None,
         errors["secretKey"] = ["Secret key is required"]
     elif not _is_token(secret_key):
         errors["secretKey"] = ["Secret key must be one line without spaces"]
+    elif mode is not None and key_mode(secret_key) not in (None, mode):
+        errors["secretKey"] = [f"This is a {key_mode(secret_key).value} key: connect it in "
+                               f"{key_mode(secret_key).value} mode"]
     if provider == "stripe" and not webhook_secret:
         errors["webhookSecret"] = ["Stripe's webhook signing secret (whsec_...) is required: "
                                    "without it Stripe's webhooks cannot be verified"]
@@ -76,10 +83,22 @@ def check_connect(provider: str, secret_key: str, webhook_secret: str | None,
         errors["webhookSecret"] = ["Webhook secret must be one line without spaces"]
     if base_url:
         parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        if len(base_url) > MAX_BASE_URL_LENGTH:
+            errors["baseUrl"] = [f"Base URL must be at most {MAX_BASE_URL_LENGTH} characters"]
+        elif not base_url.isprintable():
+            errors["baseUrl"] = ["Base URL must not contain control characters"]
+        elif parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
             errors["baseUrl"] = ["Base URL must be an http(s) URL without query or fragment"]
     if errors:
         raise FieldErrors(errors)
+
+
+def key_mode(secret_key: str) -> Mode | None:
+    """The mode a Paystack or Stripe secret key is for, by its prefix (None when it does not say)."""
+    for prefix, mode in KEY_PREFIXES:
+        if secret_key.startswith(prefix):
+            return mode
+    return None
 
 
 def _is_token(text: str) -> bool:
@@ -92,7 +111,7 @@ def connect(uow_factory: Callable[..., Any], box: SecretBox, caller: Caller, pro
     """Connect (or re-key) the caller's account with the provider in its mode and offer its methods."""
     secret_key, webhook_secret = secret_key.strip(), (webhook_secret or "").strip() or None
     base_url = (base_url or "").strip().rstrip("/") or None
-    check_connect(provider, secret_key, webhook_secret, base_url)
+    check_connect(provider, secret_key, webhook_secret, base_url, caller.mode)
     sealed = dict(sealed_secret_key=box.seal(secret_key),
                   sealed_webhook_secret=box.seal(webhook_secret) if webhook_secret else None,
                   key_hint=key_hint(secret_key), base_url=base_url)

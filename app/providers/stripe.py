@@ -367,6 +367,10 @@ _EVENTS: dict[str, tuple[Kind, Callable[[Mapping], Outcome]]] = {
 }
 
 
+# The event types to choose for a Stripe webhook endpoint (what Paydesk acts on).
+WEBHOOK_EVENTS = tuple(_EVENTS)
+
+
 def parse_webhook(body: bytes, headers: Mapping[str, str], webhook_secret: str,
                   tolerance: int = WEBHOOK_TOLERANCE) -> ProviderEvent | IgnoredEvent:
     """Verify Stripe-Signature with the endpoint's whsec_ secret and read the event.

@@ -164,3 +164,32 @@ def test_webhooks_are_verified_with_stripes_whsec_and_paystacks_secret_key():
     providers = registry(box, Accounts())
     assert providers.webhook_secret(account(box, "stripe")) == "whsec_abc"
     assert providers.webhook_secret(account(box, "paystack")) == SECRET
+
+
+@pytest.mark.parametrize(("secret", "mode", "errors"), [
+    ("sk_live_4eC39HqLyjWDarjtT1zdp7dc", Mode.SANDBOX,
+     {"secretKey": ["This is a live key: connect it in live mode"]}),
+    ("sk_test_4eC39HqLyjWDarjtT1zdp7dc", Mode.LIVE,
+     {"secretKey": ["This is a sandbox key: connect it in sandbox mode"]}),
+    ("rk_live_4eC39HqLyjWDarjtT1zdp7dc", Mode.SANDBOX,
+     {"secretKey": ["This is a live key: connect it in live mode"]}),
+])
+def test_a_key_of_the_other_mode_is_refused(secret, mode, errors):
+    with pytest.raises(FieldErrors) as refused:
+        check_connect("paystack", secret, None, None, mode)
+    assert refused.value.errors == errors
+
+
+def test_a_key_that_does_not_say_its_mode_is_taken_in_either():
+    for mode in Mode:
+        check_connect("paystack", "a1b2c3d4e5f6a1b2c3d4e5f6", None, None, mode)
+
+
+@pytest.mark.parametrize(("base_url", "message"), [
+    ("https://api.example/" + "a" * 2048, "Base URL must be at most 2048 characters"),
+    ("https://api.example/\x00", "Base URL must not contain control characters"),
+])
+def test_a_base_url_no_database_could_store_is_refused(base_url, message):
+    with pytest.raises(FieldErrors) as refused:
+        check_connect("paystack", SECRET, None, base_url)
+    assert refused.value.errors == {"baseUrl": [message]}
