@@ -157,12 +157,15 @@ def test_an_unknown_merchant_is_an_error(app):
      "Base URL must be an http(s) URL without query or fragment"),
     (["paystack", "--secret-key", "sk_test_abc def"], "Secret key must be one line without spaces"),
     (["paystack", "--secret-key", " "], "Secret key is required"),
+    (["paystack", "--secret-key", "sk_live_abcdefabcdefabcdef"],
+     "This is a live key: connect it in live mode"),
 ])
 def test_field_errors_exit_non_zero_with_their_messages(app, merchant, sandbox, args, message):
     result = run(app, "connect", merchant.name, *args, "--mode", "sandbox")
     assert result.exit_code == 1
     assert f"Error: not connected:\n  {message}" in result.output
-    assert "sk_test_abc" not in result.output
+    secret = args[args.index("--secret-key") + 1].strip()
+    assert not secret or secret not in result.output
     assert not {"paystack-card", "stripe-card"} & set(method_ids(sandbox))
     assert audited(app, merchant.merchant_id) == []
 

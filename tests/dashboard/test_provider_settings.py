@@ -137,6 +137,8 @@ def test_connecting_needs_the_csrf_token(admin, app, merchant):
      "base_url", "Base URL must be at most 2048 characters"),
     ({"secret_key": "sk_live_0123456789abcdef", "base_url": "https://api.paystack.test/\x00"},
      "base_url", "Base URL must not contain control characters"),
+    ({"secret_key": "sk_test_0123456789abcdef"}, "secret_key",
+     "This is a sandbox key: connect it in sandbox mode"),
     ({"provider": "adyen", "secret_key": "sk_live_0123456789abcdef"}, "provider",
      "Provider must be one of paystack, stripe"),
 ])
