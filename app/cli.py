@@ -151,8 +151,6 @@ def provider_connect(merchant_name: str, provider_name: str, mode: str, secret_k
 
 def _connected_text(merchant_name: str, connected: accounts.Connected) -> str:
     """What connecting did, the webhook URL, and where to set it at the provider."""
-    from app.dashboard.providers import setup_steps
-
     name = accounts.PROVIDER_NAMES[connected.provider]
     account = f"provider account {connected.provider_account_id}"
     if connected.replaced:
@@ -160,7 +158,7 @@ def _connected_text(merchant_name: str, connected: accounts.Connected) -> str:
                 f"({account}); its webhook URL is unchanged.")
     else:
         done = f"Connected {name} for {merchant_name} in {connected.mode} ({account})."
-    steps = setup_steps(connected.provider, Mode(connected.mode))
+    steps = accounts.setup_steps(connected.provider, Mode(connected.mode))
     return "\n".join([done, f"Methods: {', '.join(connected.methods)}",
                       f"Webhook URL: {connected.webhook_url}", f"Set this webhook URL at {name}:",
                       *(f"  {number}. {step}" for number, step in enumerate(steps, 1))])

@@ -10,10 +10,9 @@ from flask_wtf import FlaskForm
 from wtforms import PasswordField, SelectChoice, SelectField, StringField
 
 from app.auth.users import current_caller, requires
-from app.payments.model import FieldErrors, Mode
+from app.payments.model import FieldErrors
 from app.providers import accounts
 from app.providers.methods import PROVIDER_METHODS
-from app.providers.stripe import WEBHOOK_EVENTS as STRIPE_EVENTS
 from app.store import provider_accounts as store
 from app.web import deps
 
@@ -51,21 +50,6 @@ class ProviderForm(FlaskForm):
         for name, messages in errors.items():
             field = getattr(self, self.FIELDS.get(name, "provider"))
             field.errors = [*field.errors, *messages]
-
-
-def setup_steps(provider: str, mode: Mode) -> list[str]:
-    """What to do at the provider with an account's webhook URL, step by step."""
-    test = mode is Mode.SANDBOX
-    if provider == "paystack":
-        return ["In Paystack's dashboard, open Settings → API Keys & Webhooks.",
-                f"Paste it as the {'Test' if test else 'Live'} Webhook URL and save.",
-                "Nothing else to copy: Paystack signs its webhooks with the secret key you entered."]
-    return [f"In Stripe's dashboard{' (test mode)' if test else ''}, open Developers → Webhooks and "
-            "add an endpoint with this URL, or change the URL of the endpoint whose signing secret "
-            "you entered.",
-            f"Choose the events Paydesk reads: {', '.join(STRIPE_EVENTS)}.",
-            "Its signing secret (whsec_…) must be the webhook secret you entered. If Stripe shows "
-            "another, connect Stripe again with it: the webhook URL stays the same."]
 
 
 def _providers_page(status: int = 200, form: ProviderForm | None = None):
@@ -114,7 +98,7 @@ def connect_provider():
     return render_template("dashboard/provider_connected.html", connected=connected,
                            name=accounts.PROVIDER_NAMES[connected.provider],
                            methods=PROVIDER_METHODS[connected.provider],
-                           steps=setup_steps(connected.provider, caller.mode))
+                           steps=accounts.setup_steps(connected.provider, caller.mode))
 
 
 @dashboard.post(f"/settings/providers/<{ROW_ID}:account_id>/test")

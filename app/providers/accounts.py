@@ -21,6 +21,7 @@ from app.store.encryption import SecretBox
 from .http import ProviderRejected
 from .methods import PROVIDER_METHODS
 from .registry import ProviderRegistry
+from .stripe import WEBHOOK_EVENTS
 
 PROVIDERS = tuple(PROVIDER_METHODS)
 PROVIDER_NAMES = {"paystack": "Paystack", "stripe": "Stripe"}
@@ -52,6 +53,21 @@ class Connected:
 def webhook_url(base_url: str, webhook_key: str) -> str:
     """Where the provider must send its webhooks for one account."""
     return f"{base_url.rstrip('/')}{WEBHOOK_PATH}/{webhook_key}"
+
+
+def setup_steps(provider: str, mode: Mode) -> list[str]:
+    """What to do at the provider with an account's webhook URL, step by step."""
+    test = mode is Mode.SANDBOX
+    if provider == "paystack":
+        return ["In Paystack's dashboard, open Settings → API Keys & Webhooks.",
+                f"Paste it as the {'Test' if test else 'Live'} Webhook URL and save.",
+                "Nothing else to copy: Paystack signs its webhooks with the secret key you entered."]
+    return [f"In Stripe's dashboard{' (test mode)' if test else ''}, open Developers → Webhooks and "
+            "add an endpoint with this URL, or change the URL of the endpoint whose signing secret "
+            "you entered.",
+            f"Choose the events Paydesk reads: {', '.join(WEBHOOK_EVENTS)}.",
+            "Its signing secret (whsec_…) must be the webhook secret you entered. If Stripe shows "
+            "another, connect Stripe again with it: the webhook URL stays the same."]
 
 
 def key_hint(secret_key: str) -> str:
