@@ -56,6 +56,12 @@ FORMS = {
     "webhook secret, sandbox reset": Form(st.sampled_from(["/settings/webhook-secret",
                                                            "/settings/sandbox/reset"])),
     "mode": Form(st.just("/mode"), {"mode": "sandbox"}),
+    # A closed port as base URL: a connect that passes reaches no provider.
+    "provider connect": Form(st.just("/settings/providers"),
+                             {"provider": "paystack", "secret_key": "sk_test_hostile_corpus_0123456789",
+                              "webhook_secret": "", "base_url": "http://127.0.0.1:9"}),
+    "provider test, disconnect": Form(st.one_of(user_ids.map("/settings/providers/{}/test".format),
+                                                user_ids.map("/settings/providers/{}/disconnect".format))),
     "webhook resend": Form(path_segments.map("/webhooks/{}/resend".format), {"back": "/webhooks"}),
 }
 PAGES = {
@@ -65,7 +71,8 @@ PAGES = {
     "payout pages": (st.sampled_from(["/payouts/new", "/payouts/new/destination", "/payouts/banks"]),
                      ["method", "currency", "country", "q"]),
     "audit, webhooks, inbox, settings": (
-        st.sampled_from(["/audit", "/webhooks", "/webhooks/inbox", "/settings"]), ["before", "page"]),
+        st.sampled_from(["/audit", "/webhooks", "/webhooks/inbox", "/webhooks/providers", "/settings",
+                         "/settings/providers"]), ["before", "page"]),
 }
 
 
