@@ -108,6 +108,10 @@ class FakeStore:
         self.ids = itertools.count(1)  # a sequence: rollbacks do not rewind it
         self.commits = 0
         self.relaxed_commits: list[bool] = []  # per commit, in order: whether it skipped the flush
+        # While set, a commit that skipped the flush is lost, as a database crash would lose it;
+        # what it would have committed is kept in `lost` for the test to look at.
+        self.crash_loses_relaxed_commits = False
+        self.lost: list[Tables] = []
         self.open_write_units = 0
         self.locked: list[int] = []  # ids read for update, in order
 
@@ -205,6 +209,10 @@ class FakeUnitOfWork:
         self.writing()
         assert self.store.commits == self.committed_before, (
             "another unit committed while this one was open; the fake does not model locks")
+        if self.relaxed and self.store.crash_loses_relaxed_commits:
+            self.store.lost.append(self.conn)
+            self._begin()
+            return
         self.store.committed = self.conn
         self.store.commits += 1
         self.store.relaxed_commits.append(self.relaxed)
