@@ -10,7 +10,18 @@ import json
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import BigInteger, Connection, Engine, bindparam, case, cast, exists, insert, select, update
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Engine,
+    bindparam,
+    case,
+    cast,
+    exists,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from app.payments.events import event_payload, event_type, new_webhook_id
@@ -168,6 +179,7 @@ def _refund_minor_params(amount: Decimal) -> dict[str, int | None]:
     places = decimal_places(amount)
     return {f"refund_minor_{digits}": to_units(amount, digits) if places <= digits else None
             for digits in _CURRENCY_DIGITS}
+
 
 # A method of the merchant offered in the mode: its own (a provider account's) or both modes'.
 _METHOD_IN_MODE = (payment_methods.c.mode.is_(None)) | (payment_methods.c.mode == bindparam("mode"))
