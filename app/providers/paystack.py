@@ -381,7 +381,8 @@ def parse_webhook(body: bytes, headers: Mapping[str, str], secret_key: str) -> P
     """
     signature = header(headers, SIGNATURE_HEADER)
     expected = hmac.new(secret_key.encode(), body, hashlib.sha512).hexdigest()
-    if not signature or not hmac.compare_digest(expected, signature.strip().lower()):
+    # A header that is not ASCII is no hex signature (and compare_digest refuses to compare it).
+    if not signature or not signature.isascii() or not hmac.compare_digest(expected, signature.strip().lower()):
         raise WebhookSignatureError("Paystack signature does not match the body")
     try:
         event = json.loads(body)

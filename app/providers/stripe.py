@@ -380,6 +380,8 @@ def parse_webhook(body: bytes, headers: Mapping[str, str], webhook_secret: str,
     the route finds the payment with StripeConnector.payment_tx_no.
     """
     signature = header(headers, SIGNATURE_HEADER)
+    if signature is not None and not signature.isascii():
+        raise WebhookSignatureError("Stripe signature refused: the header is not ASCII")
     try:
         event = stripe.Webhook.construct_event(body, signature, webhook_secret, tolerance=tolerance).to_dict()
     except stripe.SignatureVerificationError as error:

@@ -284,3 +284,12 @@ class TestStripeEvents:
         event = self.parse("customer.created", {"id": "cus_R1x2y3z4", "object": "customer"})
 
         assert event == IgnoredEvent("stripe", "customer.created", "evt_1QeXyZ2eZvKYlo2CqWmV0e8N")
+
+
+@pytest.mark.parametrize("signature", ["\x80", "é" * 128, "t=1,v1=\u00e9"])
+def test_a_signature_header_that_is_not_ascii_is_refused_not_a_crash(signature):
+    # Found by the hostile corpus: hmac.compare_digest raises TypeError on non-ASCII text.
+    with pytest.raises(WebhookSignatureError):
+        paystack.parse_webhook(b"{}", {"x-paystack-signature": signature}, "sk_test_x")
+    with pytest.raises(WebhookSignatureError):
+        stripe_connector.parse_webhook(b"{}", {"Stripe-Signature": signature}, "whsec_x")
