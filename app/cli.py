@@ -1,5 +1,5 @@
 """Flask commands: db upgrade, merchant create, user create, provider connect/disconnect/reencrypt,
-demo, worker."""
+ledger verify, demo, worker."""
 from __future__ import annotations
 
 import json
@@ -12,8 +12,10 @@ from flask import Flask, current_app
 from flask.cli import AppGroup, with_appcontext
 
 from app.payments.model import Caller, FieldErrors, Mode
+from app.payments.money import format_amount, from_minor
 from app.providers import accounts
 from app.store.encryption import SecretBoxError
+from app.store.ledger import Mismatch, check_refund_totals
 from app.store.merchants import ROLES, create_merchant, create_user, merchant_by_name
 from app.store.provider_accounts import account_by_id
 from app.web import deps as app_deps
@@ -27,6 +29,7 @@ def register_cli(app: Flask) -> None:
     app.cli.add_command(merchant)
     app.cli.add_command(user)
     app.cli.add_command(provider)
+    app.cli.add_command(ledger)
     app.cli.add_command(demo)
     app.cli.add_command(worker)
 
@@ -193,6 +196,34 @@ def provider_reencrypt():
         raise click.ClickException(f"nothing re-encrypted: {error}") from None
     click.echo(f"Re-encrypted the secrets of {count} provider account{'' if count == 1 else 's'} "
                "under the first key of PAYDESK_ENCRYPTION_KEY; the other keys can now be removed.")
+
+
+ledger = AppGroup("ledger", help="The refund ledger: totals kept on each payment's row.")
+
+
+@ledger.command("verify")
+def ledger_verify():
+    """Check every payment's refund totals against its refunds; exit 1 if any differ."""
+    with app_deps().uow(write=False) as uow:
+        found = check_refund_totals(uow.conn)
+    for mismatch in found.mismatches:
+        click.echo(_mismatch_text(mismatch))
+    if found.mismatches:
+        raise click.ClickException(f"ledger: {len(found.mismatches)} of {found.payments} payments "
+                                   "do not match their refunds")
+    click.echo(f"ledger ok: {found.payments} payments checked")
+
+
+def _mismatch_text(mismatch: Mismatch) -> str:
+    """One payment whose row and refunds disagree, both sides in the payment's currency."""
+    def amount(minor: int) -> str:
+        return format_amount(from_minor(minor, mismatch.currency), mismatch.currency)
+
+    return (f"{mismatch.tx_no} (merchant {mismatch.merchant_id}, {mismatch.mode}, {mismatch.currency}): "
+            f"reserved {amount(mismatch.reserved_on_row)} on the row, "
+            f"{amount(mismatch.reserved_by_refunds)} by its refunds; "
+            f"captured {amount(mismatch.captured_on_row)} on the row, "
+            f"{amount(mismatch.captured_by_refunds)} by its refunds")
 
 
 @click.command()

@@ -46,7 +46,7 @@ TX_COLUMNS = (
     "statement_descriptor", "callback_url", "payment_method", "billing", "payment_details",
     "original_id", "decline_reason", "provider_transaction_id", "provider_status", "provider_message",
     "success_url", "pending_url", "failure_url", "udf1", "udf2", "udf3", "created_by", "created_at",
-    "updated_at", "provider_check_at",
+    "updated_at", "provider_check_at", "refund_reserved_minor", "refund_captured_minor",
 )
 ID, MERCHANT, MODE, TX_NO, KIND, STATUS, AMOUNT, CURRENCY, REFERENCE = range(9)
 METHOD = TX_COLUMNS.index("payment_method")
@@ -192,10 +192,12 @@ class _Generator:
                 row = self._refund_target(next_id, created)
             else:
                 row = self._payment_or_payout(next_id, created)
+            refund = self._refund_of(row, next_id + 1, created + step / 2) if written + 1 < self.rows else None
+            if refund is not None:  # its payment's row carries it in its refund totals (all Captured)
+                row = row[:-2] + (refund[AMOUNT], refund[AMOUNT])
             yield row
             next_id += 1
             written += 1
-            refund = self._refund_of(row, next_id, created + step / 2) if written < self.rows else None
             if refund is not None:
                 yield refund
                 next_id += 1
@@ -272,7 +274,7 @@ class _Generator:
             None if kind == "refund" else "BENCH SHOP", merchant.mode_callback, method,
             None if kind == "refund" else self._billing(), details, original_id, decline,
             f"sim_{tx_no}", PROVIDER_WORDS[status], f"{status} by provider",
-            None, None, None, None, None, None, "api:pd_live_bench", created, settled, None,
+            None, None, None, None, None, None, "api:pd_live_bench", created, settled, None, 0, 0,
         )
 
     def search_terms(self) -> dict[str, list[str]]:

@@ -1,6 +1,7 @@
 """The webhook body of a transaction event, as the interface shows it for refunds."""
 from __future__ import annotations
 
+import hashlib
 import secrets
 
 from .formats import iso_utc
@@ -20,6 +21,20 @@ MAX_WEBHOOK_ID_LENGTH = 64
 def new_webhook_id() -> str:
     """A unique, stable id for one event (sent as webhook-id on every attempt)."""
     return "msg_" + secrets.token_hex(12)
+
+
+def move_webhook_id(tx: Transaction) -> str:
+    """The id of the event of tx's move to its current status: the same whenever that move is
+    recorded. A settlement commit that a database crash lost (app.store's relax_durability) is
+    recorded again when the worker asks the provider again, and its event then reaches the
+    receiver under the id it may have seen already, so it is deduplicated, not doubled.
+
+    No two events share an id: a transaction reaches each status at most once (its moves go
+    one way), and its number, id and creation time tell it from any other.
+    """
+    identity = ":".join((str(tx.merchant_id), tx.mode.value, str(tx.id), tx.tx_no,
+                         tx.created_at.isoformat(), tx.status.value))
+    return "msg_" + hashlib.sha256(identity.encode()).hexdigest()[:24]
 
 
 def event_payload(tx: Transaction) -> dict:

@@ -290,6 +290,10 @@ class Transaction:
     udf3: str | None = None
     created_by: str = "api"
     provider_check_at: datetime | None = None
+    # A payment's refunds as its row keeps them: what the Pending and Captured ones hold, and
+    # what the Captured ones returned (zero for payouts and refunds).
+    refund_reserved: Decimal = Decimal(0)
+    refund_captured: Decimal = Decimal(0)
 
     @property
     def opened_at_provider(self) -> bool:

@@ -35,6 +35,16 @@ def minor_digits(currency: str) -> int:
     return exponent
 
 
+@cache
+def currencies_by_minor_digits() -> dict[int, frozenset[str]]:
+    """Every currency minor_digits() knows, grouped by its digits ({0: JPY..., 2: EUR..., 3: KWD...})."""
+    groups: dict[int, set[str]] = {}
+    for currency in iso4217.Currency:
+        if currency.exponent is not None:
+            groups.setdefault(currency.exponent, set()).add(currency.code)
+    return {digits: frozenset(codes) for digits, codes in sorted(groups.items())}
+
+
 def is_currency(code: object) -> bool:
     """True for an upper-case, active ISO 4217 code with minor digits."""
     if not isinstance(code, str) or len(code) != 3 or not code.isupper():

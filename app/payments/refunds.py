@@ -18,11 +18,11 @@ class RefundArithmetic:
     partial_refunds: bool
 
     @classmethod
-    def of_payment(cls, payment: Transaction, *, refunded: Decimal, pending: Decimal,
-                   method: PaymentMethod | None) -> "RefundArithmetic":
-        """The numbers of a payment whose refunds total these; a method no longer configured
-        allows partial refunds."""
-        return cls(original=payment.amount, refunded=refunded, pending=pending,
+    def of_payment(cls, payment: Transaction, method: PaymentMethod | None) -> "RefundArithmetic":
+        """The numbers of a payment as its row keeps them; a method no longer configured allows
+        partial refunds."""
+        return cls(original=payment.amount, refunded=payment.refund_captured,
+                   pending=payment.refund_reserved - payment.refund_captured,
                    currency=payment.currency,
                    partial_refunds=method.partial_refunds if method else True)
 

@@ -34,7 +34,7 @@ from .model import (
     original_after_refunds,
 )
 from .countries import resolve_country
-from .money import from_minor
+from .events import move_webhook_id
 from .provider import (
     Bank,
     BankListError,
@@ -144,12 +144,18 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
 
 
 def _ask_provider(deps: Deps, tx: Transaction, ask: Callable[[], Outcome], *, source: str) -> Transaction:
-    """Ask the provider (outside any unit of work) and record its answer; Pending if it cannot."""
+    """Ask the provider (outside any unit of work) and record its answer; Pending if it cannot.
+
+    While tx has a provider check due (a new refund, a payment or payout the provider has not
+    opened, one the worker took up), the worker asks the same question again if the answer's
+    commit is lost, so that commit may skip the disk flush.
+    """
     try:
         outcome = ask()
     except ProviderUnavailable as error:
         return _provider_unavailable(deps, tx, error)
-    return apply_outcome(deps, tx.id, outcome, source=source)
+    return apply_outcome(deps, tx.id, outcome, source=source,
+                         recoverable=tx.provider_check_at is not None)
 
 
 def _existing_reference(deps: Deps, caller: Caller, reference: str) -> str:
@@ -236,16 +242,17 @@ def _billing_dict(request: CreateRequest) -> dict:
 
 def refund(deps: Deps, caller: Caller, request: RefundRequest,
            on_created: OnCreated = None) -> Transaction:
-    """Check the refund rules and commit a Pending refund under a lock on the original, then settle it.
+    """Reserve the refund's amount on the original's row (or refuse it by the rules) and commit
+    it as a Pending refund, then settle it.
 
-    The provider is asked after the commit, never while the lock is held; if it
-    cannot answer, the refund stays Pending and the worker finishes it.
+    The reservation locks the original's row until the commit. The provider is asked after
+    the commit, never while the lock is held; if it cannot answer, the refund stays Pending
+    and the worker finishes it.
     """
     now = deps.clock()
     with deps.uow() as uow:
-        original = uow.transactions.get(caller, request.tx_no, for_update=True)
-        method = uow.methods.of_transaction(original) if original else None
-        check_refund(_refund_state(uow, original, method), request.tx_no, request.amount)
+        original = _reserve_refund(uow, caller, request)
+        method = uow.methods.of_transaction(original)
         new_refund = Transaction(
             merchant_id=caller.merchant_id,
             mode=caller.mode,
@@ -277,15 +284,32 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
                                 known=(new_refund, original, method))
 
 
-def _refund_state(uow, original: Transaction | None, method: PaymentMethod | None
-                  ) -> RefundState | None:
-    """The refund rules' view of the (locked) original: its refunds added up."""
+def _reserve_refund(uow, caller: Caller, request: RefundRequest) -> Transaction:
+    """Hold the refund's amount on the original's row and return the original; or raise the
+    rule that refuses it, with the interface's message, in the interface's order.
+
+    The store reserves with one conditional update that checks every rule at once. Only when
+    it refuses is the original read, under a lock, for check_refund to say which rule failed.
+    """
+    original = uow.transactions.reserve_refund(caller, request.tx_no, request.amount)
+    if original is not None:
+        return original
+    original = uow.transactions.get(caller, request.tx_no, for_update=True)
+    method = uow.methods.of_transaction(original) if original else None
+    check_refund(_refund_state(original, method), request.tx_no, request.amount)
+    # No rule refuses it now: between the two statements another refund of this payment
+    # was settled as Failed or Declined and gave its amount back. The row is locked now.
+    original = uow.transactions.reserve_refund(caller, request.tx_no, request.amount)
+    if original is None:
+        raise RuntimeError(f"the store refused a refund of {request.tx_no} that the rules allow")
+    return original
+
+
+def _refund_state(original: Transaction | None, method: PaymentMethod | None) -> RefundState | None:
+    """The refund rules' view of the original: its refund totals as its row keeps them."""
     if original is None:
         return None
-    captured, pending = uow.transactions.refund_totals(original.id)
-    return refund_state(original, RefundArithmetic.of_payment(
-        original, refunded=from_minor(captured, original.currency),
-        pending=from_minor(pending, original.currency), method=method))
+    return refund_state(original, RefundArithmetic.of_payment(original, method))
 
 
 def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
@@ -341,14 +365,20 @@ def _provider_unavailable(deps: Deps, tx: Transaction, error: ProviderUnavailabl
 
 
 def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
-                  strict: bool = False, on_moved: OnCreated = None) -> Transaction:
-    """Record a provider's answer: status, history, webhook and, for refunds, the original's status.
+                  strict: bool = False, on_moved: OnCreated = None,
+                  recoverable: bool = False) -> Transaction:
+    """Record a provider's answer: status, history, webhook and, for refunds, the original's
+    refund totals and status.
 
     All of it is one database transaction, with on_moved(uow, tx) when the status moved. A
     move the current status does not allow is ignored (another process already settled it)
-    unless strict.
+    unless strict. `recoverable`: the worker asks the provider again if this commit is lost,
+    so it need not wait for the disk (the move is then recorded again, its event under the
+    same webhook id).
     """
     with deps.uow() as uow:
+        if recoverable:
+            uow.relax_durability()
         tx, original = uow.transactions.lock_with_original(tx_id)
         now = deps.clock()
         if outcome.status is tx.status:
@@ -372,9 +402,11 @@ def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
         tx.updated_at = now
         uow.transactions.save_state(tx)
         uow.record_history(tx, previous, source, outcome.provider_message)
-        uow.enqueue_webhook(tx)
-        if tx.kind is Kind.REFUND and tx.status is Status.CAPTURED:
-            _settle_original(uow, original, now, source)
+        uow.enqueue_webhook(tx, move_webhook_id(tx))
+        if tx.kind is Kind.REFUND:  # a refund moves only from Pending to its final status
+            original = uow.transactions.settle_refund(tx)
+            if tx.status is Status.CAPTURED:
+                _settle_original(uow, original, now, source)
         if on_moved:
             on_moved(uow, tx)
         uow.commit()
@@ -382,11 +414,12 @@ def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
 
 
 def _settle_original(uow, original: Transaction, now: datetime, source: str) -> None:
-    """A full refund moves the original to Refunded; partial ones leave it Captured."""
-    captured_minor, _pending = uow.transactions.refund_totals(original.id)
-    captured = from_minor(captured_minor, original.currency)
+    """Captured refunds reaching the amount move the original to Refunded; below, it stays Captured.
+
+    `original` is as the refund's settlement left its row (its refund totals included).
+    """
     if original.status is Status.CAPTURED and \
-            original_after_refunds(original.amount, captured) is Status.REFUNDED:
+            original_after_refunds(original.amount, original.refund_captured) is Status.REFUNDED:
         original.status = Status.REFUNDED
         original.updated_at = now
         uow.transactions.save_state(original)

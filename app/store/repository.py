@@ -8,12 +8,25 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from decimal import Decimal
 
-from sqlalchemy import Connection, Engine, bindparam, case, func, insert, select, update
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Engine,
+    bindparam,
+    case,
+    cast,
+    exists,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from app.payments.events import event_payload, event_type, new_webhook_id
 from app.payments.model import (
+    DECLINE_STATUSES,
     Caller,
     Kind,
     Mode,
@@ -22,7 +35,13 @@ from app.payments.model import (
     Status,
     Transaction,
 )
-from app.payments.money import from_minor, to_minor
+from app.payments.money import (
+    currencies_by_minor_digits,
+    decimal_places,
+    from_minor,
+    to_minor,
+    to_units,
+)
 from app.payments.sandbox import FIXTURE_CREATED_BY
 from app.util import dumps, utcnow
 
@@ -73,6 +92,8 @@ def _row_to_transaction(row) -> Transaction:
         udf3=m["udf3"],
         created_by=m["created_by"],
         provider_check_at=m["provider_check_at"],
+        refund_reserved=from_minor(m["refund_reserved_minor"], m["currency"]),
+        refund_captured=from_minor(m["refund_captured_minor"], m["currency"]),
     )
 
 
@@ -107,13 +128,58 @@ _INSERT_TX = insert(transactions).returning(transactions.c.id)
 _SAVE_STATE = update(transactions).where(transactions.c.id == bindparam("tx_id"))
 
 
-_REFUND_TOTALS = select(
-    func.coalesce(func.sum(case((transactions.c.status == Status.CAPTURED.value,
-                                 transactions.c.amount_minor), else_=0)), 0).label("captured"),
-    func.coalesce(func.sum(case((transactions.c.status == Status.PENDING.value,
-                                 transactions.c.amount_minor), else_=0)), 0).label("pending"),
-).where(transactions.c.original_id == bindparam("original_id"),
-        transactions.c.kind == Kind.REFUND.value)
+# A refund's amount in the minor units of its original's currency, chosen on the row by the
+# currency's digits. It is NULL where the amount has more decimals than the currency, so no
+# row matches and the refund rules, read afterwards, name the field error in their order.
+_CURRENCY_DIGITS = currencies_by_minor_digits()
+_COMMON_DIGITS = max(_CURRENCY_DIGITS, key=lambda digits: len(_CURRENCY_DIGITS[digits]))
+_REFUND_MINOR = case(
+    *((transactions.c.currency.in_(sorted(codes)), cast(bindparam(f"refund_minor_{digits}"), BigInteger))
+      for digits, codes in _CURRENCY_DIGITS.items() if digits != _COMMON_DIGITS),
+    else_=cast(bindparam(f"refund_minor_{_COMMON_DIGITS}"), BigInteger),
+)
+# The payment's method refuses partial refunds (one no longer configured allows them, as
+# app.payments.refunds says).
+_PARTIAL_REFUNDS_REFUSED = exists().where(
+    payment_methods.c.merchant_id == transactions.c.merchant_id,
+    payment_methods.c.method_id == transactions.c.payment_method,
+    payment_methods.c.mode.is_(None) | (payment_methods.c.mode == transactions.c.mode),
+    ~payment_methods.c.partial_refunds,
+)
+# Every refund rule of app.payments.model.check_refund as one condition on the original's row,
+# which this statement reserves the refund's amount on (the names of the bound values are
+# not column names: update() keeps those for its SET clause).
+_RESERVE_REFUND = (
+    update(transactions)
+    .where(
+        transactions.c.merchant_id == bindparam("caller_merchant_id"),
+        transactions.c.mode == bindparam("caller_mode"),
+        transactions.c.tx_no == bindparam("original_tx_no"),
+        transactions.c.kind == Kind.PAYMENT.value,
+        transactions.c.status == Status.CAPTURED.value,
+        transactions.c.amount_minor - transactions.c.refund_reserved_minor >= _REFUND_MINOR,
+        (transactions.c.amount_minor == _REFUND_MINOR) | ~_PARTIAL_REFUNDS_REFUSED,
+    )
+    .values(refund_reserved_minor=transactions.c.refund_reserved_minor + _REFUND_MINOR)
+    .returning(*transactions.c)
+)
+# A settled refund's amount moved on its original's row.
+_SETTLE_REFUND = (
+    update(transactions)
+    .where(transactions.c.id == bindparam("payment_id"))
+    .values(refund_reserved_minor=transactions.c.refund_reserved_minor - bindparam("released_minor"),
+            refund_captured_minor=transactions.c.refund_captured_minor + bindparam("captured_minor"))
+    .returning(*transactions.c)
+)
+
+
+def _refund_minor_params(amount: Decimal) -> dict[str, int | None]:
+    """The values of _REFUND_MINOR: the amount in units of each currency group's digits, None
+    where it has more decimals than they allow."""
+    places = decimal_places(amount)
+    return {f"refund_minor_{digits}": to_units(amount, digits) if places <= digits else None
+            for digits in _CURRENCY_DIGITS}
+
 
 # A method of the merchant offered in the mode: its own (a provider account's) or both modes'.
 _METHOD_IN_MODE = (payment_methods.c.mode.is_(None)) | (payment_methods.c.mode == bindparam("mode"))
@@ -264,10 +330,29 @@ class TransactionRepository:
             ),
         )
 
-    def refund_totals(self, original_id: int) -> tuple[int, int]:
-        """The original's Captured and Pending refunds, each summed in minor units."""
-        row = self.conn.execute(_REFUND_TOTALS, {"original_id": original_id}).one()
-        return row.captured, row.pending
+    def reserve_refund(self, caller: Caller, tx_no: str, amount: Decimal) -> Transaction | None:
+        """Hold a refund's amount on the caller's payment with this number, if the refund rules
+        allow it; the payment as it now stands (its row locked until the unit ends), or None when
+        a rule refuses it (or there is no such payment).
+
+        One conditional UPDATE: the rules are checked on the row as the database has it when
+        the row is locked, so concurrent refunds never hold more than the payment's amount.
+        """
+        row = self.conn.execute(_RESERVE_REFUND, {
+            "caller_merchant_id": caller.merchant_id, "caller_mode": caller.mode.value,
+            "original_tx_no": tx_no, **_refund_minor_params(amount)}).first()
+        return _row_to_transaction(row) if row else None
+
+    def settle_refund(self, refund: Transaction) -> Transaction:
+        """Move a refund that reached its final status on its original's row, in the unit that
+        records that status: a Captured refund's amount joins the captured total, a Failed or
+        Declined one's is given back. Returns the original as it now stands."""
+        amount_minor = to_minor(refund.amount, refund.currency)
+        row = self.conn.execute(_SETTLE_REFUND, {
+            "payment_id": refund.original_id,
+            "captured_minor": amount_minor if refund.status is Status.CAPTURED else 0,
+            "released_minor": amount_minor if refund.status in DECLINE_STATUSES else 0}).one()
+        return _row_to_transaction(row)
 
     def refunds_of(self, caller: Caller, original_id: int) -> list[Transaction]:
         """The refunds of the caller's original, oldest first."""
@@ -461,6 +546,18 @@ class UnitOfWork:
         """Make everything done in this unit permanent."""
         self._tx.commit()
 
+    def relax_durability(self) -> None:
+        """Let this unit's commit return before the database has flushed it to disk.
+
+        For work that is redone if a database server crash loses it (a provider's answer the
+        worker asks for again, delivery bookkeeping): PostgreSQL's synchronous_commit off for
+        this transaction only. Other sessions see the commit at once, as always; the wait for
+        the disk flush is what is saved. SQLite (embedded, synchronous=NORMAL in WAL mode)
+        is left as it is.
+        """
+        if self.is_postgres:
+            self.conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
+
     @property
     def is_postgres(self) -> bool:
         """PostgreSQL (row locks, SKIP LOCKED) rather than SQLite."""
@@ -480,8 +577,9 @@ class UnitOfWork:
             ),
         )
 
-    def enqueue_webhook(self, tx: Transaction) -> None:
-        """Write the webhook event for tx's new status into the outbox, in this same transaction."""
+    def enqueue_webhook(self, tx: Transaction, webhook_id: str | None = None) -> None:
+        """Write the webhook event for tx's new status into the outbox, in this same transaction,
+        under webhook_id (a new random one when none is given)."""
         if not tx.callback_url:
             return
         self.conn.execute(
@@ -490,7 +588,7 @@ class UnitOfWork:
                 merchant_id=tx.merchant_id,
                 mode=tx.mode.value,
                 transaction_id=tx.id,
-                webhook_id=new_webhook_id(),
+                webhook_id=webhook_id or new_webhook_id(),
                 event_type=event_type(tx),
                 url=tx.callback_url,
                 payload=dumps(event_payload(tx)),

@@ -177,6 +177,11 @@ transactions = Table(
     # Set while the provider owes an answer (async refunds, payouts, crashed
     # requests): the worker asks the provider again from this time on.
     Column("provider_check_at", UtcDateTime()),
+    # A payment's refunds, in minor units: what its Pending and Captured refunds hold, and what
+    # its Captured ones returned. Changed only in the database transaction that creates or
+    # settles one of its refunds (`flask ledger verify` checks them against the refund rows).
+    Column("refund_reserved_minor", BigInteger, nullable=False, server_default=text("0")),
+    Column("refund_captured_minor", BigInteger, nullable=False, server_default=text("0")),
     UniqueConstraint("merchant_id", "mode", "tx_no", name="uq_transactions_merchant_mode_tx_no"),
     Index("ix_transactions_listing", "merchant_id", "mode", "created_at", "id"),
     Index("ix_transactions_original", "original_id"),

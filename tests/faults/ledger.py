@@ -33,8 +33,9 @@ def wait_until_settled(engine, merchant_id: int, receiver, timeout: float) -> No
 
 
 def assert_consistent(engine, merchant_id: int) -> None:
-    """No over-refund; Refunded exactly when the Captured refunds make the amount; every status
-    change with its outbox event (the move to Refunded has none of its own: the refund's reports it)."""
+    """No over-refund; the refund totals on each payment's row equal its refunds; Refunded exactly
+    when the Captured refunds make the amount; every status change with its outbox event (the
+    move to Refunded has none of its own: the refund's reports it)."""
     with engine.connect() as conn:
         rows = conn.execute(select(transactions).where(
             transactions.c.merchant_id == merchant_id)).all()
@@ -57,6 +58,8 @@ def assert_consistent(engine, merchant_id: int) -> None:
         if row.kind != "payment":
             continue
         assert held[row.id] <= row.amount_minor, f"{row.tx_no} refunded beyond its amount"
+        assert (row.refund_reserved_minor, row.refund_captured_minor) == (held[row.id], captured[row.id]), \
+            f"{row.tx_no}'s refund totals differ from its refunds"
         if row.status in ("Captured", "Refunded"):
             assert (row.status == "Refunded") == (captured[row.id] == row.amount_minor), \
                 f"{row.tx_no} is {row.status} with {captured[row.id]} of {row.amount_minor} refunded"

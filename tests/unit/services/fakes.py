@@ -14,9 +14,10 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from app.payments.events import event_type
+from app.payments.events import event_type, new_webhook_id
 from app.payments.model import (
     ACTIVE_REFUND_STATUSES,
+    DECLINE_STATUSES,
     Caller,
     Kind,
     Mode,
@@ -26,7 +27,7 @@ from app.payments.model import (
     Transaction,
     new_tx_no,
 )
-from app.payments.money import from_minor, to_minor
+from app.payments.money import fits_currency, from_minor, to_minor
 from app.payments.provider import Bank, Outcome, ProvidersByName
 from app.payments.sandbox import FIXTURE_CREATED_BY
 from app.payments.services import Deps
@@ -65,6 +66,7 @@ class WebhookRow:
     transaction_id: int
     event_type: str
     url: str
+    webhook_id: str
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,11 @@ class FakeStore:
         self.committed = Tables()
         self.ids = itertools.count(1)  # a sequence: rollbacks do not rewind it
         self.commits = 0
+        self.relaxed_commits: list[bool] = []  # per commit, in order: whether it skipped the flush
+        # While set, a commit that skipped the flush is lost, as a database crash would lose it;
+        # what it would have committed is kept in `lost` for the test to look at.
+        self.crash_loses_relaxed_commits = False
+        self.lost: list[Tables] = []
         self.open_write_units = 0
         self.locked: list[int] = []  # ids read for update, in order
 
@@ -124,9 +131,18 @@ class FakeStore:
         self.committed.default_callback_urls[caller.merchant_id] = default_callback_url
 
     def seed(self, tx: Transaction) -> Transaction:
-        """Commit a transaction as if an earlier request had made it; returns it with its id."""
+        """Commit a transaction as if an earlier request had made it; returns it with its id.
+
+        A Pending or Captured refund holds its amount on its original's row, as the refund
+        service would have left it."""
         with self.unit_of_work() as uow:
             uow.transactions.add(tx)
+            original = uow.conn.transactions.get(tx.original_id)
+            if tx.kind is Kind.REFUND and original and tx.status in ACTIVE_REFUND_STATUSES:
+                captured = tx.amount if tx.status is Status.CAPTURED else Decimal(0)
+                uow.conn.transactions[original.id] = replace(
+                    original, refund_reserved=_money(original.refund_reserved + tx.amount, tx.currency),
+                    refund_captured=_money(original.refund_captured + captured, tx.currency))
             uow.commit()
         return tx
 
@@ -152,6 +168,15 @@ class FakeStore:
         """Event types committed to the outbox for a transaction."""
         return [row.event_type for row in self.committed.webhooks if row.transaction_id == tx.id]
 
+    def webhook_ids_of(self, tx: Transaction) -> list[str]:
+        """Webhook ids of the events committed to the outbox for a transaction."""
+        return [row.webhook_id for row in self.committed.webhooks if row.transaction_id == tx.id]
+
+
+def _money(amount: Decimal, currency: str) -> Decimal:
+    """The amount as a row gives it back: in minor units, read with the currency's digits."""
+    return from_minor(to_minor(amount, currency), currency)
+
 
 class FakeUnitOfWork:
     """`with store.unit_of_work() as uow: ...; uow.commit()`: all of it, or nothing."""
@@ -168,6 +193,7 @@ class FakeUnitOfWork:
 
     def _begin(self) -> None:
         self.committed_before = self.store.commits
+        self.relaxed = False
         self.conn = self.store.working_copy()  # the idempotency records are written through it
         self.transactions = FakeTransactions(self)
         self.methods = FakeMethods(self.conn)
@@ -183,9 +209,18 @@ class FakeUnitOfWork:
         self.writing()
         assert self.store.commits == self.committed_before, (
             "another unit committed while this one was open; the fake does not model locks")
+        if self.relaxed and self.store.crash_loses_relaxed_commits:
+            self.store.lost.append(self.conn)
+            self._begin()
+            return
         self.store.committed = self.conn
         self.store.commits += 1
+        self.store.relaxed_commits.append(self.relaxed)
         self._begin()  # what follows a commit is a new transaction, rolled back unless committed
+
+    def relax_durability(self) -> None:
+        """Noted per transaction, as PostgreSQL's SET LOCAL synchronous_commit is."""
+        self.relaxed = True
 
     def writing(self) -> None:
         """Writes belong in write units: a read unit runs in autocommit on PostgreSQL."""
@@ -195,10 +230,11 @@ class FakeUnitOfWork:
         self.writing()
         self.conn.history.append(HistoryRow(tx.id, from_status, tx.status, source, note))
 
-    def enqueue_webhook(self, tx: Transaction) -> None:
+    def enqueue_webhook(self, tx: Transaction, webhook_id: str | None = None) -> None:
         self.writing()
         if tx.callback_url:
-            self.conn.webhooks.append(WebhookRow(tx.id, event_type(tx), tx.callback_url))
+            self.conn.webhooks.append(WebhookRow(tx.id, event_type(tx), tx.callback_url,
+                                                 webhook_id or new_webhook_id()))
 
     def audit(self, caller: Caller, action: str, target=None, amount=None, currency=None,
               detail=None, *, both_modes: bool = False) -> None:
@@ -257,7 +293,9 @@ class FakeTransactions:
             raise ReferenceTaken(tx.reference)
         tx.id = next(self.uow.store.ids)
         # Stored in minor units: read back with the currency's digits, as the database gives it.
-        stored = replace(tx, amount=from_minor(to_minor(tx.amount, tx.currency), tx.currency))
+        stored = replace(tx, amount=_money(tx.amount, tx.currency),
+                         refund_reserved=_money(Decimal(0), tx.currency),
+                         refund_captured=_money(Decimal(0), tx.currency))
         self.rows[tx.id] = copy.deepcopy(stored)
         return tx
 
@@ -269,14 +307,30 @@ class FakeTransactions:
             provider_message=tx.provider_message, provider_redirect_url=tx.provider_redirect_url,
             provider_check_at=tx.provider_check_at, updated_at=tx.updated_at)
 
-    def refund_totals(self, original_id: int) -> tuple[int, int]:
-        return (self.refund_total(original_id, (Status.CAPTURED,)),
-                self.refund_total(original_id, (Status.PENDING,)))
+    def reserve_refund(self, caller: Caller, tx_no: str, amount: Decimal) -> Transaction | None:
+        """The conditional UPDATE of the store: every refund rule as one condition on the row."""
+        self.uow.writing()
+        found = next((tx for tx in self._in_scope(caller) if tx.tx_no == tx_no), None)
+        if found is None or found.kind is not Kind.PAYMENT or found.status is not Status.CAPTURED \
+                or not fits_currency(amount, found.currency) \
+                or found.amount - found.refund_reserved < amount:
+            return None
+        method = self.uow.conn.methods.get((found.merchant_id, found.payment_method))
+        if amount != found.amount and method is not None and not method.partial_refunds:
+            return None
+        self.rows[found.id] = replace(found, refund_reserved=_money(found.refund_reserved + amount,
+                                                                    found.currency))
+        return self._lock(self._read(self.rows[found.id]))
 
-    def refund_total(self, original_id: int, statuses=ACTIVE_REFUND_STATUSES) -> int:
-        return sum(to_minor(tx.amount, tx.currency) for tx in self.rows.values()
-                   if tx.original_id == original_id and tx.kind is Kind.REFUND
-                   and tx.status in statuses)
+    def settle_refund(self, refund: Transaction) -> Transaction:
+        self.uow.writing()
+        original = self.rows[refund.original_id]
+        captured = refund.amount if refund.status is Status.CAPTURED else Decimal(0)
+        released = refund.amount if refund.status in DECLINE_STATUSES else Decimal(0)
+        self.rows[original.id] = replace(
+            original, refund_reserved=_money(original.refund_reserved - released, original.currency),
+            refund_captured=_money(original.refund_captured + captured, original.currency))
+        return self._read(self.rows[original.id])
 
     def refunds_of(self, caller: Caller, original_id: int) -> list[Transaction]:
         return [self._read(tx) for tx in sorted(self._in_scope(caller), key=lambda t: t.id)

@@ -1,0 +1,253 @@
+"""Property: in whatever order refunds, provider answers and worker recovery come, a payment's row
+keeps its refund totals equal to the sums of its refund rows, never holds more than its amount,
+and is Refunded exactly when its Captured refunds make its amount.
+
+Every refund request is also checked against the refund rules run on the refund rows' sums
+(the way refunds were checked before the totals lived on the row): the conditional update
+accepts what they accept and the service refuses with their message.
+
+Runs on a database of its own (SQLite and PostgreSQL), so the worker sees only this test's work.
+"""
+from __future__ import annotations
+
+import uuid
+from collections import deque
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+from sqlalchemy import select
+
+from app.cli import upgrade_database
+from app.payments import services
+from app.payments.model import (
+    ACTIVE_REFUND_STATUSES,
+    Caller,
+    FieldErrors,
+    Kind,
+    Mode,
+    RefundRejected,
+    RefundState,
+    Status,
+    check_refund,
+)
+from app.payments.money import from_minor, minor_digits, to_minor
+from app.payments.provider import Outcome, ProvidersByName, ProviderUnavailable
+from app.payments.requests import parse_create, parse_refund
+from app.payments.services import Deps
+from app.store.db import make_engine
+from app.store.ledger import check_refund_totals
+from app.store.merchants import create_merchant
+from app.store.repository import UnitOfWork
+from app.store.tables import transactions
+from tests.conftest import payment_body
+from tests.support.databases import create_postgres_database
+from tests.support.lost_commits import LostCommits, crash_loses_relaxed_commits
+
+ANSWERS = ("Captured", "Failed", "Declined", "Pending", "unreachable")
+# (method, currency): partial refunds or not, and 2, 0 and 3 minor digits.
+PAYMENTS = (("card", "EUR"), ("card", "JPY"), ("card", "KWD"), ("card-full-refund-only", "EUR"))
+
+
+class ScriptedProvider:
+    """A provider behind a network whose next answers the test sets (one for every call)."""
+
+    in_process = False
+
+    def __init__(self):
+        self.answer = "Captured"
+        self.refund_calls: deque[str] = deque()
+
+    def _outcome(self, tx, now: datetime) -> Outcome:
+        if self.answer == "unreachable":
+            raise ProviderUnavailable("connect timeout")
+        status = Status(self.answer)
+        reason = {Status.FAILED: "Provider Error", Status.DECLINED: "Declined By Bank"}.get(status)
+        return Outcome(status, f"re_{tx.tx_no}", self.answer.upper(), f"{self.answer} by the script",
+                       decline_reason=reason)
+
+    def create(self, tx, method) -> Outcome:
+        return Outcome(Status.PENDING, f"pi_{tx.tx_no}", "CREATED", "Awaiting customer")
+
+    def refund(self, refund, original, now: datetime) -> Outcome:
+        self.refund_calls.append(refund.tx_no)
+        return self._outcome(refund, now)
+
+    def status(self, tx, original, now: datetime) -> Outcome:
+        return self._outcome(tx, now)
+
+
+class Clock:
+    """Time that moves only when the test moves it."""
+
+    def __init__(self):
+        self.now = datetime(2030, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def ledger_database(request, tmp_path_factory):
+    """A migrated database for this module alone."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('ledger') / 'ledger.db'}"
+        upgrade_database(url)
+        yield url
+        return
+    url, drop = create_postgres_database()
+    upgrade_database(url)
+    yield url
+    drop()
+
+
+@pytest.fixture(scope="module")
+def world(ledger_database):
+    """Services over that database with a scripted provider, a still clock and one merchant."""
+    engine = make_engine(ledger_database)
+    provider, clock = ScriptedProvider(), Clock()
+    deps = Deps(uow=lambda write=True: UnitOfWork(engine, write=write),
+                providers=ProvidersByName({"simulator": provider}), clock=clock)
+    with deps.uow() as uow:
+        merchant = create_merchant(uow, f"Ledger {uuid.uuid4().hex[:8]}", "http://paydesk.test")
+        uow.commit()
+    yield engine, deps, provider, clock, Caller(merchant.merchant_id, Mode.LIVE, "api:property")
+    engine.dispose()
+
+
+class RefundLedger(RuleBasedStateMachine):
+    """One payment, refunded, answered, lost and recovered in any order."""
+
+    world = None  # set by the test: (engine, deps, provider, clock, caller)
+
+    def __init__(self):
+        super().__init__()
+        self.engine, self.deps, self.provider, self.clock, self.caller = self.world
+        self.lost = LostCommits()
+        self.crashing = replace(self.deps, uow=crash_loses_relaxed_commits(self.engine, self.lost))
+
+    @initialize(kind=st.sampled_from(PAYMENTS), minor=st.integers(1, 50_000))
+    def a_captured_payment(self, kind, minor):
+        method, currency = kind
+        amount = from_minor(minor, currency)
+        created = services.create_transaction(self.deps, self.caller, parse_create(payment_body(
+            amount=amount, currency=currency, payment={"paymentMethod": method})))
+        self.payment = services.move_by_provider(self.deps, self.caller, created.tx_no, Status.CAPTURED,
+                                                 None, "sandbox")
+        self.partial_refunds = method == "card"
+        self.refund_ids: list[int] = []
+
+    # -- what the database holds ------------------------------------------------------------
+
+    def rows(self):
+        """The payment's row and its refund rows."""
+        with self.deps.uow(write=False) as uow:
+            payment = uow.conn.execute(select(transactions)
+                                       .where(transactions.c.id == self.payment.id)).one()
+            refunds = uow.conn.execute(select(transactions).where(
+                transactions.c.original_id == self.payment.id,
+                transactions.c.kind == Kind.REFUND.value)).all()
+        return payment, refunds
+
+    def rules_on_the_refund_rows(self, amount: Decimal) -> Exception | None:
+        """What check_refund says of this amount when the refund rows are summed."""
+        payment, refunds = self.rows()
+        held = sum(r.amount_minor for r in refunds if Status(r.status) in ACTIVE_REFUND_STATUSES)
+        state = RefundState(
+            tx_no=payment.tx_no, kind=Kind(payment.kind), status=Status(payment.status),
+            amount=from_minor(payment.amount_minor, payment.currency), currency=payment.currency,
+            refunded_or_pending=from_minor(held, payment.currency),
+            partial_refunds=self.partial_refunds, payment_method=payment.payment_method)
+        try:
+            check_refund(state, payment.tx_no, amount)
+        except (RefundRejected, FieldErrors) as refused:
+            return refused
+        return None
+
+    # -- steps --------------------------------------------------------------------------------
+
+    def _refund(self, deps, fraction: float, extra_digit: bool, answer: str) -> None:
+        currency = self.payment.currency
+        minor = max(1, round(to_minor(self.payment.amount, currency) * fraction))
+        amount = from_minor(minor, currency)
+        if extra_digit:  # one decimal more than the currency has: a field error, after rules 1-2
+            amount += Decimal(1).scaleb(-(minor_digits(currency) + 1))
+        expected = self.rules_on_the_refund_rows(amount)
+        self.provider.answer = answer
+        request = parse_refund({"txNo": self.payment.tx_no, "amount": amount})
+        try:
+            created = services.refund(deps, self.caller, request)
+        except (RefundRejected, FieldErrors) as refused:
+            assert type(refused) is type(expected) and str(refused) == str(expected), (refused, expected)
+            return
+        assert expected is None, f"accepted a refund the rules refuse: {expected}"
+        self.refund_ids.append(created.id)
+
+    @rule(fraction=st.sampled_from([0.1, 0.25, 0.5, 1.0, 1.2]) | st.floats(0, 1.1),
+          extra_digit=st.booleans(), answer=st.sampled_from(ANSWERS))
+    def refund(self, fraction, extra_digit, answer):
+        self._refund(self.deps, fraction, extra_digit, answer)
+
+    @rule(fraction=st.sampled_from([0.25, 0.5, 1.0]), answer=st.sampled_from(ANSWERS))
+    def refund_whose_settlement_a_crash_loses(self, fraction, answer):
+        self._refund(self.crashing, fraction, False, answer)
+
+    @precondition(lambda self: self.refund_ids)
+    @rule(data=st.data(), answer=st.sampled_from(ANSWERS[:3]))
+    def provider_webhook(self, data, answer):
+        """The provider reports on one of the refunds (a settled one ignores it)."""
+        refund_id = data.draw(st.sampled_from(self.refund_ids))
+        status = Status(answer)
+        reason = "Declined By Bank" if status in (Status.DECLINED, Status.FAILED) else None
+        services.apply_outcome(self.deps, refund_id, Outcome(status, f"re_{refund_id}", answer.upper(),
+                                                             decline_reason=reason), source="provider")
+
+    @rule(answer=st.sampled_from(ANSWERS))
+    def worker_after_the_grace(self, answer):
+        """The worker takes up every refund whose answer is owed (crashed, async, unreachable)."""
+        self.provider.answer = answer
+        self.clock.now += services.RECOVERY_GRACE + timedelta(seconds=1)
+        while services.run_due_provider_checks(self.deps):
+            pass
+
+    # -- what must hold after every step ------------------------------------------------------
+
+    @invariant()
+    def totals_on_the_row_are_the_sums_of_the_refund_rows(self):
+        if not hasattr(self, "payment"):
+            return
+        payment, refunds = self.rows()
+        held = sum(r.amount_minor for r in refunds if Status(r.status) in ACTIVE_REFUND_STATUSES)
+        captured = sum(r.amount_minor for r in refunds if r.status == Status.CAPTURED.value)
+        assert (payment.refund_reserved_minor, payment.refund_captured_minor) == (held, captured)
+        assert 0 <= payment.refund_captured_minor <= payment.refund_reserved_minor <= payment.amount_minor
+        assert (payment.status == Status.REFUNDED.value) == (captured == payment.amount_minor)
+
+    def teardown(self):
+        """Settle what is still owed, so the next example's worker finds nothing of this one's."""
+        if hasattr(self, "payment"):
+            self.provider.answer = "Captured"
+            self.clock.now += services.RECOVERY_GRACE + timedelta(minutes=2)
+            while services.run_due_provider_checks(self.deps):
+                pass
+            self.totals_on_the_row_are_the_sums_of_the_refund_rows()
+            with self.deps.uow(write=False) as uow:
+                assert check_refund_totals(uow.conn).mismatches == []
+
+
+def test_refund_totals_hold_under_any_interleaving(world):
+    RefundLedger.world = world
+    run_state_machine_as_test(RefundLedger, settings=settings(
+        max_examples=60, stateful_step_count=15, deadline=None,
+        suppress_health_check=[HealthCheck.too_slow]))
