@@ -146,16 +146,19 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
 def _ask_provider(deps: Deps, tx: Transaction, ask: Callable[[], Outcome], *, source: str) -> Transaction:
     """Ask the provider (outside any unit of work) and record its answer; Pending if it cannot.
 
-    While tx has a provider check due (a new refund, a payment or payout the provider has not
-    opened, one the worker took up), the worker asks the same question again if the answer's
-    commit is lost, so that commit may skip the disk flush.
+    While tx has a provider check due (a new refund, a payout, one the worker took up), the
+    worker asks the same question again if the answer's commit is lost, so that commit may
+    skip the disk flush. Not the answer that opens a payment: it carries the provider's
+    payment page, which no second question gives back (Paystack answers a repeated
+    initialize with "Duplicate Transaction Reference").
     """
     try:
         outcome = ask()
     except ProviderUnavailable as error:
         return _provider_unavailable(deps, tx, error)
+    opens_a_payment = tx.kind is Kind.PAYMENT and not tx.opened_at_provider
     return apply_outcome(deps, tx.id, outcome, source=source,
-                         recoverable=tx.provider_check_at is not None)
+                         recoverable=tx.provider_check_at is not None and not opens_a_payment)
 
 
 def _existing_reference(deps: Deps, caller: Caller, reference: str) -> str:

@@ -127,8 +127,17 @@ def test_an_unreachable_provider_is_noted_durably(deps, store, provider, payment
     assert store.relaxed_commits[before:] == [False, False]
 
 
-def test_a_created_payment_is_durable_and_its_opening_answer_is_not(deps, store):
+def test_a_created_payment_and_its_opening_answer_are_both_durable(deps, store):
+    # The opening answer carries the provider's payment page, which no second question gives back.
     services.create_transaction(deps, CALLER, create_request())
+    assert store.relaxed_commits == [False, False]
+
+
+def test_a_created_payout_is_durable_and_its_opening_answer_is_not(deps, store):
+    # A lost transfer answer is found again by its reference.
+    services.create_transaction(deps, CALLER, create_request(
+        method="ng-bank-payout", currency="NGN", country="NG", action="PAYMENT", bank="058",
+        holder="Ada Obi", account_number="0123456785"))
     assert store.relaxed_commits == [False, True]
 
 
