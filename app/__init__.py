@@ -12,6 +12,7 @@ from app.providers.http import Timeouts
 from app.providers.registry import ProviderRegistry
 from app.providers.simulator import providers
 from app.store.encryption import SecretBox
+from app.store.method_cache import MethodCache
 from app.store.provider_accounts import account_by_id
 from app.store.db import make_engine
 from app.store.repository import UnitOfWork
@@ -34,8 +35,10 @@ def create_app(config: Config | None = None) -> Flask:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
     engine = make_engine(config.DATABASE_URL, pool_size=config.DB_POOL_SIZE,
                          ping_idle_after=config.DB_PING_IDLE_AFTER)
+    method_cache = MethodCache(config.TOKEN_CACHE_SECONDS)
+
     def unit_of_work(write: bool = True) -> UnitOfWork:
-        return UnitOfWork(engine, write=write)
+        return UnitOfWork(engine, write=write, method_cache=method_cache)
 
     def read_account(account_id: int):
         with unit_of_work(write=False) as uow:

@@ -143,6 +143,7 @@ def connect(uow_factory: Callable[..., Any], box: SecretBox, caller: Caller, pro
                 account_id = store.add_account(uow.conn, caller, provider, webhook_key=webhook_key,
                                                now=now, **sealed)
             store.offer_methods(uow.conn, caller, account_id, methods)
+            uow.methods.forget_merchant(caller.merchant_id)
             uow.audit(caller, "provider.update" if existing else "provider.connect",
                       f"{provider}:{account_id}", detail={
                           "provider": provider, "keyHint": sealed["key_hint"], "baseUrl": base_url,
@@ -163,6 +164,7 @@ def disconnect(uow_factory: Callable[..., Any], caller: Caller, account_id: int,
         if account is None or not account.connected:
             return False
         store.disconnect_account(uow.conn, account_id, now)
+        uow.methods.forget_merchant(caller.merchant_id)
         uow.audit(caller, "provider.disconnect", f"{account.provider}:{account_id}",
                   detail={"provider": account.provider, "keyHint": account.key_hint})
         uow.commit()

@@ -45,6 +45,7 @@ from app.payments.money import (
 from app.payments.sandbox import FIXTURE_CREATED_BY
 from app.util import dumps, utcnow
 
+from .method_cache import MethodCache
 from .tables import (
     audit_log,
     idempotency_keys,
@@ -433,16 +434,25 @@ class TransactionRepository:
 
 
 class MethodRepository:
-    """A merchant's payment methods."""
+    """A merchant's payment methods (new transactions' look-ups through the process's cache)."""
 
-    def __init__(self, conn: Connection):
+    def __init__(self, conn: Connection, cache: MethodCache | None = None):
         self.conn = conn
+        self.cache = cache or MethodCache(0)
 
     def get(self, caller: Caller, method_id: str) -> PaymentMethod | None:
         """The caller's method with this identifier that takes new transactions, or None."""
-        row = self.conn.execute(_ACTIVE_METHOD, {"merchant_id": caller.merchant_id,
-                                                 "mode": caller.mode.value, "method_id": method_id}).first()
-        return _row_to_method(row) if row else None
+        def load() -> PaymentMethod | None:
+            row = self.conn.execute(_ACTIVE_METHOD, {"merchant_id": caller.merchant_id,
+                                                     "mode": caller.mode.value,
+                                                     "method_id": method_id}).first()
+            return _row_to_method(row) if row else None
+
+        return self.cache.get((caller.merchant_id, caller.mode.value, method_id), load)
+
+    def forget_merchant(self, merchant_id: int) -> None:
+        """This process changed the merchant's methods: its cache forgets them now."""
+        self.cache.forget_merchant(merchant_id)
 
     def of_transaction(self, tx: Transaction) -> PaymentMethod | None:
         """The method a stored transaction was made with, even if its provider account was
@@ -517,9 +527,10 @@ class UnitOfWork:
     unit (`write=False`) runs in autocommit on PostgreSQL.
     """
 
-    def __init__(self, engine: Engine, *, write: bool = True):
+    def __init__(self, engine: Engine, *, write: bool = True, method_cache: MethodCache | None = None):
         self.engine = engine
         self.write = write
+        self.method_cache = method_cache
 
     def __enter__(self) -> "UnitOfWork":
         self.conn = self.engine.connect()
@@ -531,7 +542,7 @@ class UnitOfWork:
             self.conn = self.conn.execution_options(isolation_level="AUTOCOMMIT")
         self._tx = self.conn.begin()
         self.transactions = TransactionRepository(self.conn)
-        self.methods = MethodRepository(self.conn)
+        self.methods = MethodRepository(self.conn, self.method_cache)
         self.merchants = MerchantRepository(self.conn)
         return self
 
