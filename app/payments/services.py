@@ -53,6 +53,10 @@ from .sandbox import install_fixtures
 RECOVERY_GRACE = timedelta(seconds=30)
 # While one worker asks the provider about a transaction, others skip it this long.
 CLAIM_FOR = timedelta(seconds=30)
+# A provider's answer to a void (Provider.cancel) that leaves Paydesk to decline the payment: voided
+# (Declined, whatever reason the provider gives) or nothing to void (Pending). Other answers say
+# where the payment went meanwhile (Captured, say) and are recorded as they are.
+VOIDED = (Status.PENDING, Status.DECLINED)
 # The longest wait between two questions to a provider that could not answer.
 MAX_RETRY_DELAY = timedelta(hours=1)
 
@@ -497,7 +501,7 @@ def expire_pending(deps: Deps, limit: int = 100) -> int:
         except ProviderUnavailable as error:
             _provider_unavailable(deps, tx, error)
             continue
-        if answer is None or answer.status in (Status.PENDING, Status.DECLINED):
+        if answer is None or answer.status in VOIDED:
             answer = Outcome(Status.DECLINED, tx.provider_transaction_id, "EXPIRED",
                              "Transaction expired before completion", decline_reason=EXPIRED)
         apply_outcome(deps, tx_id, answer, source="worker")
@@ -517,9 +521,10 @@ def cancel_transaction(deps: Deps, caller: Caller, tx_no: str, on_moved: OnCreat
     if method is None:
         raise ProviderUnavailable(f"Payment method {tx.payment_method} is no longer configured")
     answer = deps.providers.for_method(method).cancel(tx)
-    if answer.status in (Status.PENDING, Status.DECLINED):
+    if answer.status in VOIDED:
         answer = replace(answer, status=Status.DECLINED, decline_reason=CANCELLED,
                          provider_message=answer.provider_message or "Cancelled by the merchant")
+
     def audited(uow, moved: Transaction) -> None:
         uow.audit(caller, "payment.cancel", moved.tx_no, moved.amount, moved.currency,
                   {"status": moved.status.value})
