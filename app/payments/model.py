@@ -155,6 +155,11 @@ class ReferenceTaken(PaymentError):
     """The store refused a second transaction with the same reference (a race the service resolves)."""
 
 
+class NotHeld(PaymentError):
+    """The store could not hold a refund's amount on its payment when the unit's writes were sent
+    (the payment changed since it was read); none of the unit's writes were made."""
+
+
 class InvalidMove(PaymentError):
     """A status change the transaction's current state does not allow."""
 

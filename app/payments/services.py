@@ -10,6 +10,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .accounts import AccountNumberError, validate_account_number
+from .countries import resolve_country
+from .events import move_webhook_id
 from .model import (
     CANCELLED,
     DECLINE_STATUSES,
@@ -21,6 +23,8 @@ from .model import (
     InvalidMove,
     Kind,
     Mode,
+    NotHeld,
+    PaymentError,
     PaymentMethod,
     ReferenceTaken,
     RefundState,
@@ -33,8 +37,6 @@ from .model import (
     new_tx_no,
     original_after_refunds,
 )
-from .countries import resolve_country
-from .events import move_webhook_id
 from .provider import (
     Bank,
     BankListError,
@@ -129,19 +131,19 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
         _take_provider_answer(tx, provider.create(tx, method))
     else:
         tx.provider_check_at = now + RECOVERY_GRACE  # the worker opens it if this process dies
-    with deps.uow() as uow:
-        try:
+    try:
+        with deps.uow() as uow:
             uow.transactions.add(tx)
-        except ReferenceTaken:
-            existing = _existing_reference(deps, caller, request.reference)
-            raise DuplicateReference(request.reference, existing) from None
-        uow.record_history(tx, None, caller.actor)
-        if kind is Kind.PAYOUT:
-            uow.audit(caller, "payout.create", tx.tx_no, tx.amount, tx.currency,
-                      {"method": method.method_id})
-        if on_created:
-            on_created(uow, tx)
-        uow.commit()
+            uow.record_history(tx, None, caller.actor)
+            if kind is Kind.PAYOUT:
+                uow.audit(caller, "payout.create", tx.tx_no, tx.amount, tx.currency,
+                          {"method": method.method_id})
+            if on_created:
+                on_created(uow, tx)
+            uow.commit()
+    except ReferenceTaken:  # from add(), or when the unit's writes are sent
+        existing = _existing_reference(deps, caller, request.reference)
+        raise DuplicateReference(request.reference, existing) from None
     if provider.in_process:
         return tx
     return _ask_provider(deps, tx, lambda: provider.create(tx, method), source="provider")
@@ -252,43 +254,80 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
     """Reserve the refund's amount on the original's row (or refuse it by the rules) and commit
     it as a Pending refund, then settle it.
 
-    The reservation locks the original's row until the commit. The provider is asked after
-    the commit, never while the lock is held; if it cannot answer, the refund stays Pending
-    and the worker finishes it.
+    The payment is read first. When the rules allow the refund on what was read, the refund is
+    written with its amount's reservation, which the store makes only if the payment's row
+    still allows it when the writes arrive (one statement on PostgreSQL). Otherwise (refused
+    on what was read, or the payment changed since) the rules decide on the payment's locked
+    row, and a refusal is answered from there. The provider is asked after the commit, never
+    while a lock is held; if it cannot answer, the refund stays Pending and the worker
+    finishes it.
     """
     now = deps.clock()
-    with deps.uow() as uow:
-        original = _reserve_refund(uow, caller, request)
-        method = uow.methods.of_transaction(original)
-        new_refund = Transaction(
-            merchant_id=caller.merchant_id,
-            mode=caller.mode,
-            tx_no=new_tx_no(Kind.REFUND),
-            kind=Kind.REFUND,
-            status=Status.PENDING,
-            amount=request.amount,
-            currency=original.currency,
-            reference=original.reference,
-            payment_method=original.payment_method,
-            created_at=now,
-            updated_at=now,
-            callback_url=original.callback_url,
-            original_id=original.id,
-            original_tx_no=original.tx_no,
-            udf1=request.reason,
-            udf2=request.description,
-            created_by=caller.actor,
-            provider_check_at=now + RECOVERY_GRACE,
-        )
-        uow.transactions.add(new_refund)
-        uow.record_history(new_refund, None, caller.actor)
-        uow.audit(caller, "refund.create", new_refund.tx_no, new_refund.amount, new_refund.currency,
-                  {"originalTxNo": original.tx_no, "reason": request.reason})
-        if on_created:
-            on_created(uow, new_refund)
-        uow.commit()
+    with deps.uow(write=False) as uow:
+        original = uow.transactions.get(caller, request.tx_no)
+        method = uow.methods.of_transaction(original) if original else None
+    new_refund = None
+    if _refund_allowed(original, method, request):
+        new_refund = _new_refund(caller, request, original, now)
+        try:
+            with deps.uow() as uow:
+                uow.transactions.reserve_refund_with_writes(caller, request.tx_no, request.amount)
+                _write_refund(uow, caller, request, new_refund, on_created)
+        except NotHeld:
+            new_refund = None
+    if new_refund is None:
+        with deps.uow() as uow:
+            original = _reserve_refund(uow, caller, request)
+            method = uow.methods.of_transaction(original)
+            new_refund = _new_refund(caller, request, original, now)
+            _write_refund(uow, caller, request, new_refund, on_created)
     return settle_with_provider(deps, new_refund.id, source="provider",
                                 known=(new_refund, original, method))
+
+
+def _refund_allowed(original: Transaction | None, method: PaymentMethod | None,
+                    request: RefundRequest) -> bool:
+    try:
+        check_refund(_refund_state(original, method), request.tx_no, request.amount)
+    except PaymentError:
+        return False
+    return True
+
+
+def _new_refund(caller: Caller, request: RefundRequest, original: Transaction,
+                now: datetime) -> Transaction:
+    return Transaction(
+        merchant_id=caller.merchant_id,
+        mode=caller.mode,
+        tx_no=new_tx_no(Kind.REFUND),
+        kind=Kind.REFUND,
+        status=Status.PENDING,
+        amount=request.amount,
+        currency=original.currency,
+        reference=original.reference,
+        payment_method=original.payment_method,
+        created_at=now,
+        updated_at=now,
+        callback_url=original.callback_url,
+        original_id=original.id,
+        original_tx_no=original.tx_no,
+        udf1=request.reason,
+        udf2=request.description,
+        created_by=caller.actor,
+        provider_check_at=now + RECOVERY_GRACE,
+    )
+
+
+def _write_refund(uow, caller: Caller, request: RefundRequest, new_refund: Transaction,
+                  on_created: OnCreated) -> None:
+    """Commit the Pending refund with its history and audit row."""
+    uow.transactions.add(new_refund)
+    uow.record_history(new_refund, None, caller.actor)
+    uow.audit(caller, "refund.create", new_refund.tx_no, new_refund.amount, new_refund.currency,
+              {"originalTxNo": new_refund.original_tx_no, "reason": request.reason})
+    if on_created:
+        on_created(uow, new_refund)
+    uow.commit()
 
 
 def _reserve_refund(uow, caller: Caller, request: RefundRequest) -> Transaction:
@@ -384,9 +423,9 @@ def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
     same webhook id).
     """
     with deps.uow() as uow:
-        if recoverable:
-            uow.relax_durability()
         tx, original = uow.transactions.lock_with_original(tx_id)
+        if recoverable:
+            uow.relax_durability()  # after the lock: set with the writes, no statement of its own
         now = deps.clock()
         if outcome.status is tx.status:
             if tx.status is Status.PENDING:
@@ -411,7 +450,7 @@ def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
         uow.record_history(tx, previous, source, outcome.provider_message)
         uow.enqueue_webhook(tx, move_webhook_id(tx))
         if tx.kind is Kind.REFUND:  # a refund moves only from Pending to its final status
-            original = uow.transactions.settle_refund(tx)
+            original = uow.transactions.settle_refund(tx, original)
             if tx.status is Status.CAPTURED:
                 _settle_original(uow, original, now, source)
         if on_moved:

@@ -50,6 +50,11 @@ def commit_sent() -> bool:
     return _commit_sent.get()
 
 
+def note_commit_sent() -> None:
+    """A statement that commits by itself (autocommit) is about to go out."""
+    _commit_sent.set(True)
+
+
 def _note_commits(engine: Engine) -> None:
     @event.listens_for(engine, "commit")
     def _committing(_conn):

@@ -48,13 +48,10 @@ def find(conn: Connection, merchant_id: int, mode: str, key: str) -> KeyRecord |
                      m["response_status"], m["response_body"], m["created_at"], m["updated_at"])
 
 
-def link_transaction(conn: Connection, record_id: int, transaction_id: int) -> None:
-    """Note the transaction the operation created (called inside the unit of work that creates it)."""
-    conn.execute(
-        update(idempotency_keys)
-        .where(idempotency_keys.c.id == record_id)
-        .values(transaction_id=transaction_id)
-    )
+def link_transaction(uow, record_id: int, tx) -> None:
+    """Note the transaction the operation created or moved, with the writes of the unit of work
+    that creates or moves it (its id may not be known before they are sent)."""
+    uow.writes.update(idempotency_keys, record_id, {"transaction_id": uow.writes.id_of(tx)})
 
 
 def complete(conn: Connection, record_id: int, status: int, body: str, now: datetime) -> None:

@@ -7,9 +7,12 @@ worker makes, which have no caller, say so in their names.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
+from psycopg.pq import TransactionStatus
 from sqlalchemy import (
     BigInteger,
     Connection,
@@ -17,9 +20,12 @@ from sqlalchemy import (
     bindparam,
     case,
     cast,
+    event,
     exists,
     insert,
+    literal_column,
     select,
+    text,
     update,
 )
 from sqlalchemy.exc import IntegrityError
@@ -30,6 +36,7 @@ from app.payments.model import (
     Caller,
     Kind,
     Mode,
+    NotHeld,
     PaymentMethod,
     ReferenceTaken,
     Status,
@@ -45,7 +52,11 @@ from app.payments.money import (
 from app.payments.sandbox import FIXTURE_CREATED_BY
 from app.util import dumps, utcnow
 
+from .db import note_commit_sent
 from .method_cache import MethodCache
+from .writes import Add, Writes
+
+_SYNCHRONOUS_COMMIT_OFF = text("SET LOCAL synchronous_commit TO OFF")
 from .tables import (
     audit_log,
     idempotency_keys,
@@ -125,8 +136,6 @@ _TX_AND_ORIGINAL_FOR_UPDATE = (
     .order_by(transactions.c.id)
     .with_for_update(of=transactions)
 )
-_INSERT_TX = insert(transactions).returning(transactions.c.id)
-_SAVE_STATE = update(transactions).where(transactions.c.id == bindparam("tx_id"))
 
 
 # A refund's amount in the minor units of its original's currency, chosen on the row by the
@@ -134,8 +143,17 @@ _SAVE_STATE = update(transactions).where(transactions.c.id == bindparam("tx_id")
 # row matches and the refund rules, read afterwards, name the field error in their order.
 _CURRENCY_DIGITS = currencies_by_minor_digits()
 _COMMON_DIGITS = max(_CURRENCY_DIGITS, key=lambda digits: len(_CURRENCY_DIGITS[digits]))
+def _currency_in(codes) -> Any:
+    """currency IN ('BIF', 'CLP', ...) with the ISO codes written into the SQL: the statement's
+    text stays the same from call to call, so the driver prepares it once (bound lists are
+    expanded into new text on every call)."""
+    assert all(len(code) == 3 and code.isascii() and code.isalpha() and code.isupper()
+               for code in codes)  # nosec B101 # ISO 4217 codes from our own table
+    return transactions.c.currency.in_([literal_column(f"'{code}'") for code in sorted(codes)])
+
+
 _REFUND_MINOR = case(
-    *((transactions.c.currency.in_(sorted(codes)), cast(bindparam(f"refund_minor_{digits}"), BigInteger))
+    *((_currency_in(codes), cast(bindparam(f"refund_minor_{digits}"), BigInteger))
       for digits, codes in _CURRENCY_DIGITS.items() if digits != _COMMON_DIGITS),
     else_=cast(bindparam(f"refund_minor_{_COMMON_DIGITS}"), BigInteger),
 )
@@ -162,16 +180,12 @@ _RESERVE_REFUND = (
         (transactions.c.amount_minor == _REFUND_MINOR) | ~_PARTIAL_REFUNDS_REFUSED,
     )
     .values(refund_reserved_minor=transactions.c.refund_reserved_minor + _REFUND_MINOR)
-    .returning(*transactions.c)
 )
-# A settled refund's amount moved on its original's row.
-_SETTLE_REFUND = (
-    update(transactions)
-    .where(transactions.c.id == bindparam("payment_id"))
-    .values(refund_reserved_minor=transactions.c.refund_reserved_minor - bindparam("released_minor"),
-            refund_captured_minor=transactions.c.refund_captured_minor + bindparam("captured_minor"))
-    .returning(*transactions.c)
-)
+_RESERVE_REFUND_NOW = _RESERVE_REFUND.returning(*transactions.c)
+_RESERVE_REFUND_WITH_WRITES = _RESERVE_REFUND.returning(transactions.c.id)
+def _reserve_params(caller: Caller, tx_no: str, amount: Decimal) -> dict:
+    return {"caller_merchant_id": caller.merchant_id, "caller_mode": caller.mode.value,
+            "original_tx_no": tx_no, **_refund_minor_params(amount)}
 
 
 def _refund_minor_params(amount: Decimal) -> dict[str, int | None]:
@@ -190,16 +204,18 @@ _METHOD = select(payment_methods).where(
     _METHOD_IN_MODE,
 )
 _ACTIVE_METHOD = _METHOD.where(payment_methods.c.active)
-_INSERT_HISTORY = insert(status_history)
-_INSERT_WEBHOOK_EVENT = insert(webhook_events)
-_INSERT_AUDIT = insert(audit_log)
 
 
 class TransactionRepository:
     """Payments, payouts and refunds of every merchant, always read within a merchant and mode."""
 
-    def __init__(self, conn: Connection):
-        self.conn = conn
+    def __init__(self, uow: "UnitOfWork"):
+        self._uow = uow
+        self.writes = uow.writes
+
+    @property
+    def conn(self) -> Connection:
+        return self._uow.conn
 
     def get(self, caller: Caller, tx_no: str, *, for_update: bool = False) -> Transaction | None:
         """The transaction with this number in the caller's merchant and mode, or None."""
@@ -269,67 +285,53 @@ class TransactionRepository:
         return _row_to_transaction(row) if row else None
 
     def add(self, tx: Transaction) -> Transaction:
-        """Insert a new transaction; sets tx.id. Raises ReferenceTaken on a duplicate reference."""
-        try:
-            tx.id = self._insert(tx)
-        except IntegrityError as error:
-            if is_unique_violation(error):
-                raise ReferenceTaken(tx.reference) from error
-            raise
+        """Insert a new transaction with the unit's writes; tx.id is set when they are sent.
+        A duplicate reference raises ReferenceTaken then (at the latest, from commit())."""
+        self.writes.insert(transactions, dict(
+            merchant_id=tx.merchant_id,
+            mode=tx.mode.value,
+            tx_no=tx.tx_no,
+            kind=tx.kind.value,
+            status=tx.status.value,
+            amount_minor=to_minor(tx.amount, tx.currency),
+            currency=tx.currency,
+            reference=tx.reference,
+            statement_descriptor=tx.statement_descriptor,
+            callback_url=tx.callback_url,
+            payment_method=tx.payment_method,
+            billing=json.dumps(tx.billing) if tx.billing else None,
+            payment_details=json.dumps(tx.payment_details) if tx.payment_details else None,
+            original_id=tx.original_id,
+            decline_reason=tx.decline_reason,
+            provider_transaction_id=tx.provider_transaction_id,
+            provider_status=tx.provider_status,
+            provider_message=tx.provider_message,
+            provider_redirect_url=tx.provider_redirect_url,
+            success_url=tx.success_url,
+            pending_url=tx.pending_url,
+            failure_url=tx.failure_url,
+            udf1=tx.udf1,
+            udf2=tx.udf2,
+            udf3=tx.udf3,
+            created_by=tx.created_by,
+            created_at=tx.created_at,
+            updated_at=tx.updated_at,
+            provider_check_at=tx.provider_check_at,
+        ), row=tx)
         return tx
 
-    def _insert(self, tx: Transaction) -> int:
-        return self.conn.execute(
-            _INSERT_TX,
-            dict(
-                merchant_id=tx.merchant_id,
-                mode=tx.mode.value,
-                tx_no=tx.tx_no,
-                kind=tx.kind.value,
-                status=tx.status.value,
-                amount_minor=to_minor(tx.amount, tx.currency),
-                currency=tx.currency,
-                reference=tx.reference,
-                statement_descriptor=tx.statement_descriptor,
-                callback_url=tx.callback_url,
-                payment_method=tx.payment_method,
-                billing=json.dumps(tx.billing) if tx.billing else None,
-                payment_details=json.dumps(tx.payment_details) if tx.payment_details else None,
-                original_id=tx.original_id,
-                decline_reason=tx.decline_reason,
-                provider_transaction_id=tx.provider_transaction_id,
-                provider_status=tx.provider_status,
-                provider_message=tx.provider_message,
-                provider_redirect_url=tx.provider_redirect_url,
-                success_url=tx.success_url,
-                pending_url=tx.pending_url,
-                failure_url=tx.failure_url,
-                udf1=tx.udf1,
-                udf2=tx.udf2,
-                udf3=tx.udf3,
-                created_by=tx.created_by,
-                created_at=tx.created_at,
-                updated_at=tx.updated_at,
-                provider_check_at=tx.provider_check_at,
-            ),
-        ).scalar_one()
-
     def save_state(self, tx: Transaction) -> None:
-        """Write back what a status change touches."""
-        self.conn.execute(
-            _SAVE_STATE,
-            dict(
-                tx_id=tx.id,
-                status=tx.status.value,
-                decline_reason=tx.decline_reason,
-                provider_transaction_id=tx.provider_transaction_id,
-                provider_status=tx.provider_status,
-                provider_message=tx.provider_message,
-                provider_redirect_url=tx.provider_redirect_url,
-                provider_check_at=tx.provider_check_at,
-                updated_at=tx.updated_at,
-            ),
-        )
+        """Write back what a status change touches (with the unit's writes)."""
+        self.writes.update(transactions, self.writes.id_of(tx), dict(
+            status=tx.status.value,
+            decline_reason=tx.decline_reason,
+            provider_transaction_id=tx.provider_transaction_id,
+            provider_status=tx.provider_status,
+            provider_message=tx.provider_message,
+            provider_redirect_url=tx.provider_redirect_url,
+            provider_check_at=tx.provider_check_at,
+            updated_at=tx.updated_at,
+        ))
 
     def reserve_refund(self, caller: Caller, tx_no: str, amount: Decimal) -> Transaction | None:
         """Hold a refund's amount on the caller's payment with this number, if the refund rules
@@ -339,21 +341,27 @@ class TransactionRepository:
         One conditional UPDATE: the rules are checked on the row as the database has it when
         the row is locked, so concurrent refunds never hold more than the payment's amount.
         """
-        row = self.conn.execute(_RESERVE_REFUND, {
-            "caller_merchant_id": caller.merchant_id, "caller_mode": caller.mode.value,
-            "original_tx_no": tx_no, **_refund_minor_params(amount)}).first()
+        row = self.conn.execute(_RESERVE_REFUND_NOW, _reserve_params(caller, tx_no, amount)).first()
         return _row_to_transaction(row) if row else None
 
-    def settle_refund(self, refund: Transaction) -> Transaction:
+    def reserve_refund_with_writes(self, caller: Caller, tx_no: str, amount: Decimal) -> None:
+        """reserve_refund(), sent with the unit's writes and first: when a rule refuses it then,
+        none of the writes are made and commit() raises NotHeld."""
+        self.writes.only_if(_RESERVE_REFUND_WITH_WRITES, _reserve_params(caller, tx_no, amount))
+
+    def settle_refund(self, refund: Transaction, original: Transaction) -> Transaction:
         """Move a refund that reached its final status on its original's row, in the unit that
         records that status: a Captured refund's amount joins the captured total, a Failed or
-        Declined one's is given back. Returns the original as it now stands."""
-        amount_minor = to_minor(refund.amount, refund.currency)
-        row = self.conn.execute(_SETTLE_REFUND, {
-            "payment_id": refund.original_id,
-            "captured_minor": amount_minor if refund.status is Status.CAPTURED else 0,
-            "released_minor": amount_minor if refund.status in DECLINE_STATUSES else 0}).one()
-        return _row_to_transaction(row)
+        Declined one's is given back. `original` is the refund's original as this unit locked
+        it; returns it as it now stands."""
+        captured = refund.amount if refund.status is Status.CAPTURED else Decimal(0)
+        released = refund.amount if refund.status in DECLINE_STATUSES else Decimal(0)
+        self.writes.update(transactions, original.id, dict(
+            refund_reserved_minor=Add(-to_minor(released, original.currency)),
+            refund_captured_minor=Add(to_minor(captured, original.currency)),
+        ))
+        return replace(original, refund_reserved=original.refund_reserved - released,
+                       refund_captured=original.refund_captured + captured)
 
     def refunds_of(self, caller: Caller, original_id: int) -> list[Transaction]:
         """The refunds of the caller's original, oldest first."""
@@ -436,9 +444,13 @@ class TransactionRepository:
 class MethodRepository:
     """A merchant's payment methods (new transactions' look-ups through the process's cache)."""
 
-    def __init__(self, conn: Connection, cache: MethodCache | None = None):
-        self.conn = conn
+    def __init__(self, uow: "UnitOfWork", cache: MethodCache | None = None):
+        self._uow = uow
         self.cache = cache or MethodCache(0)
+
+    @property
+    def conn(self) -> Connection:
+        return self._uow.conn
 
     def get(self, caller: Caller, method_id: str) -> PaymentMethod | None:
         """The caller's method with this identifier that takes new transactions, or None."""
@@ -457,9 +469,12 @@ class MethodRepository:
     def of_transaction(self, tx: Transaction) -> PaymentMethod | None:
         """The method a stored transaction was made with, even if its provider account was
         disconnected (None when it is no longer configured at all)."""
-        row = self.conn.execute(_METHOD, {"merchant_id": tx.merchant_id, "mode": tx.mode.value,
-                                          "method_id": tx.payment_method}).first()
-        return _row_to_method(row) if row else None
+        def load() -> PaymentMethod | None:
+            row = self.conn.execute(_METHOD, {"merchant_id": tx.merchant_id, "mode": tx.mode.value,
+                                              "method_id": tx.payment_method}).first()
+            return _row_to_method(row) if row else None
+
+        return self.cache.get((tx.merchant_id, tx.mode.value, tx.payment_method, "configured"), load)
 
     def list(self, caller: Caller) -> list[PaymentMethod]:
         """The caller's methods that take new transactions, card methods first."""
@@ -509,8 +524,12 @@ def _row_to_method(row) -> PaymentMethod:
 class MerchantRepository:
     """What the services read of a merchant's own settings."""
 
-    def __init__(self, conn: Connection):
-        self.conn = conn
+    def __init__(self, uow: "UnitOfWork"):
+        self._uow = uow
+
+    @property
+    def conn(self) -> Connection:
+        return self._uow.conn
 
     def default_callback_url(self, caller: Caller) -> str | None:
         """Where the caller's merchant's own notifications go by default (its Paydesk inbox)."""
@@ -525,6 +544,10 @@ class UnitOfWork:
     Leaving the block without commit() rolls back. `write=True` takes SQLite's
     write lock at BEGIN (PostgreSQL locks rows with FOR UPDATE instead); a read
     unit (`write=False`) runs in autocommit on PostgreSQL.
+
+    Inserts and updates that nothing reads back (new transactions, status changes, history,
+    audit, outbox) wait in `writes` and are sent together (app.store.writes): at commit(), or
+    before the unit's next statement. A unit made of such writes alone is one statement.
     """
 
     def __init__(self, engine: Engine, *, write: bool = True, method_cache: MethodCache | None = None):
@@ -533,41 +556,107 @@ class UnitOfWork:
         self.method_cache = method_cache
 
     def __enter__(self) -> "UnitOfWork":
-        self.conn = self.engine.connect()
-        if self.write:
-            self.conn = self.conn.execution_options(write=True)
-        elif self.is_postgres:
-            # Reads see committed data statement by statement; without BEGIN and
-            # ROLLBACK they cost one round trip each instead of three.
-            self.conn = self.conn.execution_options(isolation_level="AUTOCOMMIT")
-        self._tx = self.conn.begin()
-        self.transactions = TransactionRepository(self.conn)
-        self.methods = MethodRepository(self.conn, self.method_cache)
-        self.merchants = MerchantRepository(self.conn)
+        self._conn: Connection | None = None
+        self.writes = Writes()
+        self._relax = False  # relax_durability() was asked for
+        self._relaxed = False  # ... and the database was told
+        self._sending = False
+        self.transactions = TransactionRepository(self)
+        self.methods = MethodRepository(self, self.method_cache)
+        self.merchants = MerchantRepository(self)
         return self
 
+    @property
+    def conn(self) -> Connection:
+        """The unit's connection, taken from the pool when first needed (a unit whose reads
+        the method cache answers takes none)."""
+        if self._conn is None:
+            conn = self.engine.connect()
+            if self.write:
+                conn = conn.execution_options(write=True)
+                event.listen(conn, "before_execute", self._before_statement)
+            elif self.is_postgres:
+                # Reads see committed data statement by statement; without BEGIN and
+                # ROLLBACK they cost one round trip each instead of three.
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            self._tx = conn.begin()
+            self._conn = conn
+        return self._conn
+
     def __exit__(self, *exc) -> None:
+        if self._conn is None:
+            return
         try:
             if self._tx.is_active:
                 self._tx.rollback()
         finally:
-            self.conn.close()
+            self._conn.close()
 
     def commit(self) -> None:
         """Make everything done in this unit permanent."""
+        if self._conn is None and not self.writes.waiting:
+            return  # nothing was read or written
+        if self.writes.waiting and self.is_postgres and self._nothing_sent():
+            # The writes are the whole transaction: one statement in autocommit, no BEGIN or
+            # COMMIT (SQLAlchemy's commit below then finds no transaction open on the server).
+            driver = self.conn.connection.driver_connection
+            driver.autocommit = True
+            try:
+                note_commit_sent()  # from here on the writes may have taken effect
+                self._send_writes()
+            finally:
+                if not driver.broken:  # (a lost connection is thrown away, not pooled)
+                    driver.autocommit = False
+        else:
+            self._send_writes()
         self._tx.commit()
+
+    def _nothing_sent(self) -> bool:
+        """No statement of this unit has gone to PostgreSQL yet (no BEGIN either)."""
+        return self.conn.connection.driver_connection.info.transaction_status is TransactionStatus.IDLE
+
+    def _before_statement(self, *_statement) -> None:
+        """Whatever the next statement reads sees the queued writes and the unit's durability."""
+        if self._sending:
+            return
+        if self.writes.waiting:
+            self._send_writes()
+        elif self._relax and not self._relaxed:
+            self._sending = True
+            try:
+                self.conn.execute(_SYNCHRONOUS_COMMIT_OFF)
+            finally:
+                self._sending = False
+            self._relaxed = True
+
+    def _send_writes(self) -> None:
+        new_references = [write.values["reference"] for write in self.writes.pending
+                          if write.is_insert and write.table is transactions]
+        relax = self._relax and not self._relaxed
+        self._sending = True
+        try:
+            held = self.writes.send(self.conn, postgres=self.is_postgres, relax_durability=relax)
+        except IntegrityError as error:
+            if new_references and is_unique_violation(error):
+                raise ReferenceTaken(new_references[0]) from error
+            raise
+        finally:
+            self._sending = False
+        self._relaxed = self._relaxed or relax
+        if not held:
+            raise NotHeld()
 
     def relax_durability(self) -> None:
         """Let this unit's commit return before the database has flushed it to disk.
 
         For work that is redone if a database server crash loses it (a provider's answer the
         worker asks for again, delivery bookkeeping): PostgreSQL's synchronous_commit off for
-        this transaction only. Other sessions see the commit at once, as always; the wait for
-        the disk flush is what is saved. SQLite (embedded, synchronous=NORMAL in WAL mode)
-        is left as it is.
+        this transaction only, set with the unit's next statement (by the statement that sends
+        its writes, when that comes first). Other sessions see the commit at once, as always;
+        the wait for the disk flush is what is saved. SQLite (embedded, synchronous=NORMAL in
+        WAL mode) is left as it is.
         """
-        if self.is_postgres:
-            self.conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
+        self._relax = self.is_postgres
 
     @property
     def is_postgres(self) -> bool:
@@ -576,63 +665,57 @@ class UnitOfWork:
 
     def record_history(self, tx: Transaction, from_status: Status | None, source: str, note=None):
         """Append a status change to the transaction's history."""
-        self.conn.execute(
-            _INSERT_HISTORY,
-            dict(
-                transaction_id=tx.id,
-                from_status=from_status.value if from_status else None,
-                to_status=tx.status.value,
-                source=source,
-                note=note,
-                at=tx.updated_at,
-            ),
-        )
+        self.writes.insert(status_history, dict(
+            transaction_id=self.writes.id_of(tx),
+            from_status=from_status.value if from_status else None,
+            to_status=tx.status.value,
+            source=source,
+            note=note,
+            at=tx.updated_at,
+        ))
 
     def enqueue_webhook(self, tx: Transaction, webhook_id: str | None = None) -> None:
         """Write the webhook event for tx's new status into the outbox, in this same transaction,
         under webhook_id (a new random one when none is given)."""
         if not tx.callback_url:
             return
-        self.conn.execute(
-            _INSERT_WEBHOOK_EVENT,
-            dict(
-                merchant_id=tx.merchant_id,
-                mode=tx.mode.value,
-                transaction_id=tx.id,
-                webhook_id=webhook_id or new_webhook_id(),
-                event_type=event_type(tx),
-                url=tx.callback_url,
-                payload=dumps(event_payload(tx)),
-                state="pending",
-                attempts=0,
-                next_attempt_at=tx.updated_at,
-                created_at=tx.updated_at,
-            ),
-        )
+        self.writes.insert(webhook_events, dict(
+            merchant_id=tx.merchant_id,
+            mode=tx.mode.value,
+            transaction_id=self.writes.id_of(tx),
+            webhook_id=webhook_id or new_webhook_id(),
+            event_type=event_type(tx),
+            url=tx.callback_url,
+            payload=dumps(event_payload(tx)),
+            state="pending",
+            attempts=0,
+            next_attempt_at=tx.updated_at,
+            created_at=tx.updated_at,
+        ))
+
+    def link_idempotency_key(self, record_id: int, tx: Transaction) -> None:
+        """Note on an Idempotency-Key's record the transaction its request created or moved."""
+        self.writes.update(idempotency_keys, record_id, dict(transaction_id=self.writes.id_of(tx)))
 
     def audit(self, caller: Caller, action: str, target=None, amount=None, currency=None,
               detail=None, *, both_modes: bool = False) -> None:
         """Append to the caller's audit log: who did what, for how much, from where (`both_modes`
         for changes that belong to no mode, such as users)."""
-        self.conn.execute(
-            _INSERT_AUDIT,
-            dict(
-                merchant_id=caller.merchant_id,
-                mode=None if both_modes else caller.mode.value,
-                actor=caller.actor,
-                action=action,
-                target=target,
-                amount_minor=to_minor(amount, currency) if amount is not None else None,
-                currency=currency,
-                detail=json.dumps(detail) if detail else None,
-                ip=caller.ip,
-                at=utcnow(),
-            ),
-        )
+        self.writes.insert(audit_log, dict(
+            merchant_id=caller.merchant_id,
+            mode=None if both_modes else caller.mode.value,
+            actor=caller.actor,
+            action=action,
+            target=target,
+            amount_minor=to_minor(amount, currency) if amount is not None else None,
+            currency=currency,
+            detail=json.dumps(detail) if detail else None,
+            ip=caller.ip,
+            at=utcnow(),
+        ))
 
 
 def is_unique_violation(error: IntegrityError) -> bool:
     """True when the IntegrityError is a unique-constraint violation."""
     text = str(error.orig).lower()
     return "unique" in text or "duplicate key" in text
-

@@ -10,7 +10,8 @@ import time
 import uuid
 
 import pytest
-from sqlalchemy import create_engine, event, func, select as sql_select, text
+from sqlalchemy import create_engine, event, func, text
+from sqlalchemy import select as sql_select
 
 from app.store.merchants import create_merchant
 from app.store.tables import transactions
@@ -103,10 +104,17 @@ def test_a_read_whose_connection_is_dropped_is_run_again(app, admin, token, capl
     assert "running it again" in caplog.text
 
 
+# A create with an Idempotency-Key first claims the key in a unit of work of its own (BEGIN,
+# INSERT, COMMIT): a write whose connection can be lost before its COMMIT. (The create itself is
+# one statement that commits by itself: see the last tests.)
+def with_key(token: str) -> dict:
+    return {**bearer(token), "Idempotency-Key": uuid.uuid4().hex}
+
+
 def test_a_write_rolled_back_with_its_connection_is_run_again_once(app, admin, token):
-    killer = ConnectionKiller(app, admin, "INSERT INTO transactions")
+    killer = ConnectionKiller(app, admin, "INSERT INTO idempotency_keys")
     body = payment_body()
-    response = app.test_client().post("/api/v1/transactions", json=body, headers=bearer(token))
+    response = app.test_client().post("/api/v1/transactions", json=body, headers=with_key(token))
     assert response.status_code == 200, response.get_data(as_text=True)
     assert (killer.killed, killer.seen) == (True, 2)
     assert stored_with_reference(app, body["reference"]) == 1
@@ -115,7 +123,7 @@ def test_a_write_rolled_back_with_its_connection_is_run_again_once(app, admin, t
 def test_a_write_whose_commit_may_have_reached_the_server_is_not_run_again(app, admin, token):
     killer = ConnectionKiller(app, admin, "COMMIT")
     body = payment_body()
-    response = app.test_client().post("/api/v1/transactions", json=body, headers=bearer(token))
+    response = app.test_client().post("/api/v1/transactions", json=body, headers=with_key(token))
     assert response.status_code == 503
     assert response.get_json() == {"error": "Service temporarily unavailable"}
     assert response.headers["Retry-After"] == "1"
@@ -141,3 +149,20 @@ def test_a_request_that_committed_before_losing_its_connection_is_not_run_again(
             .where(originals.c.tx_no == "SBX-CAPTURED", originals.c.mode == "sandbox",
                    originals.c.merchant_id == merchant.merchant_id)).scalars().all()
     assert refunds == ["Pending"]  # one refund, which the worker finishes: never a second one
+
+
+def test_a_unit_sent_as_one_statement_is_not_run_again_when_its_connection_drops_at_it(
+        app, admin, token):
+    # Without a key, a create's unit of work is one statement in autocommit: it is its own
+    # COMMIT, so once it may have gone out the request is not run again (the client's retry
+    # with the same reference finds the payment, or creates it).
+    killer = ConnectionKiller(app, admin, "WITH")
+    body = payment_body()
+    response = app.test_client().post("/api/v1/transactions", json=body, headers=bearer(token))
+    assert response.status_code == 503, response.get_data(as_text=True)
+    assert response.get_json() == {"error": "Service temporarily unavailable"}
+    assert (killer.killed, killer.seen) == (True, 1)
+    assert stored_with_reference(app, body["reference"]) == 0  # (here it had not reached it)
+    again = app.test_client().post("/api/v1/transactions", json=body, headers=bearer(token))
+    assert again.status_code == 200, again.get_data(as_text=True)
+    assert stored_with_reference(app, body["reference"]) == 1

@@ -40,8 +40,8 @@ class MemoryRecords:
     def find(self, conn, merchant_id, mode, key):
         return self.by_key.get((merchant_id, mode, key))
 
-    def link_transaction(self, conn, record_id, transaction_id):
-        self._by_id(record_id).transaction_id = transaction_id
+    def link_transaction(self, uow, record_id, tx):
+        self._by_id(record_id).transaction_id = tx.id
 
     def complete(self, conn, record_id, status, body, now):
         record = self._by_id(record_id)

@@ -21,6 +21,7 @@ from app.payments.model import (
     Caller,
     Kind,
     Mode,
+    NotHeld,
     PaymentMethod,
     ReferenceTaken,
     Status,
@@ -322,7 +323,11 @@ class FakeTransactions:
                                                                     found.currency))
         return self._lock(self._read(self.rows[found.id]))
 
-    def settle_refund(self, refund: Transaction) -> Transaction:
+    def reserve_refund_with_writes(self, caller: Caller, tx_no: str, amount: Decimal) -> None:
+        if self.reserve_refund(caller, tx_no, amount) is None:
+            raise NotHeld()  # the store's unit raises it at commit; nothing is written either way
+
+    def settle_refund(self, refund: Transaction, original: Transaction) -> Transaction:
         self.uow.writing()
         original = self.rows[refund.original_id]
         captured = refund.amount if refund.status is Status.CAPTURED else Decimal(0)
@@ -405,6 +410,9 @@ class KeyRecordsOnConnection:
         def on_connection(conn: Tables, *args):
             return getattr(conn.key_records, name)(conn, *args)
         return on_connection
+
+    def link_transaction(self, uow, record_id: int, tx: Transaction) -> None:
+        uow.conn.key_records.link_transaction(uow.conn, record_id, tx)
 
 
 class Clock:

@@ -1,0 +1,238 @@
+"""The writes of a unit of work that nobody reads back before it commits, sent together.
+
+A unit of work queues its inserts and updates here instead of sending each one. They go to
+the database when the unit commits, or just before the unit's next statement (whatever
+it reads then sees them):
+
+- PostgreSQL: all of them in one statement of data-modifying CTEs
+  (`WITH w0 AS (INSERT ... RETURNING id), w1 AS (INSERT ... VALUES ((SELECT id FROM w0), ...))
+  SELECT ...`), built once per shape of batch. When nothing else was sent in the unit, that one
+  statement is the whole transaction (autocommit): no BEGIN, no COMMIT, one round trip.
+- SQLite (in process, no round trips to save): plain statements, in order, in the unit's
+  transaction.
+
+A row inserted in the batch is referred to by later writes of the batch before its id is
+known (`id_of`); the id is set on the object when the batch is sent.
+
+A batch may have a condition (`only_if`): an UPDATE ... RETURNING that must change a row for
+any of the batch's writes to be made (a refund's amount held on its payment). When it changes
+none, nothing of the batch is written and `send` says so.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    Table,
+    Update,
+    bindparam,
+    exists,
+    func,
+    insert,
+    literal_column,
+    select,
+    update,
+)
+
+
+@dataclass(frozen=True)
+class NewRow:
+    """The id of a row inserted earlier in the same batch, before it is known."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class Add:
+    """A column's value plus this amount (a total kept on the row)."""
+
+    amount: int
+
+
+@dataclass
+class _Write:
+    table: Table
+    values: dict[str, Any]
+    row_id: Any = None  # an update's target: an id or a NewRow
+    row: Any = None  # an insert's object, whose .id is set once the row exists
+
+    @property
+    def is_insert(self) -> bool:
+        return self.row_id is None
+
+    def shape(self) -> tuple:
+        return (self.table.name, self.is_insert, self.row is not None, self.row_id.index
+                if isinstance(self.row_id, NewRow) else None,
+                tuple((name, _kind_of(value)) for name, value in self.values.items()))
+
+
+def _kind_of(value) -> Any:
+    if isinstance(value, NewRow):
+        return ("row", value.index)
+    if isinstance(value, Add):
+        return "add"
+    return None
+
+
+@dataclass
+class Writes:
+    """Inserts and updates waiting to be sent (see the module's docstring)."""
+
+    pending: list[_Write] = field(default_factory=list)
+    condition: tuple[Update, dict] | None = None  # (UPDATE ... RETURNING, its parameters)
+    _new_rows: dict[int, int] = field(default_factory=dict)  # id(obj) -> index in pending
+
+    def insert(self, table: Table, values: dict[str, Any], *, row=None) -> None:
+        """Queue an INSERT; `row` is the object that takes the new row's id."""
+        if row is not None:
+            self._new_rows[id(row)] = len(self.pending)
+        self.pending.append(_Write(table, values, row=row))
+
+    def update(self, table: Table, row_id, values: dict[str, Any]) -> None:
+        """Queue an UPDATE of one row by id; two updates of one row in a batch become one."""
+        for write in self.pending:
+            if not write.is_insert and write.table is table and write.row_id == row_id:
+                for name, value in values.items():
+                    earlier = write.values.get(name)
+                    if isinstance(value, Add) and isinstance(earlier, Add):
+                        value = Add(earlier.amount + value.amount)
+                    write.values[name] = value
+                return
+        self.pending.append(_Write(table, dict(values), row_id=row_id))
+
+    @property
+    def waiting(self) -> bool:
+        """Something is queued to be sent."""
+        return bool(self.pending) or self.condition is not None
+
+    def only_if(self, statement: Update, params: dict) -> None:
+        """Make this batch's writes depend on `statement` (an UPDATE ... RETURNING) changing a
+        row; it is sent with them, first."""
+        self.condition = (statement, params)
+
+    def id_of(self, obj) -> Any:
+        """obj's id, or a reference to its row when it is inserted in this batch."""
+        if obj.id is None and id(obj) in self._new_rows:
+            return NewRow(self._new_rows[id(obj)])
+        return obj.id
+
+    def send(self, conn: Connection, *, postgres: bool, relax_durability: bool = False) -> bool:
+        """Send what is queued on conn (in its transaction, or as its own in autocommit);
+        `relax_durability` also turns synchronous_commit off for the transaction (PostgreSQL).
+        False when the batch's condition changed no row, and nothing was written."""
+        if not self.pending and self.condition is None:
+            return True
+        batch, condition = self.pending, self.condition
+        self.pending, self.condition, self._new_rows = [], None, {}
+        if postgres:
+            ids = _send_as_one_statement(conn, batch, condition, relaxed=relax_durability)
+        else:
+            ids = _send_one_by_one(conn, batch, condition)
+        if ids is None:
+            return False
+        for write, new_id in zip(batch, ids):
+            if write.row is not None:
+                write.row.id = new_id
+        return True
+
+
+def _send_one_by_one(conn: Connection, batch: list[_Write], condition) -> list[int | None] | None:
+    if condition is not None and conn.execute(*condition).first() is None:
+        return None
+    ids: list[int | None] = []
+    for write in batch:
+        table = write.table
+        values = {name: _resolved(table, name, value, ids) for name, value in write.values.items()}
+        if write.is_insert:
+            statement = insert(table).values(values)
+            if write.row is not None:
+                ids.append(conn.execute(statement.returning(table.c.id)).scalar_one())
+                continue
+            conn.execute(statement)
+        else:
+            target = ids[write.row_id.index] if isinstance(write.row_id, NewRow) else write.row_id
+            conn.execute(update(table).where(table.c.id == target).values(values))
+        ids.append(None)
+    return ids
+
+
+def _resolved(table: Table, name: str, value, ids: list[int | None]):
+    if isinstance(value, NewRow):
+        return ids[value.index]
+    if isinstance(value, Add):
+        return table.c[name] + value.amount
+    return value
+
+
+# Statements already built, by the shape of their batch (tables, columns, references).
+_STATEMENTS: dict[tuple, Any] = {}
+
+
+def _send_as_one_statement(conn: Connection, batch: list[_Write], condition, *,
+                           relaxed: bool) -> list[int | None] | None:
+    key = (tuple(write.shape() for write in batch), id(condition[0]) if condition else None, relaxed)
+    statement = _STATEMENTS.get(key)
+    if statement is None:
+        statement = _STATEMENTS[key] = _one_statement(batch, condition[0] if condition else None,
+                                                      relaxed)
+    params = dict(condition[1]) if condition else {}
+    for index, write in enumerate(batch):
+        for name, value in write.values.items():
+            if isinstance(value, Add):
+                params[f"w{index}_{name}"] = value.amount
+            elif not isinstance(value, NewRow):
+                params[f"w{index}_{name}"] = value
+        if not write.is_insert and not isinstance(write.row_id, NewRow):
+            params[f"w{index}__id"] = write.row_id
+    row = conn.execute(statement, params).one()
+    if condition is not None and not row._mapping["held"]:
+        return None
+    return [row._mapping[f"id{index}"] if write.row is not None else None
+            for index, write in enumerate(batch)]
+
+
+def _one_statement(batch: list[_Write], condition: Update | None, relaxed: bool):
+    """WITH [c AS (the condition),] w0 AS (...), w1 AS (...) SELECT <the new ids>[, held][, set_config(...)].
+
+    With a condition, each write is made only when it changed a row: INSERT ... SELECT ...
+    WHERE EXISTS (SELECT FROM c), UPDATE ... AND EXISTS (SELECT FROM c).
+    """
+    guard = condition.cte("c") if condition is not None else None
+    held = exists(select(guard.c[0])) if guard is not None else None
+    ctes = []
+    for index, write in enumerate(batch):
+        table = write.table
+        values = {}
+        for name, value in write.values.items():
+            if isinstance(value, NewRow):
+                values[name] = select(ctes[value.index].c.id).scalar_subquery()
+            else:
+                param = bindparam(f"w{index}_{name}", type_=table.c[name].type)
+                values[name] = table.c[name] + param if isinstance(value, Add) else param
+        if write.is_insert:
+            if held is None:
+                statement = insert(table).values(values)
+            else:
+                statement = insert(table).from_select(
+                    list(values), select(*(value.label(name) for name, value in values.items())).where(held))
+            if write.row is not None:
+                statement = statement.returning(table.c.id)
+        else:
+            target = (select(ctes[write.row_id.index].c.id).scalar_subquery()
+                      if isinstance(write.row_id, NewRow) else bindparam(f"w{index}__id"))
+            statement = update(table).where(table.c.id == target).values(values)
+            if held is not None:
+                statement = statement.where(held)
+        ctes.append(statement.cte(f"w{index}"))
+    columns = [select(ctes[index].c.id).scalar_subquery().label(f"id{index}")
+               for index, write in enumerate(batch) if write.row is not None]
+    if held is not None:
+        columns.append(held.label("held"))
+        ctes.insert(0, guard)
+    if relaxed:
+        # SET LOCAL synchronous_commit for this transaction, from within the statement.
+        columns.append(func.set_config("synchronous_commit", "off", True).label("relaxed"))
+    return select(*(columns or [literal_column("1").label("sent")])).add_cte(*ctes)
+
