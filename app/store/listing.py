@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
-from sqlalchemy import Connection, literal, or_, select, tuple_
+from sqlalchemy import Connection, literal, or_, select, text, tuple_
 
 from app.payments.model import Caller, Kind, Status
 from app.payments.money import from_minor
@@ -31,15 +31,22 @@ class TransactionFilter:
     date_from: date | None = None
     date_to: date | None = None  # inclusive, a UTC day
 
-    def conditions(self) -> list:
-        """SQL conditions for the filter (list_transactions adds the caller's merchant and mode)."""
+    def conditions(self, reference_ids: list[int] | None = None) -> list:
+        """SQL conditions for the filter (list_transactions adds the caller's merchant and mode).
+
+        `reference_ids`: the rows whose reference contains the term, when an index has named
+        them (SQLite's, see reference_search); otherwise the condition is on the reference.
+        """
         found = []
         term = self.search.strip()
         if term:
-            pattern = "%" + _escape_like(term) + "%"
-            # ILIKE on PostgreSQL (a pg_trgm index serves it), lower() LIKE on SQLite.
-            found.append(or_(transactions.c.reference.ilike(pattern, escape="\\"),
-                             transactions.c.tx_no.in_({term, term.upper()})))
+            if reference_ids is not None:
+                by_reference = transactions.c.id.in_(reference_ids)
+            else:
+                # ILIKE on PostgreSQL (a pg_trgm index serves it), lower() LIKE on SQLite.
+                by_reference = transactions.c.reference.ilike("%" + _escape_like(term) + "%",
+                                                              escape="\\")
+            found.append(or_(by_reference, transactions.c.tx_no.in_({term, term.upper()})))
         if self.status:
             found.append(transactions.c.status == self.status.value)
         if self.kind:
@@ -49,6 +56,28 @@ class TransactionFilter:
         if self.date_to:
             found.append(transactions.c.created_at < _start_of_day(self.date_to + timedelta(days=1)))
         return found
+
+
+# SQLite's FTS5 trigram index of references: the table transactions_reference_search (migration 0007).
+# Up to this many rows whose reference contains the term are looked up by id; a term more
+# common than that is searched along the newest-first listing, where its matches are dense.
+REFERENCE_MATCHES_LOOKED_UP = 1000
+_REFERENCE_MATCHES = text(
+    "SELECT rowid FROM transactions_reference_search WHERE transactions_reference_search MATCH :phrase "
+    "LIMIT :limit")
+
+
+def reference_search(conn: Connection, term: str) -> list[int] | None:
+    """Ids of the rows (every merchant's) whose reference contains the term, from SQLite's trigram
+    index; None where the index does not serve it (PostgreSQL, terms under 3 characters,
+    terms matching more than REFERENCE_MATCHES_LOOKED_UP rows)."""
+    term = term.strip()
+    if conn.dialect.name != "sqlite" or len(term) < 3:
+        return None
+    phrase = '"' + term.replace('"', '""') + '"'
+    ids = conn.execute(_REFERENCE_MATCHES, {"phrase": phrase,
+                                            "limit": REFERENCE_MATCHES_LOOKED_UP + 1}).scalars().all()
+    return list(ids) if len(ids) <= REFERENCE_MATCHES_LOOKED_UP else None
 
 
 def _escape_like(term: str) -> str:
@@ -146,7 +175,9 @@ def list_transactions(conn: Connection, caller: Caller, flt: TransactionFilter, 
 
     Never OFFSET: page 10,000 costs what page 1 costs. `newer_than` walks back towards the newest.
     """
-    query = select(*_LIST_COLUMNS).where(*scoped_to_mode(transactions, caller), *flt.conditions())
+    reference_ids = reference_search(conn, flt.search) if flt.search.strip() else None
+    query = select(*_LIST_COLUMNS).where(*scoped_to_mode(transactions, caller),
+                                         *flt.conditions(reference_ids))
     if newer_than is not None:
         query = query.where(_listing_key() > _cursor_key(newer_than)).order_by(
             transactions.c.created_at.asc(), transactions.c.id.asc())
