@@ -61,7 +61,7 @@ class TransactionFilter:
 # SQLite's FTS5 trigram index of references: the table transactions_reference_search (migration 0007).
 # Up to this many rows whose reference contains the term are looked up by id; a term more
 # common than that is searched along the newest-first listing, where its matches are dense.
-REFERENCE_MATCHES_LOOKED_UP = 1000
+REFERENCE_MATCHES_LOOKED_UP = 5000
 _REFERENCE_MATCHES = text(
     "SELECT rowid FROM transactions_reference_search WHERE transactions_reference_search MATCH :phrase "
     "LIMIT :limit")

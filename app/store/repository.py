@@ -7,6 +7,8 @@ worker makes, which have no caller, say so in their names.
 from __future__ import annotations
 
 import json
+import threading
+import weakref
 from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
@@ -573,8 +575,8 @@ class UnitOfWork:
         if self._conn is None:
             conn = self.engine.connect()
             if self.write:
-                conn = conn.execution_options(write=True)
-                event.listen(conn, "before_execute", self._before_statement)
+                _send_writes_before_statements(self.engine)
+                conn = conn.execution_options(write=True, **{_BEFORE_STATEMENT: self._before_statement})
             elif self.is_postgres:
                 # Reads see committed data statement by statement; without BEGIN and
                 # ROLLBACK they cost one round trip each instead of three.
@@ -615,7 +617,7 @@ class UnitOfWork:
         """No statement of this unit has gone to PostgreSQL yet (no BEGIN either)."""
         return self.conn.connection.driver_connection.info.transaction_status is TransactionStatus.IDLE
 
-    def _before_statement(self, *_statement) -> None:
+    def _before_statement(self) -> None:
         """Whatever the next statement reads sees the queued writes and the unit's durability."""
         if self._sending:
             return
@@ -713,6 +715,30 @@ class UnitOfWork:
             ip=caller.ip,
             at=utcnow(),
         ))
+
+
+# Execution option of a write unit's connection: what runs before each of its statements.
+_BEFORE_STATEMENT = "paydesk_before_statement"
+_ENGINES_WITH_UNITS: weakref.WeakSet = weakref.WeakSet()
+_REGISTERING = threading.Lock()
+
+
+def _send_writes_before_statements(engine: Engine) -> None:
+    """Have every statement on a write unit's connection run the unit's _before_statement first
+    (one listener per engine: one per connection cost more than the statement's own Python)."""
+    if engine in _ENGINES_WITH_UNITS:
+        return
+    with _REGISTERING:
+        if engine in _ENGINES_WITH_UNITS:
+            return
+
+        @event.listens_for(engine, "before_execute")
+        def _before(_conn, _statement, _multiparams, _params, execution_options):
+            before = execution_options.get(_BEFORE_STATEMENT)
+            if before is not None:
+                before()
+
+        _ENGINES_WITH_UNITS.add(engine)
 
 
 def is_unique_violation(error: IntegrityError) -> bool:

@@ -143,31 +143,57 @@ def _send_one_by_one(conn: Connection, batch: list[_Write], condition) -> list[i
         return None
     ids: list[int | None] = []
     for write in batch:
-        table = write.table
-        values = {name: _resolved(table, name, value, ids) for name, value in write.values.items()}
-        if write.is_insert:
-            statement = insert(table).values(values)
-            if write.row is not None:
-                ids.append(conn.execute(statement.returning(table.c.id)).scalar_one())
-                continue
-            conn.execute(statement)
-        else:
-            target = ids[write.row_id.index] if isinstance(write.row_id, NewRow) else write.row_id
-            conn.execute(update(table).where(table.c.id == target).values(values))
-        ids.append(None)
+        key = ("one", write.shape())
+        statement = _STATEMENTS.get(key)
+        if statement is None:
+            statement = _STATEMENTS[key] = _statement(write, "p", lambda index: bindparam(f"ref{index}"))
+        params = _params(write, "p")
+        params.update({f"ref{value.index}": ids[value.index] for value in
+                       [*write.values.values(), write.row_id] if isinstance(value, NewRow)})
+        result = conn.execute(statement, params)
+        ids.append(result.scalar_one() if write.row is not None else None)
     return ids
-
-
-def _resolved(table: Table, name: str, value, ids: list[int | None]):
-    if isinstance(value, NewRow):
-        return ids[value.index]
-    if isinstance(value, Add):
-        return table.c[name] + value.amount
-    return value
 
 
 # Statements already built, by the shape of their batch (tables, columns, references).
 _STATEMENTS: dict[tuple, Any] = {}
+
+
+def _statement(write: _Write, prefix: str, row_ref, held=None):
+    """The INSERT or UPDATE of one write, its values bound as `<prefix>_<column>` (an update's
+    row as `<prefix>__id`), a NewRow as row_ref(its index); `held`: made only when it holds."""
+    table = write.table
+    values = {}
+    for name, value in write.values.items():
+        if isinstance(value, NewRow):
+            values[name] = row_ref(value.index)
+        else:
+            param = bindparam(f"{prefix}_{name}", type_=table.c[name].type)
+            values[name] = table.c[name] + param if isinstance(value, Add) else param
+    if write.is_insert:
+        if held is None:
+            statement = insert(table).values(values)
+        else:
+            statement = insert(table).from_select(
+                list(values), select(*(value.label(name) for name, value in values.items())).where(held))
+        return statement.returning(table.c.id) if write.row is not None else statement
+    target = (row_ref(write.row_id.index) if isinstance(write.row_id, NewRow)
+              else bindparam(f"{prefix}__id"))
+    statement = update(table).where(table.c.id == target).values(values)
+    return statement.where(held) if held is not None else statement
+
+
+def _params(write: _Write, prefix: str) -> dict:
+    """The bound values of _statement(write, prefix)."""
+    params = {}
+    for name, value in write.values.items():
+        if isinstance(value, Add):
+            params[f"{prefix}_{name}"] = value.amount
+        elif not isinstance(value, NewRow):
+            params[f"{prefix}_{name}"] = value
+    if not write.is_insert and not isinstance(write.row_id, NewRow):
+        params[f"{prefix}__id"] = write.row_id
+    return params
 
 
 def _send_as_one_statement(conn: Connection, batch: list[_Write], condition, *,
@@ -179,13 +205,7 @@ def _send_as_one_statement(conn: Connection, batch: list[_Write], condition, *,
                                                       relaxed)
     params = dict(condition[1]) if condition else {}
     for index, write in enumerate(batch):
-        for name, value in write.values.items():
-            if isinstance(value, Add):
-                params[f"w{index}_{name}"] = value.amount
-            elif not isinstance(value, NewRow):
-                params[f"w{index}_{name}"] = value
-        if not write.is_insert and not isinstance(write.row_id, NewRow):
-            params[f"w{index}__id"] = write.row_id
+        params.update(_params(write, f"w{index}"))
     row = conn.execute(statement, params).one()
     if condition is not None and not row._mapping["held"]:
         return None
@@ -203,28 +223,8 @@ def _one_statement(batch: list[_Write], condition: Update | None, relaxed: bool)
     held = exists(select(guard.c[0])) if guard is not None else None
     ctes = []
     for index, write in enumerate(batch):
-        table = write.table
-        values = {}
-        for name, value in write.values.items():
-            if isinstance(value, NewRow):
-                values[name] = select(ctes[value.index].c.id).scalar_subquery()
-            else:
-                param = bindparam(f"w{index}_{name}", type_=table.c[name].type)
-                values[name] = table.c[name] + param if isinstance(value, Add) else param
-        if write.is_insert:
-            if held is None:
-                statement = insert(table).values(values)
-            else:
-                statement = insert(table).from_select(
-                    list(values), select(*(value.label(name) for name, value in values.items())).where(held))
-            if write.row is not None:
-                statement = statement.returning(table.c.id)
-        else:
-            target = (select(ctes[write.row_id.index].c.id).scalar_subquery()
-                      if isinstance(write.row_id, NewRow) else bindparam(f"w{index}__id"))
-            statement = update(table).where(table.c.id == target).values(values)
-            if held is not None:
-                statement = statement.where(held)
+        statement = _statement(write, f"w{index}",
+                               lambda ref: select(ctes[ref].c.id).scalar_subquery(), held)
         ctes.append(statement.cte(f"w{index}"))
     columns = [select(ctes[index].c.id).scalar_subquery().label(f"id{index}")
                for index, write in enumerate(batch) if write.row is not None]
