@@ -55,7 +55,7 @@ class Add:
 class _Write:
     table: Table
     values: dict[str, Any]
-    row_id: Any = None  # an update's target: an id or a NewRow
+    row_id: Any = None  # an update's target (an id)
     row: Any = None  # an insert's object, whose .id is set once the row exists
 
     @property
@@ -63,9 +63,16 @@ class _Write:
         return self.row_id is None
 
     def shape(self) -> tuple:
-        return (self.table.name, self.is_insert, self.row is not None, self.row_id.index
-                if isinstance(self.row_id, NewRow) else None,
+        return (self.table.name, self.is_insert, self.row is not None,
                 tuple((name, _kind_of(value)) for name, value in self.values.items()))
+
+
+def _then(values: dict[str, Any], name: str, value) -> Any:
+    """A column's value after `value` is written over what `values` already sets it to."""
+    if not isinstance(value, Add) or name not in values:
+        return value
+    earlier = values[name]
+    return Add(earlier.amount + value.amount) if isinstance(earlier, Add) else earlier + value.amount
 
 
 def _kind_of(value) -> Any:
@@ -91,14 +98,18 @@ class Writes:
         self.pending.append(_Write(table, values, row=row))
 
     def update(self, table: Table, row_id, values: dict[str, Any]) -> None:
-        """Queue an UPDATE of one row by id; two updates of one row in a batch become one."""
+        """Queue an UPDATE of one row by id; two updates of one row in a batch become one, and
+        an update of a row the batch inserts changes the insert (in one PostgreSQL statement
+        an UPDATE cannot see a row a sibling INSERT adds)."""
+        if isinstance(row_id, NewRow):
+            inserted = self.pending[row_id.index].values
+            for name, value in values.items():
+                inserted[name] = _then(inserted, name, value)
+            return
         for write in self.pending:
             if not write.is_insert and write.table is table and write.row_id == row_id:
                 for name, value in values.items():
-                    earlier = write.values.get(name)
-                    if isinstance(value, Add) and isinstance(earlier, Add):
-                        value = Add(earlier.amount + value.amount)
-                    write.values[name] = value
+                    write.values[name] = _then(write.values, name, value)
                 return
         self.pending.append(_Write(table, dict(values), row_id=row_id))
 
@@ -148,8 +159,8 @@ def _send_one_by_one(conn: Connection, batch: list[_Write], condition) -> list[i
         if statement is None:
             statement = _STATEMENTS[key] = _statement(write, "p", lambda index: bindparam(f"ref{index}"))
         params = _params(write, "p")
-        params.update({f"ref{value.index}": ids[value.index] for value in
-                       [*write.values.values(), write.row_id] if isinstance(value, NewRow)})
+        params.update({f"ref{value.index}": ids[value.index] for value in write.values.values()
+                       if isinstance(value, NewRow)})
         result = conn.execute(statement, params)
         ids.append(result.scalar_one() if write.row is not None else None)
     return ids
@@ -161,7 +172,7 @@ _STATEMENTS: dict[tuple, Any] = {}
 
 def _statement(write: _Write, prefix: str, row_ref, held=None):
     """The INSERT or UPDATE of one write, its values bound as `<prefix>_<column>` (an update's
-    row as `<prefix>__id`), a NewRow as row_ref(its index); `held`: made only when it holds."""
+    row as `<prefix>__id`), a NewRow value as row_ref(its index); `held`: made only when it holds."""
     table = write.table
     values = {}
     for name, value in write.values.items():
@@ -177,9 +188,7 @@ def _statement(write: _Write, prefix: str, row_ref, held=None):
             statement = insert(table).from_select(
                 list(values), select(*(value.label(name) for name, value in values.items())).where(held))
         return statement.returning(table.c.id) if write.row is not None else statement
-    target = (row_ref(write.row_id.index) if isinstance(write.row_id, NewRow)
-              else bindparam(f"{prefix}__id"))
-    statement = update(table).where(table.c.id == target).values(values)
+    statement = update(table).where(table.c.id == bindparam(f"{prefix}__id")).values(values)
     return statement.where(held) if held is not None else statement
 
 
@@ -191,7 +200,7 @@ def _params(write: _Write, prefix: str) -> dict:
             params[f"{prefix}_{name}"] = value.amount
         elif not isinstance(value, NewRow):
             params[f"{prefix}_{name}"] = value
-    if not write.is_insert and not isinstance(write.row_id, NewRow):
+    if not write.is_insert:
         params[f"{prefix}__id"] = write.row_id
     return params
 

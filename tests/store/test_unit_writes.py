@@ -1,0 +1,125 @@
+"""A unit of work's queued writes (app/store/writes.py), on both databases: sent at commit or
+before the unit's next statement, rows inserted in the batch referred to before their ids are
+known, two updates of one row made one, and a batch whose condition fails writes nothing."""
+from __future__ import annotations
+
+from dataclasses import replace
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import event, select
+
+from app.payments.model import Caller, Kind, Mode, NotHeld, Status, new_tx_no
+from app.store.repository import UnitOfWork
+from app.store.tables import status_history, transactions
+
+
+@pytest.fixture
+def engine(app):
+    return app.extensions["paydesk.engine"]
+
+
+def statements_sent(engine) -> list[str]:
+    sent: list[str] = []
+    event.listen(engine, "before_cursor_execute", lambda *args: sent.append(args[2]))
+    return sent
+
+
+def payment(app, merchant, captured_payment, amount=100):
+    tx_no = captured_payment(amount)
+    deps = app.extensions["paydesk"]
+    with deps.uow(write=False) as uow:
+        return uow.transactions.get(Caller(merchant.merchant_id, Mode.SANDBOX, "test"), tx_no)
+
+
+def test_a_unit_of_writes_alone_is_one_statement_on_postgresql(app, engine, merchant, captured_payment):
+    tx = payment(app, merchant, captured_payment)
+    sent = statements_sent(engine)
+    with UnitOfWork(engine) as uow:
+        tx.status, tx.provider_message = Status.CAPTURED, "noted again"
+        uow.transactions.save_state(tx)
+        uow.record_history(tx, Status.CAPTURED, "test", "queued")
+        assert sent == []  # nothing goes before commit()
+        uow.commit()
+    if engine.dialect.name == "postgresql":
+        assert len(sent) == 1 and sent[0].startswith("WITH")
+    else:
+        assert [s.split()[0] for s in sent] == ["BEGIN", "UPDATE", "INSERT"]
+    with UnitOfWork(engine, write=False) as uow:
+        note = uow.conn.execute(select(status_history.c.note).where(
+            status_history.c.transaction_id == tx.id).order_by(status_history.c.id.desc())).scalar()
+    assert note == "queued"
+
+
+def test_a_read_in_the_unit_sees_its_queued_writes(app, engine, merchant, captured_payment):
+    tx = payment(app, merchant, captured_payment)
+    with UnitOfWork(engine) as uow:
+        tx.provider_message = "read back"
+        uow.transactions.save_state(tx)
+        assert uow.transactions.get_for_worker(tx.id).provider_message == "read back"
+        uow.commit()
+
+
+def test_a_row_inserted_in_the_batch_is_referred_to_before_its_id_is_known(
+        app, engine, merchant, captured_payment):
+    original = payment(app, merchant, captured_payment)
+    refund = replace(original, id=None, tx_no=new_tx_no(Kind.REFUND), kind=Kind.REFUND,
+                     status=Status.PENDING, amount=Decimal("1.00"), original_id=original.id)
+    with UnitOfWork(engine) as uow:
+        uow.transactions.add(refund)
+        uow.record_history(refund, None, "test")
+        refund.status = Status.CAPTURED
+        uow.transactions.save_state(refund)  # an update of the row inserted above: folded into it
+        assert refund.id is None
+        uow.commit()
+    assert refund.id is not None
+    with UnitOfWork(engine, write=False) as uow:
+        assert uow.transactions.get_for_worker(refund.id).status is Status.CAPTURED
+        history = uow.conn.execute(select(status_history.c.to_status).where(
+            status_history.c.transaction_id == refund.id)).scalars().all()
+    assert history == ["Pending"]  # the history row took the new row's id, with what it was given
+
+
+def test_two_updates_of_one_row_in_a_batch_are_both_made(app, engine, merchant, captured_payment):
+    original = payment(app, merchant, captured_payment)
+    caller = Caller(merchant.merchant_id, Mode.SANDBOX, "test")
+    with UnitOfWork(engine) as uow:
+        held = uow.transactions.reserve_refund(caller, original.tx_no, Decimal("40"))
+        refund = replace(held, id=-1, kind=Kind.REFUND, amount=Decimal("40.00"),
+                         status=Status.CAPTURED, original_id=held.id)
+        after = uow.transactions.settle_refund(refund, held)  # the refund totals, queued
+        after.provider_message = "both kept"
+        uow.transactions.save_state(after)  # the same row's state, queued after them
+        uow.commit()
+    with UnitOfWork(engine, write=False) as uow:
+        row = uow.conn.execute(select(transactions.c.refund_reserved_minor,
+                                      transactions.c.refund_captured_minor,
+                                      transactions.c.provider_message)
+                               .where(transactions.c.id == original.id)).one()
+    assert tuple(row) == (4000, 4000, "both kept")
+
+
+def test_a_batch_whose_condition_fails_writes_nothing_and_says_so(app, engine, merchant,
+                                                                  captured_payment):
+    original = payment(app, merchant, captured_payment, amount=100)
+    caller = Caller(merchant.merchant_id, Mode.SANDBOX, "test")
+    with pytest.raises(NotHeld):
+        with UnitOfWork(engine) as uow:
+            uow.transactions.reserve_refund_with_writes(caller, original.tx_no, Decimal("100.01"))
+            uow.transactions.get_for_worker(original.id)  # a statement: the batch goes first
+    with pytest.raises(NotHeld):
+        with UnitOfWork(engine) as uow:
+            uow.transactions.reserve_refund_with_writes(caller, original.tx_no, Decimal("100.01"))
+            original.provider_message = "must not be written"
+            uow.transactions.save_state(original)
+            uow.record_history(original, Status.CAPTURED, "test", "must not be written")
+            uow.commit()
+    with UnitOfWork(engine, write=False) as uow:
+        row = uow.conn.execute(select(transactions.c.refund_reserved_minor,
+                                      transactions.c.provider_message)
+                               .where(transactions.c.id == original.id)).one()
+        notes = uow.conn.execute(select(status_history.c.note).where(
+            status_history.c.transaction_id == original.id)).scalars().all()
+    assert row.refund_reserved_minor == 0
+    assert row.provider_message != "must not be written"
+    assert "must not be written" not in notes
