@@ -287,6 +287,7 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
 
 def _refund_allowed(original: Transaction | None, method: PaymentMethod | None,
                     request: RefundRequest) -> bool:
+    """The refund rules allow the refund on the payment as it was read (no lock held)."""
     try:
         check_refund(_refund_state(original, method), request.tx_no, request.amount)
     except PaymentError:
@@ -296,6 +297,7 @@ def _refund_allowed(original: Transaction | None, method: PaymentMethod | None,
 
 def _new_refund(caller: Caller, request: RefundRequest, original: Transaction,
                 now: datetime) -> Transaction:
+    """The Pending refund of the request, before it is stored."""
     return Transaction(
         merchant_id=caller.merchant_id,
         mode=caller.mode,
