@@ -1,4 +1,4 @@
-// Small behaviours htmx does not cover: filtering the bank list, confirming destructive
+// Small behaviours htmx does not cover: filtering (and picking from) the bank list, confirming destructive
 // forms, copying a revealed secret. Everything works without them, only less conveniently.
 "use strict";
 
@@ -16,6 +16,22 @@ document.addEventListener("input", (event) => {
   }
   const count = document.getElementById(filter.getAttribute("aria-describedby"));
   if (count) count.textContent = term ? `${shown} of ${select.options.length} banks match` : `${select.options.length} banks`;
+});
+
+// Enter in the bank search picks the first bank it shows and moves to the list; it never
+// submits the payout form around it (whose other fields may not be filled in yet).
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Enter") return;
+  const filter = event.target.closest("[data-filter-options]");
+  if (!filter) return;
+  event.preventDefault();
+  const select = document.querySelector(filter.dataset.filterOptions);
+  const first = select && [...select.options].find((option) => !option.hidden);
+  if (!first) return;
+  select.value = first.value;
+  select.focus();
+  const count = document.getElementById(filter.getAttribute("aria-describedby"));
+  if (count) count.textContent = `${first.text} selected`;
 });
 
 document.addEventListener("submit", (event) => {

@@ -46,3 +46,27 @@ def test_payout_operator_picks_a_nigerian_bank_and_lands_on_the_payout(page: Pag
     expect(page.get_by_text("Guaranty Trust Bank")).to_be_visible()
     expect(page.get_by_text("•••• " + nuban("058")[-4:])).to_be_visible()
     assert nuban("058") not in page.content()
+
+
+def test_enter_in_the_bank_search_picks_the_bank_and_does_not_submit_the_form(page: Page, server, merchant):
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
+    page.get_by_role("link", name="New payout").first.click()
+    page.get_by_label("Payout method").select_option(label="NGN bank payout")
+    page.get_by_label("Account holder").fill("Chinedu Okafor")
+    search = page.get_by_label("Search banks")
+    search.fill("guaranty")
+    search.press("Enter")
+
+    expect(page).to_have_title("New payout · Paydesk")  # still the form, not its error page
+    expect(page.locator(".field-errors")).to_have_count(0)
+    banks = page.get_by_role("listbox", name="Bank")
+    expect(banks).to_have_value("058")
+    expect(banks).to_be_focused()
+    expect(page.locator("#bank-count")).to_have_text("Guaranty Trust Bank (058) selected")
+    expect(search).to_have_value("guaranty")
+    expect(page.get_by_label("Account holder")).to_have_value("Chinedu Okafor")
+
+    search.fill("no such bank")
+    search.press("Enter")
+    expect(page).to_have_title("New payout · Paydesk")
+    expect(page.locator("#bank-count")).to_have_text("0 of 32 banks match")
