@@ -88,8 +88,9 @@ class Destination:
         form.method.data = self.method.method_id if self.method else None
         form.currency.choices = [SelectChoice(c) for c in (self.method.currencies if self.method else [])]
         form.currency.data = self.currency
+        countries = sorted(((country_name(c), c) for c in (self.method.countries if self.method else [])))
         form.country.choices = [SelectChoice("", "Any country")] + [
-            SelectChoice(c, country_name(c)) for c in (self.method.countries if self.method else [])]
+            SelectChoice(code, name) for name, code in countries]  # by name, as people look for them
         form.country.data = self.country or ""
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from schwifty import IBAN
+from schwifty import IBAN, registry
 from schwifty.exceptions import SchwiftyException
 
 # CBN NUBAN weights over the 3-digit bank code followed by the 9-digit serial number.
@@ -61,10 +61,29 @@ def _nuban_check_digit(bank_code: str, serial: str) -> int:
     return (10 - total % 10) % 10
 
 
+def iban_bank_mismatch(iban: str, bank_code: str) -> str | None:
+    """Why the bank chosen (an 8- or 11-character BIC) is not the IBAN's own bank, or None.
+
+    The IBAN's bank code names its bank in schwifty's registry; a bank chosen from the list
+    must be that bank (one of its BICs), or the transfer would be sent to one bank for an
+    account at another. An IBAN whose bank code the registry does not know is not refused.
+    """
+    parsed = IBAN(iban)
+    try:
+        banks = registry.get_banks_by_code(parsed.country_code, parsed.bank_code)
+    except SchwiftyException:
+        return None
+    bics = sorted({bank.bic[:8].upper() for bank in banks if bank.bic})
+    if not bics or bank_code.strip().upper()[:8] in bics:
+        return None
+    name = next(bank.name for bank in banks if bank.bic and bank.bic[:8].upper() == bics[0])
+    return f"Bank {bank_code} is not the bank of this IBAN, which belongs to {name} ({bics[0]})"
+
+
 def _validate_iban(value: str) -> str:
-    # A bank chosen from the list is not checked against the IBAN: the IBAN alone routes
-    # a SEPA transfer. Only the ISO 13616 structure and check digits are verified, since
-    # national BBAN checks exist for some countries only and warn for the others.
+    # Only the ISO 13616 structure and check digits are verified here, since national BBAN
+    # checks exist for some countries only and warn for the others; the bank chosen is
+    # checked against the IBAN's bank by iban_bank_mismatch.
     try:
         return IBAN("".join(value.split())).compact
     except SchwiftyException as error:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from .accounts import AccountNumberError, validate_account_number
+from .accounts import AccountNumberError, iban_bank_mismatch, validate_account_number
 from .countries import resolve_country
 from .events import move_webhook_id
 from .model import (
@@ -231,6 +231,11 @@ def _payout_details(provider: Provider, method: PaymentMethod, request: CreateRe
                                               request.currency)
         except AccountNumberError as error:
             errors["Payment.AccountNumber"] = [str(error)]
+        else:
+            mismatch = (iban_bank_mismatch(account, payment.bank)
+                        if method.account_rule == "iban" and payment.bank else None)
+            if mismatch and "Payment.Bank" not in errors:
+                errors["Payment.Bank"] = [mismatch]
     if errors:
         raise FieldErrors(errors)
     return {"bank": payment.bank, "holder": payment.holder, "accountNumber": account}

@@ -174,6 +174,16 @@ def test_sepa_payout_with_iban(sandbox):
     assert response.status_code == 200, response.text
 
 
+def test_sepa_payout_to_a_bank_that_is_not_the_ibans_is_refused(sandbox):
+    body = payment_body(amount=10, currency="EUR", transactionAction="PAYMENT",
+                        payment={"paymentMethod": "sepa-payout", "bank": "DEUTDEFF",
+                                 "holder": "Max Mustermann", "accountNumber": "DE89 3704 0044 0532 0130 00"})
+    response = sandbox.post("/transactions", body)
+    assert response.status_code == 400
+    assert response.json() == {"errors": {"Payment.Bank": [
+        "Bank DEUTDEFF is not the bank of this IBAN, which belongs to Commerzbank (COBADEFF)"]}}
+
+
 def test_mobile_money_payout_takes_no_bank(sandbox):
     body = payment_body(amount=100, currency="KES", transactionAction="PAYMENT",
                         payment={"paymentMethod": "mobile-money-payout", "holder": "Wanjiku",

@@ -70,3 +70,28 @@ def test_enter_in_the_bank_search_picks_the_bank_and_does_not_submit_the_form(pa
     search.press("Enter")
     expect(page).to_have_title("New payout · Paydesk")
     expect(page.locator("#bank-count")).to_have_text("0 of 32 banks match")
+
+
+def test_a_sepa_payout_to_a_bank_that_is_not_the_ibans_is_refused_on_the_bank_field(
+        page: Page, server, merchant):
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
+    page.get_by_role("link", name="New payout").first.click()
+    page.get_by_label("Payout method").select_option(label="SEPA payout")
+    countries = page.get_by_label("Country").locator("option").all_inner_texts()
+    assert countries[1:] == sorted(countries[1:]), countries  # by name, not by code
+    page.get_by_label("Country").select_option(label="Germany")
+    page.get_by_label("Search banks").fill("DEUTDEFF")
+    page.get_by_role("listbox", name="Bank").select_option("DEUTDEFF")
+    page.get_by_label("Account holder").fill("Max Mustermann")
+    page.get_by_label("Account number").fill("DE89 3704 0044 0532 0130 00")  # a Commerzbank IBAN
+    page.get_by_label("Amount", exact=True).fill("1500")
+    page.get_by_label("Reference", exact=True).fill(f"SEPA-{uuid.uuid4().hex[:8]}")
+    page.get_by_label("First name").fill("Max")
+    page.get_by_label("Last name").fill("Mustermann")
+    page.get_by_label("E-mail").fill("max@example.com")
+    page.get_by_label("Customer reference").fill("cust-7")
+    page.get_by_role("button", name="Create payout").click()
+
+    expect(page).to_have_title(re.compile(r"New payout"))
+    expect(page.locator("#bank-picker .field-errors")).to_have_text(
+        "Bank DEUTDEFF is not the bank of this IBAN, which belongs to Commerzbank (COBADEFF)")

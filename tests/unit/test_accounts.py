@@ -3,7 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from app.payments.accounts import AccountNumberError, mask_account_number, validate_account_number
+from app.payments.accounts import (
+    AccountNumberError,
+    iban_bank_mismatch,
+    mask_account_number,
+    validate_account_number,
+)
 
 # NUBAN check digits, by hand. Weights 3,7,3,3,7,3,3,7,3,3,7,3 over bank code + 9-digit serial.
 # Serial 012345678 takes the weights after the bank code's three (3,7,3,3,7,3,3,7,3):
@@ -88,6 +93,23 @@ def test_invalid_iban_is_rejected_with_the_reason(value):
 def test_iban_is_not_required_to_match_the_chosen_bic():
     iban = "DE89370400440532013000"
     assert validate_account_number("iban", iban, "ABNANL2A") == iban
+
+
+# The account rule checks the IBAN alone; the bank chosen is checked against the IBAN's own
+# bank separately (iban_bank_mismatch), by the services, with a message on Payment.Bank.
+@pytest.mark.parametrize(("iban", "bank"), [
+    ("DE89370400440532013000", "COBADEFF"),  # Commerzbank's IBAN, Commerzbank
+    ("DE89370400440532013000", "cobadeffxxx"),  # its 11-character BIC, any case
+    ("FR1420041010050500013M02606", "PSSTFRPP"),  # La Banque Postale: two branch BICs, one bank
+    ("MT84MALT011000012345MTLCAST001S", "VALLMTMT"),  # a bank code the registry does not know
+])
+def test_a_bank_that_is_the_ibans_own_or_unknown_is_not_refused(iban, bank):
+    assert iban_bank_mismatch(iban, bank) is None
+
+
+def test_a_bank_that_is_not_the_ibans_own_is_refused_naming_the_ibans_bank():
+    assert iban_bank_mismatch("DE89370400440532013000", "DEUTDEFF") == (
+        "Bank DEUTDEFF is not the bank of this IBAN, which belongs to Commerzbank (COBADEFF)")
 
 
 @pytest.mark.parametrize(("value", "expected"), [
