@@ -16,11 +16,11 @@ from app.payments.model import (
 )
 from app.payments.provider import ProviderUnavailable
 from app.payments.requests import parse_create
+from app.providers.bank_cache import BankListCache
 from app.store.merchants import merchant_by_id
 from app.web import deps
 
 from . import dashboard
-from app.providers.bank_cache import BankListCache
 from .forms import PayoutForm, blank_to_none, form_amount
 from .htmx import page_or_fragment
 
