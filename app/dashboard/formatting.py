@@ -1,7 +1,6 @@
 """How the dashboard writes amounts and times for people."""
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -93,16 +92,6 @@ def field_label(name: str) -> str:
     return " ".join([words[0]] + [w if w.isupper() else w.lower() for w in words[1:]])
 
 
-def pretty_json(text: str | None) -> str:
-    """A JSON body indented for reading; anything else as it is."""
-    if not text:
-        return ""
-    try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except ValueError:
-        return text
-
-
 def register(app: Flask) -> None:
     """Make the formatters available to every template: money() as a function, the rest as filters."""
     app.add_template_global(money, "money")
@@ -110,4 +99,3 @@ def register(app: Flask) -> None:
     app.add_template_filter(when_iso, "when_iso")
     app.add_template_filter(masked, "masked")
     app.add_template_filter(field_label, "field_label")
-    app.add_template_filter(pretty_json, "pretty_json")

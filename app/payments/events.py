@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
+from dataclasses import dataclass
 
 from .formats import iso_utc
 from .model import Status, Transaction
@@ -11,7 +13,33 @@ from .money import quantize
 
 def event_type(tx: Transaction) -> str:
     """Event name, e.g. refund.captured or payment.declined."""
-    return f"{tx.kind.value}.{Status(tx.status).value.lower()}"
+    return _event_name(tx.kind.value, Status(tx.status).value)
+
+
+@dataclass(frozen=True)
+class EventSeen:
+    """What a webhook body says it is about (for a log of received bodies)."""
+
+    type: str
+    tx_no: str
+
+
+def event_of_body(body: str) -> EventSeen | None:
+    """The event name and txNo of a webhook body event_payload() wrote; None for any other text."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    kind, status, tx_no = data.get("transactionType"), data.get("status"), data.get("txNo")
+    if not all(isinstance(word, str) and 0 < len(word) <= 40 for word in (kind, status, tx_no)):
+        return None
+    return EventSeen(_event_name(kind, status), tx_no)
+
+
+def _event_name(kind: str, status: str) -> str:
+    return f"{kind.lower()}.{status.lower()}"
 
 
 # Webhook ids are msg_ and 24 hex digits; text longer than this cannot name an event.

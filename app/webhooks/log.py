@@ -11,6 +11,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, select
 
+from app.payments.events import EventSeen, event_of_body
 from app.payments.model import Caller, Mode
 from app.store.scope import scoped_to_merchant, scoped_to_mode
 from app.store.tables import inbox_messages, transactions, webhook_attempts, webhook_events
@@ -60,6 +61,11 @@ class InboxMessage:
     signature_valid: bool
     mode: Mode | None  # the mode whose secret verified it
     duplicate: bool  # an earlier message of this merchant had the same webhook-id
+
+    @property
+    def event(self) -> EventSeen | None:
+        """The event name and txNo the body carries, when it is one of Paydesk's webhook bodies."""
+        return event_of_body(self.body)
 
 
 _DELIVERY = select(

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from playwright.sync_api import Page, expect
+from sqlalchemy import select
 
+from app.store.tables import transactions, webhook_events
 from app.webhooks.dispatcher import deliver_due
 from app.webhooks.settings import DeliverySettings
 from tests.conftest import payment_body
@@ -51,3 +53,29 @@ def test_refund_delivery_attempts_resend_and_the_verified_inbox(page: Page, serv
     expect(received.first).to_contain_text("Signature verified")
     expect(received.first).to_contain_text("Duplicate")  # the resend keeps the webhook-id
     expect(received.last).not_to_contain_text("Duplicate")
+
+
+def test_the_logs_show_the_bytes_sent_and_name_each_received_event(page: Page, server, merchant, sandbox):
+    app = server.app
+    created = sandbox.post("/transactions", payment_body(amount=1500, callbackUrl=merchant.inbox_url))
+    tx_no = created.json()["transactionId"]
+    sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"})
+    _deliver(app)
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        sent = uow.conn.execute(
+            select(webhook_events.c.payload).join(transactions, transactions.c.id == webhook_events.c.transaction_id)
+            .where(transactions.c.tx_no == tx_no)).scalar_one()
+    assert '"amount": 1500.00' in sent
+
+    sign_in(page, server.url, add_user(app, merchant.merchant_id, "support"))
+    to_sandbox(page)
+    page.get_by_role("link", name="Webhooks").click()
+    delivery = page.locator("article.delivery", has_text=tx_no)
+    delivery.get_by_text("Request body and 1 attempt").click()
+    assert delivery.get_by_label("Request body").inner_text() == sent  # byte for byte: 1500.00
+
+    page.get_by_role("link", name="Received (inbox)").click()
+    received = page.locator("article.delivery", has_text=tx_no)
+    expect(received.locator(".delivery-summary")).to_contain_text(f"payment.captured {tx_no}")
+    received.get_by_text("Headers and body").click()
+    assert received.get_by_label("Body").inner_text() == sent
