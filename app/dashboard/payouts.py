@@ -33,7 +33,24 @@ FIELD_OF_ERROR = {
     "Payment.PaymentMethod": "method", "Payment.Bank": "bank", "Payment.Holder": "holder",
     "Payment.AccountNumber": "account_number",
 }
+# The create service's messages name the API's fields; the form says it in its own words.
+FORM_WORDS_OF_FIELD = {
+    "Billing.FirstName": "Customer first name", "Billing.LastName": "Customer last name",
+    "Billing.Email": "Customer e-mail", "Billing.CustomerReference": "Customer reference",
+    "Billing.Country": "Country", "Payment.PaymentMethod": "Payout method", "Payment.Bank": "Bank",
+    "Payment.Holder": "Account holder", "Payment.AccountNumber": "Account number",
+    "StatementDescriptor": "Statement text", "CallbackUrl": "Callback URL",
+    "TransactionAction": "Transaction action",
+}
 BANK_LIST_MAX_AGE = 3600
+
+
+def in_form_words(message: str) -> str:
+    """A service message with the API's field names replaced by the form's: "Billing.FirstName is
+    required" -> "Customer first name is required"."""
+    for api_name, words in FORM_WORDS_OF_FIELD.items():
+        message = message.replace(api_name, words)
+    return message
 
 
 def bank_cache() -> BankListCache:
@@ -208,6 +225,7 @@ def _form_with_errors(form: PayoutForm, destination: Destination, errors: dict[s
     bank_errors, summary = [], []
     for name, messages in errors.items():
         field_name = FIELD_OF_ERROR.get(name)
+        messages = [in_form_words(message) for message in messages]
         if field_name == "bank":
             bank_errors.extend(messages)
         elif field_name:

@@ -80,15 +80,15 @@ def test_a_payout_is_created_and_its_page_shows_the_account_masked(operator, mer
 @pytest.mark.parametrize("overrides, message", [
     ({"account_number": "1234567890"}, "Account number is not a valid NUBAN for bank 058"),
     ({"account_number": "12345"}, "Account number must be a 10-digit NUBAN"),
-    ({"bank": ""}, "Payment.Bank is required for payment method ng-bank-payout"),
+    ({"bank": ""}, "Bank is required for payment method ng-bank-payout"),  # the form's words (issue 13)
     ({"bank": "999"}, "Bank 999 is not in the bank list of payment method ng-bank-payout"),
-    ({"holder": ""}, "Payment.Holder is required for payouts"),
+    ({"holder": ""}, "Account holder is required for payouts"),
     ({"amount": "1.234"}, "Amount has more decimal places than NGN allows (2)"),
     ({"amount": "10.000000000000000000000000000001"}, "Amount has too many decimal places"),
     ({"amount": "1e-1000000000"}, "Amount must be a number"),
     ({"amount": "1E+5"}, "Amount must be a number"),
     ({"amount": "1" * 5000}, "Amount must be at most 1000000000"),
-    ({"email": "not-an-address"}, "Billing.Email must be a valid e-mail address"),
+    ({"email": "not-an-address"}, "Customer e-mail must be a valid e-mail address"),
 ])
 def test_field_errors_are_the_services_and_shown_inline(operator, overrides, message):
     response = operator.post("/payouts", _form(**overrides))
