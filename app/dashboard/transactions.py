@@ -174,6 +174,22 @@ def transaction(tx_no: str):
                            **context)
 
 
+@dashboard.get("/transactions/<tx_no>/refunds")
+@login_required
+def transaction_refunds(tx_no: str):
+    """The payment's refunds and status, which the page asks for every few seconds while a
+    refund is Pending (htmx polling, see _refunds.html); it stops once none is."""
+    caller = current_caller()
+    if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
+        abort(404)
+    with deps().uow(write=False) as uow:
+        tx = uow.transactions.get(caller, tx_no)
+        if tx is None or tx.kind is not Kind.PAYMENT:
+            abort(404)
+        refunds = uow.transactions.refunds_of(caller, tx.id)
+    return render_template("dashboard/_refunds_update.html", tx=tx, refunds=refunds)
+
+
 def refund_panel_state(context: dict, **extra) -> dict:
     """What the refund panel shows: its step, the amount to prefill, notices and errors."""
     arithmetic = context["arithmetic"]

@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 from playwright.sync_api import Page, expect
+
+from app.payments import services
+from tests.store.test_worker import deps_at
 
 from tests.conftest import payment_body
 from tests.dashboard.conftest import add_user
@@ -94,3 +98,27 @@ def test_support_sees_no_refund_panel_and_a_forged_refund_is_refused(page: Page,
     }""", f"/transactions/{tx_no}/refund")
     assert status == 403
     assert sandbox.status(tx_no)["Status"] == "Captured"
+
+
+def test_a_pending_refund_turns_captured_on_the_page_without_a_reload(page: Page, server, merchant):
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
+    to_sandbox(page)
+    page.goto(f"{server.url}/transactions/SBX-REFUND-ASYNC")
+    panel = page.locator("#refund-panel")
+    panel.get_by_label("Amount to refund (EUR)").fill("10.00")
+    panel.get_by_role("button", name="Review refund").click()
+    panel.get_by_role("button", name="Confirm refund of 10.00 EUR").click()
+    rows = page.locator("#refunds tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("Pending")
+    expect(page.locator("#refunds")).to_contain_text("1 pending: this list updates by itself.")
+    page.evaluate("window.notReloaded = true")
+
+    later = deps_at(server.app, timedelta(seconds=3))
+    while services.run_due_provider_checks(later):  # the worker's job
+        pass
+
+    expect(rows.first).to_contain_text("Captured", timeout=10_000)
+    expect(page.locator("#refunds")).not_to_contain_text("pending")
+    assert page.evaluate("window.notReloaded") is True
+    expect(page.locator("#refunds")).not_to_have_attribute("hx-trigger", "every 2s")  # polling stopped

@@ -158,6 +158,11 @@ def check_transaction(a, other):
         _not_found(a.get(f"/transactions/{tx_no}"))
 
 
+def check_transaction_refunds(a, other):
+    for tx_no in (other.payment, other.sandbox_payment):
+        _not_found(a.get(f"/transactions/{tx_no}/refunds"))
+
+
 def check_review_refund(a, other):
     _not_found(a.post(f"/transactions/{other.payment}/refund/review", {"amount": "5.00"}))
 
@@ -306,6 +311,7 @@ CHECKS = {
     "dashboard.transactions": check_transactions,
     "dashboard.export_transactions": check_export,
     "dashboard.transaction": check_transaction,
+    "dashboard.transaction_refunds": check_transaction_refunds,
     "dashboard.review_refund": check_review_refund,
     "dashboard.refund": check_refund,
     "dashboard.cancel_payment": check_cancel_payment,

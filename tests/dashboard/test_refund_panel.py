@@ -173,3 +173,26 @@ def test_a_refund_posted_on_a_refund_is_refused_not_a_server_error(panel, step):
     answer = _htmx_post(panel, f"/transactions/{refund_tx}/{step}", {"amount": "1.00"})
     assert answer.status_code == 422
     assert "Only payments can be refunded" in answer.text
+
+
+def test_the_refunds_fragment_polls_while_a_refund_is_pending_and_stops_after(dashboard, merchant, sandbox,
+                                                                           server):
+    from datetime import timedelta
+
+    from app.payments import services
+    from tests.store.test_worker import deps_at
+
+    support = dashboard(merchant.merchant_id, "support")  # reading refunds needs no refund permission
+    switch_to_sandbox(support)
+    refund = sandbox.post("/transactions/refund", {"txNo": "SBX-REFUND-ASYNC", "amount": 1}).json()
+    polling = support.get("/transactions/SBX-REFUND-ASYNC/refunds", headers=HTMX)
+    assert polling.status_code == 200
+    assert 'hx-trigger="every 2s"' in polling.text and refund["refundTxNo"] in polling.text
+    assert 'id="tx-status" class="tx-status" hx-swap-oob="true"' in polling.text
+
+    later = deps_at(server.app, timedelta(seconds=3))
+    while services.run_due_provider_checks(later):  # other tests' due work may come first
+        pass
+    settled = support.get("/transactions/SBX-REFUND-ASYNC/refunds", headers=HTMX)
+    assert "hx-trigger" not in settled.text  # nothing Pending: the page stops asking
+    assert support.get("/transactions/SBX-NONE/refunds").status_code == 404
