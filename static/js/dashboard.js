@@ -57,3 +57,18 @@ document.addEventListener("htmx:configRequest", (event) => {
     if (value === "") params.delete ? params.delete(name) : delete params[name];
   }
 });
+
+// After htmx swaps in a panel's next step or result, focus goes to what it marks
+// (data-focus-after-swap: the next action, the result, the field in error), not back to the top
+// of the page. The mark is removed once used, so later swaps elsewhere (polling) leave focus alone.
+document.addEventListener("DOMContentLoaded", () => {
+  for (const marked of document.querySelectorAll("[data-focus-after-swap]")) {
+    marked.removeAttribute("data-focus-after-swap");  // a full page load keeps the browser's focus
+  }
+});
+document.addEventListener("htmx:afterSettle", () => {
+  const next = document.querySelector("[data-focus-after-swap]");
+  if (!next) return;
+  next.removeAttribute("data-focus-after-swap");
+  next.focus();
+});

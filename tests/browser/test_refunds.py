@@ -122,3 +122,32 @@ def test_a_pending_refund_turns_captured_on_the_page_without_a_reload(page: Page
     expect(page.locator("#refunds")).not_to_contain_text("pending")
     assert page.evaluate("window.notReloaded") is True
     expect(page.locator("#refunds")).not_to_have_attribute("hx-trigger", "every 2s")  # polling stopped
+
+
+def test_focus_follows_the_refund_steps_instead_of_jumping_to_the_top(page: Page, server, merchant,
+                                                                       sandbox):
+    tx_no = _captured(sandbox, f"FOCUS-{uuid.uuid4().hex[:8]}")
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
+    to_sandbox(page)
+    page.goto(f"{server.url}/transactions/{tx_no}")
+    panel = page.locator("#refund-panel")
+
+    panel.get_by_label("Amount to refund (EUR)").fill("ten")
+    panel.get_by_role("button", name="Review refund").click()
+    expect(panel.get_by_label("Amount to refund (EUR)")).to_be_focused()  # the field in error
+
+    panel.get_by_label("Amount to refund (EUR)").fill("150.00")
+    panel.get_by_role("button", name="Review refund").click()
+    expect(panel.get_by_role("alert")).to_contain_text("cannot exceed original transaction amount")
+    expect(panel.get_by_role("alert")).to_be_focused()  # the refusal
+
+    panel.get_by_label("Amount to refund (EUR)").fill("30.00")
+    panel.get_by_role("button", name="Review refund").click()
+    expect(panel.get_by_role("button", name="Confirm refund of 30.00 EUR")).to_be_focused()  # next action
+
+    page.keyboard.press("Enter")
+    result = panel.get_by_role("status")
+    expect(result).to_contain_text("of 30.00 EUR is Captured.")
+    expect(result).to_be_focused()  # the result, announced (role=status) and where the keyboard is
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.closest('#refund-panel') !== null")
