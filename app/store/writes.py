@@ -67,9 +67,14 @@ class _Write:
                 tuple((name, _kind_of(value)) for name, value in self.values.items()))
 
 
-def _then(values: dict[str, Any], name: str, value) -> Any:
-    """A column's value after `value` is written over what `values` already sets it to."""
-    if not isinstance(value, Add) or name not in values:
+def _then(values: dict[str, Any], name: str, value, *, inserted: bool = False) -> Any:
+    """A column's value after `value` is written over what `values` already sets it to
+    (`inserted`: values of an INSERT, where there is no earlier value to add to)."""
+    if not isinstance(value, Add):
+        return value
+    if name not in values:
+        if inserted:
+            raise ValueError(f"cannot add to {name}: the batch's INSERT does not set it")
         return value
     earlier = values[name]
     return Add(earlier.amount + value.amount) if isinstance(earlier, Add) else earlier + value.amount
@@ -104,7 +109,7 @@ class Writes:
         if isinstance(row_id, NewRow):
             inserted = self.pending[row_id.index].values
             for name, value in values.items():
-                inserted[name] = _then(inserted, name, value)
+                inserted[name] = _then(inserted, name, value, inserted=True)
             return
         for write in self.pending:
             if not write.is_insert and write.table is table and write.row_id == row_id:
