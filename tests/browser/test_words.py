@@ -52,3 +52,16 @@ def test_the_transaction_page_and_the_token_dialog_use_no_api_names(page: Page, 
     seconds = server.app.config["TOKEN_CACHE_SECONDS"]
     expect(revoke).to_have_attribute(
         "data-confirm", re.compile(rf"Requests using it are refused within {seconds:g} seconds\.$"))
+
+
+
+def test_the_sandbox_banner_is_in_a_landmark_and_error_links_are_24_px_targets(page: Page, server, merchant):
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
+    to_sandbox(page)
+    banner = page.get_by_role("note")
+    assert banner.evaluate("e => e.closest('header, main, nav, footer, aside, [role=region]') !== null")
+    page.get_by_role("link", name="New payout").first.click()
+    page.get_by_role("button", name="Create payout").click()
+    links = page.locator("#error-summary a")
+    expect(links.first).to_be_visible()
+    assert all(box["height"] >= 24 for box in (link.bounding_box() for link in links.all()))
