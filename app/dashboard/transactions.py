@@ -142,15 +142,22 @@ def _as_text(value: str) -> str:
     return "'" + value if value.startswith(_FORMULA_START) else value
 
 
+def _transaction_or_404(uow, caller, tx_no: str) -> Transaction:
+    """The caller's transaction with this number; 404 when there is none (or the text could not
+    be a number of ours, which is not even looked up)."""
+    if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
+        abort(404)
+    tx = uow.transactions.get(caller, tx_no)
+    if tx is None:
+        abort(404)
+    return tx
+
+
 def detail_context(tx_no: str) -> dict:
     """Everything the transaction page and its fragments show."""
     caller = current_caller()
-    if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
-        abort(404)
     with deps().uow(write=False) as uow:
-        tx = uow.transactions.get(caller, tx_no)
-        if tx is None:
-            abort(404)
+        tx = _transaction_or_404(uow, caller, tx_no)
         refunds = uow.transactions.refunds_of(caller, tx.id) if tx.kind is Kind.PAYMENT else []
         arithmetic = refund_arithmetic(uow, caller, tx) if tx.kind is Kind.PAYMENT else None
         history = status_changes(uow.conn, caller, tx.id)
@@ -180,11 +187,9 @@ def transaction_refunds(tx_no: str):
     """The payment's refunds and status, which the page asks for every few seconds while a
     refund is Pending (htmx polling, see _refunds.html); it stops once none is."""
     caller = current_caller()
-    if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
-        abort(404)
     with deps().uow(write=False) as uow:
-        tx = uow.transactions.get(caller, tx_no)
-        if tx is None or tx.kind is not Kind.PAYMENT:
+        tx = _transaction_or_404(uow, caller, tx_no)
+        if tx.kind is not Kind.PAYMENT:
             abort(404)
         refunds = uow.transactions.refunds_of(caller, tx.id)
     return render_template("dashboard/_refunds_update.html", tx=tx, refunds=refunds)
