@@ -138,7 +138,7 @@ class Writes:
         """Send what is queued on conn (in its transaction, or as its own in autocommit);
         `relax_durability` also turns synchronous_commit off for the transaction (PostgreSQL).
         False when the batch's condition changed no row, and nothing was written."""
-        if not self.pending and self.condition is None:
+        if not self.waiting:
             return True
         batch, condition = self.pending, self.condition
         self.pending, self.condition, self._new_rows = [], None, {}
