@@ -17,6 +17,7 @@ from app.payments.model import (
 from app.payments.provider import ProviderUnavailable
 from app.payments.requests import parse_create
 from app.providers.bank_cache import BankListCache
+from app.providers.banks import domestic_bank_codes
 from app.store.merchants import merchant_by_id
 from app.web import deps
 
@@ -81,6 +82,8 @@ class Destination:
             (method.currencies[0] if method else None)
         self.country = country if method and country in method.countries else None
         self.banks: list = []
+        # What else a bank may be searched by (its national bank codes), by bank code.
+        self.bank_search_terms: dict[str, str] = domestic_bank_codes(self.country) if self.country else {}
         self.refusal: str | None = None
         self.needs_country = False
         if method is None:
