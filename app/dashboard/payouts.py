@@ -8,6 +8,7 @@ from wtforms import SelectChoice
 
 from app.auth.users import current_caller, requires
 from app.payments import services
+from app.payments.accounts import iban_bank
 from app.payments.model import (
     BankListRefused,
     DuplicateReference,
@@ -181,6 +182,14 @@ def payout_banks():
     if destination.banks:
         response.headers["Cache-Control"] = f"private, max-age={BANK_LIST_MAX_AGE}"
     return response
+
+
+@dashboard.get("/payouts/iban-bank")
+@requires("create_payout")
+def iban_bank_hint():
+    """htmx, while an account number is typed: the IBAN's own bank, and whether it is the one chosen."""
+    return render_template("dashboard/_iban_bank.html", bank=iban_bank(request.args.get("account_number", "")),
+                           chosen=(request.args.get("bank") or "").strip().upper())
 
 
 @dashboard.post("/payouts")

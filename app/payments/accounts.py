@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from schwifty import IBAN, registry
 from schwifty.exceptions import SchwiftyException
@@ -61,23 +62,48 @@ def _nuban_check_digit(bank_code: str, serial: str) -> int:
     return (10 - total % 10) % 10
 
 
-def iban_bank_mismatch(iban: str, bank_code: str) -> str | None:
-    """Why the bank chosen (an 8- or 11-character BIC) is not the IBAN's own bank, or None.
+@dataclass(frozen=True)
+class IbanBank:
+    """The bank an IBAN's bank code names in schwifty's registry: its name and 8-character BICs."""
 
-    The IBAN's bank code names its bank in schwifty's registry; a bank chosen from the list
-    must be that bank (one of its BICs), or the transfer would be sent to one bank for an
-    account at another. An IBAN whose bank code the registry does not know is not refused.
-    """
-    parsed = IBAN(iban)
+    name: str
+    bics: tuple[str, ...]
+
+    @property
+    def bic(self) -> str:
+        """The BIC the bank is shown with (the first of its BICs)."""
+        return self.bics[0]
+
+    def is_chosen(self, bank_code: str) -> bool:
+        """Whether the bank chosen (an 8- or 11-character BIC) is this bank."""
+        return bank_code.strip().upper()[:8] in self.bics
+
+
+def iban_bank(value: str) -> IbanBank | None:
+    """The IBAN's own bank, or None when the value is not a valid IBAN or its bank code is
+    one the registry does not know."""
     try:
+        parsed = IBAN("".join(value.split()))
         banks = registry.get_banks_by_code(parsed.country_code, parsed.bank_code)
     except SchwiftyException:
         return None
-    bics = sorted({bank.bic[:8].upper() for bank in banks if bank.bic})
-    if not bics or bank_code.strip().upper()[:8] in bics:
+    bics = tuple(sorted({bank.bic[:8].upper() for bank in banks if bank.bic}))
+    if not bics:
         return None
-    name = next(bank.name for bank in banks if bank.bic and bank.bic[:8].upper() == bics[0])
-    return f"Bank {bank_code} is not the bank of this IBAN, which belongs to {name} ({bics[0]})"
+    return IbanBank(next(bank.name for bank in banks if bank.bic and bank.bic[:8].upper() == bics[0]), bics)
+
+
+def iban_bank_mismatch(iban: str, bank_code: str) -> str | None:
+    """Why the bank chosen (an 8- or 11-character BIC) is not the IBAN's own bank, or None.
+
+    A bank chosen from the list must be the bank the IBAN's bank code names (one of its
+    BICs), or the transfer would be sent to one bank for an account at another. An IBAN
+    whose bank code the registry does not know is not refused.
+    """
+    bank = iban_bank(iban)
+    if bank is None or bank.is_chosen(bank_code):
+        return None
+    return f"Bank {bank_code} is not the bank of this IBAN, which belongs to {bank.name} ({bank.bic})"
 
 
 def _validate_iban(value: str) -> str:

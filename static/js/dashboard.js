@@ -73,3 +73,16 @@ document.addEventListener("htmx:afterSettle", () => {
   next.removeAttribute("data-focus-after-swap");
   next.focus();
 });
+
+// The bank of an IBAN being typed (#iban-bank, swapped in by htmx) is chosen in the bank list
+// when no bank is chosen yet; a bank the user chose is never changed behind their back.
+document.addEventListener("htmx:afterSwap", (event) => {
+  if (event.target.id !== "iban-bank") return;
+  const found = event.target.querySelector("[data-bank]");
+  const select = document.getElementById("bank");
+  if (!found || !select || select.value) return;
+  const option = [...select.options].find((candidate) => candidate.value === found.dataset.bank);
+  if (!option) return;
+  select.value = option.value;
+  option.scrollIntoView({ block: "nearest" });
+});

@@ -38,3 +38,28 @@ def test_banks_of_the_same_name_are_told_apart_by_their_code(page: Page, server,
     assert len(labels) > 1, labels
     assert len(set(labels)) == len(labels), labels  # every same-named bank has its own label
     assert "Commerzbank (COBADEFF)" in labels, labels
+
+
+def test_the_ibans_bank_is_shown_and_chosen_while_typing(page: Page, server, merchant):
+    banks = _german_sepa_banks(page, server, merchant)
+    page.get_by_label("Account number").fill("DE89 3704 0044 0532 0130 00")
+
+    expect(page.locator("#iban-bank")).to_have_text("This IBAN is at Commerzbank (COBADEFF)")
+    expect(banks).to_have_value("COBADEFF")
+
+
+def test_a_chosen_bank_that_is_not_the_ibans_is_named_at_once(page: Page, server, merchant):
+    banks = _german_sepa_banks(page, server, merchant)
+    banks.select_option("DEUTDEFF")
+    page.get_by_label("Account number").fill("DE89 3704 0044 0532 0130 00")
+
+    expect(page.locator("#iban-bank")).to_have_text(
+        "This IBAN is at Commerzbank (COBADEFF), not the bank chosen (DEUTDEFF)")
+    expect(banks).to_have_value("DEUTDEFF")  # the user's choice is not changed behind their back
+
+
+def test_an_incomplete_iban_shows_no_bank(page: Page, server, merchant):
+    _german_sepa_banks(page, server, merchant)
+    page.get_by_label("Account number").fill("DE89 3704")
+
+    expect(page.locator("#iban-bank")).to_have_text("")

@@ -197,6 +197,10 @@ def check_payout_banks(a, other):
     _never_shows(a.get("/payouts/banks?method=ng-bank-payout&currency=NGN"), other)
 
 
+def check_iban_bank(a, other):
+    _never_shows(a.get("/payouts/iban-bank?account_number=DE89370400440532013000"), other)
+
+
 def check_create_payout(a, other):
     # A payout is always created for the signed-in user's merchant: nothing of B is named in it.
     response = a.post("/payouts", {"method": "mobile-money-payout", "currency": "KES", "amount": "5",
@@ -319,6 +323,7 @@ CHECKS = {
     "dashboard.new_payout": check_new_payout,
     "dashboard.payout_destination": check_payout_destination,
     "dashboard.payout_banks": check_payout_banks,
+    "dashboard.iban_bank_hint": check_iban_bank,
     "dashboard.create_payout": check_create_payout,
     "dashboard.webhooks": check_webhooks,
     "dashboard.resend_webhook": check_resend_webhook,

@@ -1,6 +1,7 @@
 """New payouts from the dashboard: bank lists by method, the service's checks, masked accounts."""
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
@@ -55,6 +56,23 @@ def test_sepa_asks_for_a_country_before_listing_banks(operator):
         "/payouts/banks?method=sepa-payout&currency=EUR").text
     assert "banks for SEPA payout in DE" in operator.get(
         "/payouts/banks?method=sepa-payout&currency=EUR&country=DE").text
+
+
+@pytest.mark.parametrize("account, bank, text", [
+    ("DE89 3704 0044 0532 0130 00", "", "This IBAN is at Commerzbank (COBADEFF)"),
+    ("DE89370400440532013000", "COBADEFF", "This IBAN is at Commerzbank (COBADEFF)"),
+    ("DE89370400440532013000", "DEUTDEFF",
+     "This IBAN is at Commerzbank (COBADEFF), not the bank chosen (DEUTDEFF)"),
+    ("DE89 3704", "", ""),  # not an IBAN yet
+    (nuban("058"), "058", ""),  # not an IBAN at all
+])
+def test_the_ibans_own_bank_is_named_as_it_is_typed(operator, account, bank, text):
+    response = operator.get("/payouts/iban-bank", params={"account_number": account, "bank": bank},
+                            headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    assert re.sub(r"<[^>]+>", "", response.text).strip() == text
+    bic = re.search(r"\((\w{8})\)", text)
+    assert ('data-bank="COBADEFF"' in response.text) is bool(bic)
 
 
 def test_the_form_defaults_the_callback_url_to_the_merchants(operator, merchant):

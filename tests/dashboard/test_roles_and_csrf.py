@@ -27,6 +27,7 @@ GUARDED = [
     ("payout", "get", "/payouts/new"),
     ("payout", "get", "/payouts/new/destination?method=ng-bank-payout"),
     ("payout", "get", "/payouts/banks?method=ng-bank-payout&currency=NGN"),
+    ("payout", "get", "/payouts/iban-bank?account_number=DE89370400440532013000"),
     ("payout", "post", "/payouts"),
     ("settings", "get", "/settings"),
     ("settings", "post", "/settings/tokens/0/revoke"),
