@@ -67,3 +67,9 @@ def to_sandbox(page: Page) -> None:
     """Flip the live/sandbox switch to sandbox."""
     page.get_by_role("button", name="Sandbox").click()
     expect(page.get_by_role("note")).to_contain_text("Sandbox: test data only")
+
+
+def htmx_settled(page: Page) -> None:
+    """Wait until htmx has finished its swaps: content it swapped in gets its hx- behaviour only
+    when it settles (about 20 ms later), and a change made before that would be missed."""
+    expect(page.locator(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added")).to_have_count(0)

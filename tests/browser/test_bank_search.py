@@ -5,7 +5,7 @@ from playwright.sync_api import Page, expect
 
 from tests.dashboard.conftest import add_user
 
-from .conftest import sign_in
+from .conftest import htmx_settled, sign_in
 
 
 def _german_sepa_banks(page: Page, server, merchant):
@@ -13,8 +13,12 @@ def _german_sepa_banks(page: Page, server, merchant):
     page.get_by_role("link", name="New payout").first.click()
     page.get_by_label("Payout method").select_option(label="SEPA payout")
     expect(page.get_by_label("Country").locator("option", has_text="Germany")).to_be_attached()
+    htmx_settled(page)
     page.get_by_label("Country").select_option(label="Germany")
-    return page.get_by_role("listbox", name="Bank")
+    banks = page.get_by_role("listbox", name="Bank")
+    expect(banks).to_be_visible()
+    htmx_settled(page)
+    return banks
 
 
 def test_a_german_bank_code_finds_its_bank(page: Page, server, merchant):

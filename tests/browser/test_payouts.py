@@ -9,7 +9,7 @@ from playwright.sync_api import Page, expect
 from tests.dashboard.conftest import add_user
 from tests.dashboard.test_payouts import nuban
 
-from .conftest import sign_in
+from .conftest import htmx_settled, sign_in
 
 
 def test_payout_operator_picks_a_nigerian_bank_and_lands_on_the_payout(page: Page, server, merchant):
@@ -81,6 +81,7 @@ def test_a_sepa_payout_to_a_bank_that_is_not_the_ibans_is_refused_on_the_bank_fi
     countries = page.get_by_label("Country").locator("option").all_inner_texts()
     assert len(countries) > 20, countries  # the SEPA countries, not the previous method's
     assert countries[1:] == sorted(countries[1:]), countries  # by name, not by code
+    htmx_settled(page)
     page.get_by_label("Country").select_option(label="Germany")
     page.get_by_label("Search banks").fill("DEUTDEFF")
     page.get_by_role("listbox", name="Bank").select_option("DEUTDEFF")
