@@ -66,6 +66,22 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const marked of document.querySelectorAll("[data-focus-after-swap]")) {
     marked.removeAttribute("data-focus-after-swap");  // a full page load keeps the browser's focus
   }
+  for (const marked of document.querySelectorAll("[data-announce]")) {
+    marked.removeAttribute("data-announce");  // nor is a loaded page read out twice
+  }
+});
+
+// What a swap brought is read out by screen readers through the one live region of the page
+// (#announcer): the text of data-announce, or of the marked element. The region is emptied
+// first, so the same text after the next swap is read out again.
+document.addEventListener("htmx:afterSettle", () => {
+  const announced = document.querySelector("[data-announce]");
+  const announcer = document.getElementById("announcer");
+  if (!announced || !announcer) return;
+  const text = (announced.dataset.announce || announced.textContent).replace(/\s+/g, " ").trim();
+  announced.removeAttribute("data-announce");
+  announcer.textContent = "";
+  window.setTimeout(() => { announcer.textContent = text; }, 50);
 });
 document.addEventListener("htmx:afterSettle", () => {
   const next = document.querySelector("[data-focus-after-swap]");
