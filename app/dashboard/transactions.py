@@ -195,6 +195,24 @@ def transaction_refunds(tx_no: str):
     return render_template("dashboard/_refunds_update.html", tx=tx, refunds=refunds)
 
 
+@dashboard.get("/transactions/<tx_no>/progress")
+@login_required
+def transaction_progress(tx_no: str):
+    """What a Pending transaction's page asks for every few seconds (htmx polling, see
+    _status.html): nothing (204) while it is Pending; once it is not, the parts of the page its
+    new status changes, and the polling stops."""
+    with deps().uow(write=False) as uow:
+        tx = _transaction_or_404(uow, current_caller(), tx_no)
+    if tx.status is Status.PENDING:
+        return "", 204
+    context = detail_context(tx_no)
+    tx = context["tx"]
+    announce = f"{tx.kind.value.title()} {tx.tx_no} is now {tx.status.value}" + \
+        (f": {tx.decline_reason}." if tx.decline_reason else ".")
+    return render_template("dashboard/_progress_update.html", panel=refund_panel_state(context),
+                           announce=announce, **context)
+
+
 def refund_panel_state(context: dict, **extra) -> dict:
     """What the refund panel shows: its step, the amount to prefill, notices and errors."""
     arithmetic = context["arithmetic"]

@@ -66,6 +66,9 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const marked of document.querySelectorAll("[data-focus-after-swap]")) {
     marked.removeAttribute("data-focus-after-swap");  // a full page load keeps the browser's focus
   }
+  for (const marked of document.querySelectorAll("[data-focus-if-lost]")) {
+    marked.removeAttribute("data-focus-if-lost");
+  }
   for (const marked of document.querySelectorAll("[data-announce]")) {
     marked.removeAttribute("data-announce");  // nor is a loaded page read out twice
   }
@@ -88,6 +91,14 @@ document.addEventListener("htmx:afterSettle", () => {
   if (!next) return;
   next.removeAttribute("data-focus-after-swap");
   next.focus();
+});
+// A swap the user did not ask for (polling) moves focus only when it removed the focused element:
+// to what it marks (data-focus-if-lost, its result), rather than to the top of the page.
+document.addEventListener("htmx:afterSettle", () => {
+  for (const marked of document.querySelectorAll("[data-focus-if-lost]")) {
+    marked.removeAttribute("data-focus-if-lost");
+    if (!document.activeElement || document.activeElement === document.body) marked.focus();
+  }
 });
 
 // The bank of an IBAN being typed (#iban-bank, swapped in by htmx) is chosen in the bank list

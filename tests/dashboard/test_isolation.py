@@ -163,6 +163,11 @@ def check_transaction_refunds(a, other):
         _not_found(a.get(f"/transactions/{tx_no}/refunds"))
 
 
+def check_transaction_progress(a, other):
+    for tx_no in (other.payment, other.refund, other.payout, other.sandbox_payment):
+        _not_found(a.get(f"/transactions/{tx_no}/progress"))
+
+
 def check_review_refund(a, other):
     _not_found(a.post(f"/transactions/{other.payment}/refund/review", {"amount": "5.00"}))
 
@@ -211,6 +216,21 @@ def check_create_payout(a, other):
     assert response.status_code == 303
     tx_no = response.headers["Location"].rsplit("/", 1)[1]
     assert other.api.get(f"/transactions/{tx_no}/status").status_code == 404
+
+
+def check_review_payout(a, other):
+    # A payout is always reviewed for the signed-in user's merchant: B's reference is free for A.
+    response = a.post("/payouts/review", {"method": "mobile-money-payout", "currency": "KES", "amount": "5",
+                                          "reference": other.reference, "statement_descriptor": "A",
+                                          "callback_url": "https://a.example/h", "holder": "A",
+                                          "account_number": "+254712345678", "first_name": "A",
+                                          "last_name": "B", "email": "a@example.com", "customer_reference": "c"})
+    _never_shows(response, other, other.reference)
+    assert "Confirm payout" in response.text
+
+
+def check_webhook_progress(a, other):
+    _not_found(a.get(f"/webhooks/{other.webhook_id}/progress?after=0"))
 
 
 def check_webhooks(a, other):
@@ -316,6 +336,7 @@ CHECKS = {
     "dashboard.export_transactions": check_export,
     "dashboard.transaction": check_transaction,
     "dashboard.transaction_refunds": check_transaction_refunds,
+    "dashboard.transaction_progress": check_transaction_progress,
     "dashboard.review_refund": check_review_refund,
     "dashboard.refund": check_refund,
     "dashboard.cancel_payment": check_cancel_payment,
@@ -325,8 +346,10 @@ CHECKS = {
     "dashboard.payout_banks": check_payout_banks,
     "dashboard.iban_bank_hint": check_iban_bank,
     "dashboard.create_payout": check_create_payout,
+    "dashboard.review_payout": check_review_payout,
     "dashboard.webhooks": check_webhooks,
     "dashboard.resend_webhook": check_resend_webhook,
+    "dashboard.webhook_progress": check_webhook_progress,
     "dashboard.inbox": check_inbox,
     "dashboard.audit": check_audit,
     "dashboard.settings": check_settings,
