@@ -15,7 +15,7 @@ from tests.conftest import Api, payment_body
 from .conftest import switch_to_sandbox
 
 BUTTON = '<button type="submit" class="button danger-outline">Cancel payment</button>'
-CONFIRM = '<button type="submit" class="button danger" id="confirm-cancel">Confirm cancel</button>'
+CONFIRM = '<button type="submit" class="button danger" id="confirm-cancel" data-focus-after-swap>Confirm cancel</button>'
 DECLINE_BANNER = "<strong>Decline reason:</strong> Payment Cancelled By User"
 HTMX = {"HX-Request": "true"}
 
@@ -144,7 +144,8 @@ def test_a_cancel_refused_at_review_is_shown_in_the_panel(finance_in_sandbox, sa
     tx_no = _payment(sandbox, "Captured")
     refused = _htmx_post(finance_in_sandbox, f"/transactions/{tx_no}/cancel", {})
     assert refused.status_code == 422
-    assert ('<div class="alert alert-error" role="alert" id="cancel-error">Only Pending or Authorized '
+    assert ('<div class="alert alert-error" role="alert" id="cancel-error" tabindex="-1" data-focus-after-swap '
+            'data-announce>Only Pending or Authorized '
             "transactions can be cancelled. Current status: Captured</div>") in refused.text
     assert "Confirm cancel" not in refused.text
     assert sandbox.status(tx_no)["Status"] == "Captured"
