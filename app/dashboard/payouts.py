@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pycountry
-from flask import abort, current_app, flash, make_response, redirect, render_template, request, url_for
+from flask import abort, current_app, flash, render_template, request, url_for
 from flask_login import current_user
 from wtforms import SelectChoice
 
@@ -25,7 +25,7 @@ from app.web import deps
 from . import dashboard, once
 from .formatting import money
 from .forms import PayoutForm, blank_to_none, form_amount
-from .htmx import page_or_fragment, wants_fragment
+from .htmx import load_page, page_or_fragment
 
 # Which form input each of the create service's field errors belongs to.
 FIELD_OF_ERROR = {
@@ -286,12 +286,7 @@ def create_payout():
         return _form_with_errors(form, destination, {"": [
             "This confirmation was already used for another payout; review the payout again."]})
     flash(f"Payout {payout.tx_no} created: {payout.status.value}.", "success")
-    page = url_for("dashboard.transaction", tx_no=payout.tx_no)
-    if wants_fragment():  # htmx loads the payout's whole page
-        response = make_response("", 204)
-        response.headers["HX-Redirect"] = page
-        return response
-    return redirect(page, 303)
+    return load_page(url_for("dashboard.transaction", tx_no=payout.tx_no))
 
 
 def _payout_page(status: int = 200, **context):
