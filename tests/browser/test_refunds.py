@@ -149,5 +149,6 @@ def test_focus_follows_the_refund_steps_instead_of_jumping_to_the_top(page: Page
     result = panel.get_by_role("status")
     expect(result).to_contain_text("of 30.00 EUR is Captured.")
     expect(result).to_be_focused()  # the result, announced (role=status) and where the keyboard is
+    expect(page.locator("#announcer")).to_contain_text("of 30.00 EUR is Captured.")  # the page's one live region
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.closest('#refund-panel') !== null")
