@@ -166,7 +166,8 @@ def test_a_pending_transaction_polls_its_progress_until_its_status_is_final(dash
     switch_to_sandbox(support)
     tx_no = sandbox.post("/transactions", payment_body(callbackUrl=merchant.inbox_url)).json()["transactionId"]
     polling = f'hx-get="/transactions/{tx_no}/progress" hx-trigger="every 2s" hx-swap="outerHTML"'
-    assert polling in support.get(f"/transactions/{tx_no}").text
+    page = support.get(f"/transactions/{tx_no}").text
+    assert polling in page and "Updates by itself" in page
     pending = support.get(f"/transactions/{tx_no}/progress", headers={"HX-Request": "true"})
     assert (pending.status_code, pending.text) == (204, "")
 
@@ -185,7 +186,7 @@ def test_a_pending_transaction_polls_its_progress_until_its_status_is_final(dash
                  'id="deliveries" aria-labelledby="deliveries-title" hx-swap-oob="true"'):
         assert part in final.text
     assert "<strong>Decline reason:</strong> Insufficient Funds" in final.text
-    assert polling not in support.get(f"/transactions/{tx_no}").text
+    assert polling not in support.get(f"/transactions/{tx_no}").text and "Updates by itself" not in final.text
     assert support.get("/transactions/PAY-NONE/progress").status_code == 404
 
 
