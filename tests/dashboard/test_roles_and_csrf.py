@@ -8,7 +8,7 @@ import pytest
 
 from app.store.merchants import ROLES, create_merchant
 
-from .conftest import Browserless, add_user
+from .conftest import SANDBOX, Browserless, add_user
 
 ALLOWED = {
     "refund": {"finance", "admin"},
@@ -70,6 +70,12 @@ def test_each_role_may_do_only_what_it_is_allowed(signed_in, role, action, metho
 
 
 @pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("action, method, path", GUARDED)
+def test_each_role_may_do_only_what_it_is_allowed_in_the_sandbox_too(signed_in, role, action, method, path):
+    test_each_role_may_do_only_what_it_is_allowed(signed_in, role, action, method, SANDBOX + path)
+
+
+@pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("path", READ_FOR_EVERYONE)
 def test_every_role_reads_transactions_webhooks_and_the_audit_log(signed_in, role, path):
     assert signed_in[role].get(path).status_code == 200
@@ -90,6 +96,11 @@ def test_posts_without_a_csrf_token_are_refused(signed_in, path):
     assert response.status_code == 400
     forged = client.post(path, {"mode": "sandbox"}, csrf=False, headers={"X-CSRFToken": "forged"})
     assert forged.status_code == 400
+
+
+@pytest.mark.parametrize("path", [path for path in POSTS if path not in ("/login", "/logout")])
+def test_sandbox_posts_without_a_csrf_token_are_refused(signed_in, path):
+    test_posts_without_a_csrf_token_are_refused(signed_in, SANDBOX + path)
 
 
 def test_htmx_posts_carry_the_token_in_a_header(signed_in):
