@@ -6,9 +6,12 @@ mode the request is in without being told.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from flask import Blueprint, current_app, g, request, url_for
 from werkzeug.exceptions import NotFound
 
+from app.auth.users import current_mode
 from app.payments.model import Mode
 
 # The path prefix of each mode's pages (sandbox pages start /test/, as in the big payment dashboards).
@@ -57,7 +60,7 @@ def switch_url(mode: Mode) -> str:
     because what a URL names (a transaction, an account) belongs to one mode. The query string
     (filters, the page of the list) is not carried over."""
     rule = request.url_rule
-    path = rule.rule.removeprefix(PREFIXES[g.mode]) if rule is not None and "mode" in g else "/"
+    path = rule.rule.removeprefix(PREFIXES[current_mode()]) if rule is not None else "/"
     pages = _pages_without_arguments()
     while path not in pages and path != "/":
         path = path.rsplit("/", 1)[0] or "/"
@@ -71,11 +74,20 @@ def _pages_without_arguments() -> dict[str, str]:
             and rule.arguments == {"mode"} and (rule.defaults or {}).get("mode") == Mode.LIVE.value}
 
 
-def switch_links() -> list[dict]:
-    """The live/sandbox switch of every page: each mode's label, target and whether it is shown now."""
-    current = g.get("mode", Mode.LIVE)
-    return [{"label": MODE_LABELS[mode], "url": switch_url(mode), "current": mode is current,
-             "mode": mode.value} for mode in PREFIXES]
+@dataclass(frozen=True)
+class ModeLink:
+    """One link of the live/sandbox switch, as base.html writes it."""
+
+    mode: str
+    label: str
+    url: str
+    current: bool  # the mode the page shows
+
+
+def switch_links() -> list[ModeLink]:
+    """The live/sandbox switch of every page."""
+    return [ModeLink(mode.value, MODE_LABELS[mode], switch_url(mode), mode is current_mode())
+            for mode in PREFIXES]
 
 
 class InOtherMode(NotFound):
