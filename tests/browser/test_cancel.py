@@ -4,7 +4,7 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 
 from tests.conftest import payment_body
-from tests.dashboard.conftest import add_user
+from tests.dashboard.conftest import SANDBOX, add_user
 
 from .conftest import sign_in, to_sandbox
 
@@ -13,7 +13,7 @@ def test_finance_cancels_a_pending_payment_after_confirming(page: Page, server, 
     tx_no = sandbox.post("/transactions", payment_body(amount=100)).json()["transactionId"]
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
     to_sandbox(page)
-    page.goto(f"{server.url}/transactions/{tx_no}")
+    page.goto(f"{server.url}{SANDBOX}/transactions/{tx_no}")
     expect(page.locator("#tx-status")).to_contain_text("Pending")
 
     panel = page.locator("#cancel-panel")
@@ -29,7 +29,7 @@ def test_finance_cancels_a_pending_payment_after_confirming(page: Page, server, 
     expect(page.locator(".decline-banner")).to_have_text("Decline reason: Payment Cancelled By User")
     expect(page.locator("#cancel-panel")).to_have_count(0)
     assert page.evaluate("window.beforeTheCancel") is None  # the page was loaded afresh
-    assert page.url == f"{server.url}/transactions/{tx_no}"
+    assert page.url == f"{server.url}{SANDBOX}/transactions/{tx_no}"
     status = sandbox.status(tx_no)
     assert (status["Status"], status["DeclineReason"]) == ("Declined", "Payment Cancelled By User")
 

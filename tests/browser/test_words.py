@@ -7,7 +7,7 @@ import re
 from playwright.sync_api import Page, expect
 
 from tests.conftest import payment_body
-from tests.dashboard.conftest import add_user
+from tests.dashboard.conftest import SANDBOX, add_user
 
 from .conftest import sign_in, to_sandbox
 
@@ -42,12 +42,12 @@ def test_the_transaction_page_and_the_token_dialog_use_no_api_names(page: Page, 
     sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"})
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "admin"))
     to_sandbox(page)
-    page.goto(f"{server.url}/transactions/{tx_no}")
+    page.goto(f"{server.url}{SANDBOX}/transactions/{tx_no}")
     expect(page.get_by_role("heading", name="Details")).to_be_visible()
     expect(page.locator("#refund-panel")).to_contain_text("Optional; kept with the refund")
     assert not API_WORDS.search(page.locator("main").inner_text())
 
-    page.goto(f"{server.url}/settings")
+    page.goto(f"{server.url}{SANDBOX}/settings")
     revoke = page.locator("form[data-confirm^='Revoke token']").first
     seconds = server.app.config["TOKEN_CACHE_SECONDS"]
     expect(revoke).to_have_attribute(
