@@ -74,3 +74,15 @@ def htmx_settled(page: Page) -> None:
     """Wait until htmx has finished its swaps: content it swapped in gets its hx- behaviour only
     when it settles (about 20 ms later), and a change made before that would be missed."""
     expect(page.locator(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added")).to_have_count(0)
+
+
+def open_in_mode(page: Page, base_url: str, path: str, mode: str) -> None:
+    """Open the path with the dashboard in that mode ("live" or "sandbox"). The mode is kept in
+    the session: when the page opens in the other one, the top bar's switch changes it (and
+    lands on the list), and the path is opened again."""
+    page.goto(base_url + path)
+    if page.get_by_role("button", name=mode.title(), pressed=True).count():
+        return
+    page.get_by_role("button", name=mode.title()).click()
+    expect(page.get_by_role("button", name=mode.title(), pressed=True)).to_be_visible()
+    page.goto(base_url + path)
