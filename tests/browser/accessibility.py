@@ -130,7 +130,8 @@ def axe_violations(page: Page) -> list[str]:
     """What axe-core finds against WCAG 2.2 AA on the page, one line per rule and element. The
     script is added as a <script> element, which the dashboard's CSP allows only in a browser
     context made with bypass_csp=True."""
-    page.add_script_tag(path=AXE_SCRIPT)
+    if not page.evaluate("typeof axe === 'object'"):  # still there after an htmx swap
+        page.add_script_tag(path=AXE_SCRIPT)
     found = page.evaluate("tags => axe.run(document, {runOnly: {type: 'tag', values: tags},"
                           " resultTypes: ['violations']}).then(result => result.violations)",
                           WCAG_22_AA)
