@@ -4,6 +4,7 @@ checks it in both modes at both widths (tests/browser/test_accessibility.py)."""
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 from playwright.sync_api import Locator, Page, expect
 
 from app.auth.users import PERMISSIONS
+from tests.dashboard.test_payouts import nuban
 
 # axe-core from npm (tests/browser/axe, pinned with its lock file; `make install-test` installs it).
 AXE_SCRIPT = Path(__file__).parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
@@ -63,7 +65,8 @@ def visits(sample: Sample) -> list[Visit]:
         Visit("Declined payment", f"/transactions/{sample.declined}"),
         Visit("Payout", f"/transactions/{sample.payout}"),
         Visit("New payout", "/payouts/new", PAYERS),
-        Visit("New payout with errors", "/payouts/new", PAYERS, then=create_an_empty_payout),
+        Visit("New payout with errors", "/payouts/new", PAYERS, then=review_an_empty_payout),
+        Visit("Payout review", "/payouts/new", PAYERS, then=review_a_payout),
         Visit("Sent webhooks", "/webhooks"),
         Visit("Received webhooks", "/webhooks/inbox"),
         Visit("Provider events", "/webhooks/providers"),
@@ -108,10 +111,26 @@ def review_a_cancel(page: Page) -> None:
     expect(page.get_by_role("button", name="Confirm cancel")).to_be_visible()
 
 
-def create_an_empty_payout(page: Page) -> None:
+def review_an_empty_payout(page: Page) -> None:
     """Send the payout form without filling it in."""
-    page.get_by_role("button", name="Create payout").click()
+    page.get_by_role("button", name="Review payout").click()
     expect(page.locator("#error-summary")).to_be_visible()
+
+
+def review_a_payout(page: Page) -> None:
+    """Fill in an NGN bank payout and take it to its review step."""
+    page.get_by_label("Payout method").select_option(label="NGN bank payout")
+    page.get_by_role("listbox", name="Bank").select_option("058")
+    page.get_by_label("Account holder").fill("Chinedu Okafor")
+    page.get_by_label("Account number").fill(nuban("058"))
+    page.get_by_label("Amount", exact=True).fill("25000")
+    page.get_by_label("Reference", exact=True).fill(f"PAYOUT-{uuid.uuid4().hex[:8]}")
+    page.get_by_label("First name").fill("Chinedu")
+    page.get_by_label("Last name").fill("Okafor")
+    page.get_by_label("E-mail").fill("chinedu@example.com")
+    page.get_by_label("Customer reference").fill("cust-42")
+    page.get_by_role("button", name="Review payout").click()
+    expect(page.get_by_role("button", name="Confirm payout")).to_be_visible()
 
 
 def create_a_token(page: Page) -> None:
