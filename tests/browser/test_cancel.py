@@ -38,7 +38,7 @@ def test_focus_and_the_announcer_follow_the_cancel_steps(page: Page, server, mer
     tx_no = sandbox.post("/transactions", payment_body(amount=100)).json()["transactionId"]
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
     to_sandbox(page)
-    page.goto(f"{server.url}/transactions/{tx_no}")
+    page.goto(f"{server.url}{SANDBOX}/transactions/{tx_no}")
     panel = page.locator("#cancel-panel")
     panel.get_by_role("button", name="Cancel payment").click()
     confirm = panel.get_by_role("button", name="Confirm cancel")
