@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from dataclasses import dataclass
 
@@ -135,7 +136,22 @@ def _payment_untouched(other: OtherMerchant) -> None:
 
 # Endpoint -> what merchant A's admin does with merchant B's identifiers, and what must hold.
 def check_home(a, other):
-    assert a.get("/").headers["Location"] == "/transactions"
+    assert a.get("/").headers["Location"] == "/overview"  # an admin lands on the Overview
+
+
+def check_overview(a, other):
+    # B has a captured payment, a refund and a payout today, live and sandbox; A has nothing.
+    for query in ("", "?days=7", "?days=90"):
+        response = a.get("/overview" + query)
+        _never_shows(response, other)
+        assert "Nothing in this period" in response.text
+    assert a.post("/mode", {"mode": "sandbox"}).status_code == 303
+    sandbox = a.get("/overview")
+    _never_shows(sandbox, other)
+    # A's own sandbox fixtures only: five Captured 100.00 EUR payments, one Declined.
+    assert re.search(r'scope="row">Captured</th><td class="num">.*?500\.00.*?</td><td class="num">5</td>',
+                     sandbox.text)
+    assert a.post("/mode", {"mode": "live"}).status_code == 303
 
 
 def check_transactions(a, other):
@@ -312,6 +328,7 @@ def check_logout(a, other):
 
 CHECKS = {
     "dashboard.home": check_home,
+    "dashboard.overview": check_overview,
     "dashboard.transactions": check_transactions,
     "dashboard.export_transactions": check_export,
     "dashboard.transaction": check_transaction,
