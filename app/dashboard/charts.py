@@ -16,10 +16,11 @@ from app.store.overview import CurrencyOverview, DeclineCount
 
 from .formatting import amount_text
 
-WIDTH = 400
+# Narrow enough that 12-unit text stays readable on a phone (about 11 px at 390 px wide).
+WIDTH = 360
 # The daily chart: room on the left for the amounts, below for the dates.
 DAILY_HEIGHT = 220
-PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 56, WIDTH - 20, 12, DAILY_HEIGHT - 28
+PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 52, WIDTH - 20, 12, DAILY_HEIGHT - 28
 MAX_Y_TICKS = 4
 MAX_X_LABELS = 5
 # Points are marked on each day up to a month; beyond that the line alone reads better.
@@ -56,10 +57,11 @@ def nice_step(largest: int, ticks: int = MAX_Y_TICKS) -> int:
         power *= 10
 
 
-def axis_amount(minor: int, currency: str) -> str:
-    """An axis label: whole amounts without their zero decimals (12,000), others in full (0.50)."""
+def axis_amount(minor: int, step: int, currency: str) -> str:
+    """An axis label: in whole units when the axis steps by whole units (12,000), else with the
+    currency's digits (0.500)."""
     unit = 10 ** minor_digits(currency)
-    if minor % unit == 0:
+    if step % unit == 0:
         return f"{minor // unit:,}"
     return amount_text(from_minor(minor, currency), currency)
 
@@ -128,7 +130,7 @@ def daily_chart(figures: CurrencyOverview) -> DailyChart:
     def x(index: int) -> str:
         return px(PLOT_LEFT + (Fraction(span * index, count - 1) if count > 1 else Fraction(span, 2)))
 
-    y_ticks = [Tick(y(value), axis_amount(value, currency)) for value in range(0, top_value + 1, step)]
+    y_ticks = [Tick(y(value), axis_amount(value, step, currency)) for value in range(0, top_value + 1, step)]
     x_ticks = [Tick(x(i), day_label(days[i].day)) for i in labelled_days(count)]
     return DailyChart(
         currency=currency, width=WIDTH, height=DAILY_HEIGHT, plot_left=PLOT_LEFT,
@@ -197,7 +199,7 @@ def decline_chart(currency: str, declines: list[DeclineCount]) -> DeclineChart:
     for row, decline in enumerate(declines):
         top = DECLINE_TOP + row * DECLINE_ROW
         length = Fraction(room * decline.count, most)
-        bars.append(Bar(decline.reason, decline.count, label_y=px(top + 12), bar_y=px(top + 18),
+        bars.append(Bar(decline.reason, decline.count, label_y=px(top + 13), bar_y=px(top + 19),
                         bar_width=px(max(length, Fraction(2))), count_x=px(length + 6)))
     total = sum(d.count for d in declines)
     description = (f"{total} declined payment{'s' if total != 1 else ''}: "
