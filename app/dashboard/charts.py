@@ -116,7 +116,9 @@ class DailyChart:
 def daily_chart(figures: CurrencyOverview) -> DailyChart:
     """The daily chart of one currency's figures."""
     currency, days = figures.currency, figures.days
-    largest = max([max(d.captured_minor, d.refunded_minor) for d in days] + [0])
+    # A range with nothing captured or refunded (declines only) still gets a scale: one whole unit.
+    largest = max([max(d.captured_minor, d.refunded_minor) for d in days] + [0]) \
+        or 10 ** minor_digits(currency)
     step = nice_step(largest)
     top_value = step * max(1, -(-largest // step))
     height = PLOT_BOTTOM - PLOT_TOP
