@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import time
@@ -76,9 +77,13 @@ def _summary(times: list[float]) -> dict:
             "p95_ms": round(percentile(times, 0.95), 2), "p99_ms": round(percentile(times, 0.99), 2)}
 
 
-def time_sql(database_url: str, caller: Caller, today: date, queries: int) -> dict:
-    """Per range: the SQL's times, ranges ending on days drawn across the seeded year."""
-    engine = make_engine(database_url)
+def time_sql(database: Database, caller: Caller, today: date, queries: int) -> dict:
+    """Per range: the SQL's times, ranges ending on days drawn across the seeded year.
+
+    On PostgreSQL also the CPU time the database's backends spent per query: unlike the
+    wall-clock times, it hardly grows when other work shares the machine's cores.
+    """
+    engine = make_engine(database.url)
     rng = random.Random(20261125)
     found = {}
     try:
@@ -87,10 +92,13 @@ def time_sql(database_url: str, caller: Caller, today: date, queries: int) -> di
                 ends = [today - timedelta(days=rng.randrange(0, max(1, 366 - days))) for _ in range(queries)]
                 for end in ends[:5]:  # warm the caches
                     overview(conn, caller, end - timedelta(days=days - 1), end)
+                cpu_before = database.backend_cpu()
                 times = [_timed(lambda end=end: overview(conn, caller, end - timedelta(days=days - 1), end))
                          for end in ends]
+                backend_cpu_ms = (database.backend_cpu() - cpu_before) / len(ends) * 1000
                 first = today - timedelta(days=days - 1)
-                found[str(days)] = {**_summary(times), "rows_in_range": rows_in_range(conn, caller, first, today),
+                found[str(days)] = {**_summary(times), "backend_cpu_ms": round(backend_cpu_ms, 2),
+                                    "rows_in_range": rows_in_range(conn, caller, first, today),
                                     "plan": plan(conn, caller, first, today)}
     finally:
         engine.dispose()
@@ -165,11 +173,11 @@ def run_size(kind: str, rows: int, args) -> dict:
         seeded = seed(database.url, rows)
         print(f"[overview {kind} {rows:,}] seeded in {seeded.seconds:.1f} s", flush=True)
         caller = Caller(seeded.merchant_id, Mode.LIVE, "bench")
-        sql = time_sql(database.url, caller, datetime.now(UTC).date(), args.queries)
+        sql = time_sql(database, caller, datetime.now(UTC).date(), args.queries)
         page = time_page(database.url, seeded.merchant_id, args.queries)
         for days, measured in sql.items():
             print(f"[overview {kind} {rows:,}] {days:>3} days  {measured['rows_in_range']:>8,} rows  "
-                  f"SQL p95 {measured['p95_ms']:7.2f} ms"
+                  f"SQL p95 {measured['p95_ms']:7.2f} ms  backend CPU {measured['backend_cpu_ms']:7.2f} ms"
                   + (f"  page p95 {page[days]['p95_ms']:7.2f} ms" if days in page else ""), flush=True)
         return {"rows": rows, "database_version": database.version(),
                 "seed_seconds": round(seeded.seconds, 1), "sql": sql, "page": page}
@@ -184,6 +192,9 @@ def markdown(results: dict) -> str:
              f"- Started: {results['started_at']}", f"- Commit: {results['commit']}",
              f"- Machine: {results['machine']['nproc']} CPUs, {results['machine']['ram_gib']} GiB, "
              f"{results['machine']['cpu']}, Python {results['machine']['python']}",
+             f"- Load average before and after: {results['load_average_before']} / "
+             f"{results['load_average_after']} (other work on the machine stretches wall-clock times; "
+             "the database CPU per query is hardly affected)",
              f"- Target: p95 under {TARGET_P95_MS} ms on PostgreSQL at 1,000,000 rows",
              "- SQL: app.store.overview.overview(), one query at a time, ranges ending on days drawn "
              "across the seeded year. Page: GET /overview?days=N through the Flask test client "
@@ -191,13 +202,13 @@ def markdown(results: dict) -> str:
     for size in results["sizes"]:
         lines += [f"## {size['rows']:,} rows ({name} {size['database_version']}, seeded in "
                   f"{size['seed_seconds']} s)", "",
-                  "| Range | Rows in range | SQL p50 ms | SQL p95 ms | SQL p99 ms | Page p50 ms | Page p95 ms | Access path |",
-                  "|---|---:|---:|---:|---:|---:|---:|---|"]
+                  "| Range | Rows in range | SQL p50 ms | SQL p95 ms | SQL p99 ms | DB CPU ms/query | Page p50 ms | Page p95 ms | Access path |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
         for days, sql in size["sql"].items():
             page = size["page"].get(days)
             page_cells = f"{page['p50_ms']} | {page['p95_ms']}" if page else "– | –"
             lines.append(f"| {days} days | {sql['rows_in_range']:,} | {sql['p50_ms']} | {sql['p95_ms']} | "
-                         f"{sql['p99_ms']} | {page_cells} | {sql['plan']} |")
+                         f"{sql['p99_ms']} | {sql['backend_cpu_ms'] or '–'} | {page_cells} | {sql['plan']} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -210,7 +221,9 @@ def main(argv=None) -> None:
     for kind in kinds:
         results = {"database": kind, "started_at": started.isoformat(timespec="seconds"),
                    "machine": machine(), "commit": commit(), "queries_per_range": args.queries,
-                   "sizes": [run_size(kind, rows, args) for rows in sizes(args.rows)]}
+                   "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+        results["sizes"] = [run_size(kind, rows, args) for rows in sizes(args.rows)]
+        results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
         stem = args.out / f"{started:%Y-%m-%d}-overview-{kind}"
         stem.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
         stem.with_suffix(".md").write_text(markdown(results))
