@@ -126,13 +126,19 @@ def plan(conn, caller: Caller, first: date, last: date) -> str:
         overview(conn, caller, first, last)
     finally:
         event.remove(conn, "before_cursor_execute", capture)
-    statement, parameters = statements[-1]
-    if conn.dialect.name == "postgresql":
-        lines = conn.exec_driver_sql(f"EXPLAIN {statement}", parameters).scalars().all()
-        return " / ".join(line.strip().removeprefix("->  ").split("  (cost")[0] for line in lines
-                          if "Scan" in line or "Aggregate" in line)
-    rows = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters).all()
-    return " / ".join(row[-1] for row in rows)
+    # Replayed as overview() sent them (its planner settings too), the query explained.
+    found = ""
+    for statement, parameters in statements:
+        if not statement.lstrip().upper().startswith("SELECT"):
+            conn.exec_driver_sql(statement, parameters)
+        elif conn.dialect.name == "postgresql":
+            lines = conn.exec_driver_sql(f"EXPLAIN {statement}", parameters).scalars().all()
+            found = " / ".join(line.strip().removeprefix("->  ").split("  (cost")[0] for line in lines
+                               if "Scan" in line or "Aggregate" in line or "Sort" in line)
+        else:
+            rows = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters).all()
+            found = " / ".join(row[-1] for row in rows)
+    return found
 
 
 def time_page(database_url: str, merchant_id: int, queries: int) -> dict:
