@@ -22,7 +22,7 @@ from app.web import deps as app_deps
 
 from . import auth, limiter
 from .forms import LoginForm
-from .users import DEFAULT_MODE, DashboardUser, check_password, local_path
+from .users import DashboardUser, check_password, local_path
 
 # Failed sign-ins only (successful ones do not count): per account, against guessing one
 # password, and per address, against trying many accounts.
@@ -67,7 +67,7 @@ def login():
     session.clear()
     g.pop("csrf_token", None)
     login_user(DashboardUser(row))
-    session["mode"] = DEFAULT_MODE.value
+    # Live unless `next` is a sandbox page (/test/...): a shared sandbox link works after sign-in.
     return redirect(local_path(request.args.get("next")) or url_for(landing_endpoint(current_user)), 303)
 
 

@@ -13,7 +13,7 @@ from playwright.sync_api import Page, expect
 
 from app.cli import upgrade_database
 from tests.conftest import make_app
-from tests.dashboard.conftest import PASSWORD
+from tests.dashboard.conftest import PASSWORD, SANDBOX
 from tests.support.servers import ThreadedServer, free_port
 
 CHROMIUM = "/usr/bin/chromium"
@@ -68,9 +68,16 @@ def sign_in(page: Page, base_url: str, email: str) -> None:
 
 
 def to_sandbox(page: Page) -> None:
-    """Flip the live/sandbox switch to sandbox."""
-    page.get_by_role("button", name="Sandbox").click()
+    """Follow the live/sandbox switch's Sandbox link: the same page, at its sandbox URL (/test/...)."""
+    page.get_by_role("navigation", name="Data shown").get_by_role("link", name="Sandbox").click()
     expect(page.get_by_role("note")).to_contain_text("Sandbox: test data only")
+    assert page.url.split("/", 3)[3].startswith(SANDBOX.lstrip("/") + "/"), page.url
+
+
+def to_transactions(page: Page) -> None:
+    """Open the transactions list from the main navigation (finance and admin land on the Overview)."""
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Transactions").click()
+    expect(page).to_have_title(re.compile(r"^Transactions.* · Paydesk$"))
 
 
 def htmx_settled(page: Page) -> None:
