@@ -14,6 +14,7 @@ from flask_limiter import RateLimitExceeded
 from flask_login import current_user, login_required, login_user, logout_user
 from flask_wtf.csrf import CSRFError
 
+from app.dashboard.navigation import landing_endpoint
 from app.payments.formats import storable_text
 from app.store.merchants import password_hasher
 from app.store.users import record_login, user_for_sign_in
@@ -45,7 +46,7 @@ def _failed(_response) -> bool:
 def login():
     """Show the sign-in form; on success start a new session and go where the user was heading."""
     if current_user.is_authenticated:
-        return redirect(url_for("dashboard.transactions"))
+        return redirect(url_for(landing_endpoint(current_user)))
     form = LoginForm()
     if not form.validate_on_submit():
         status = 422 if request.method == "POST" else 200
@@ -67,7 +68,7 @@ def login():
     g.pop("csrf_token", None)
     login_user(DashboardUser(row))
     # Live unless `next` is a sandbox page (/test/...): a shared sandbox link works after sign-in.
-    return redirect(local_path(request.args.get("next")) or url_for("dashboard.transactions"), 303)
+    return redirect(local_path(request.args.get("next")) or url_for(landing_endpoint(current_user)), 303)
 
 
 @auth.post("/logout")

@@ -19,6 +19,7 @@ PERMISSIONS = {
     "resend_webhook": frozenset({"finance", "admin"}),
     "create_payout": frozenset({"payouts", "admin"}),
     "manage_settings": frozenset({"admin"}),
+    "view_overview": frozenset({"finance", "admin"}),
 }
 ROLE_DESCRIPTIONS = {
     "support": "Reads transactions, webhooks and the audit log",

@@ -33,6 +33,7 @@ PROVIDER_PAGES = ("dashboard.providers", "dashboard.connect_provider",
                   "dashboard.test_provider_connection", "dashboard.confirm_disconnect_provider",
                   "dashboard.disconnect_provider")
 MAIN_NAV = (
+    Section("Overview", "dashboard.overview", ("dashboard.overview",), "view_overview"),
     Section("Transactions", "dashboard.transactions",
             ("dashboard.transaction", "dashboard.refund", "dashboard.review", "dashboard.cancel_payment")),
     Section("New payout", "dashboard.new_payout",
@@ -51,6 +52,12 @@ SETTINGS_TABS = (
     Section("General", "dashboard.settings", ("dashboard.settings",), "manage_settings"),
     Section("Providers", "dashboard.providers", PROVIDER_PAGES, "manage_settings"),
 )
+
+
+def landing_endpoint(user) -> str:
+    """The page a user starts on (after sign-in, and at /): the Overview for the roles that see it
+    (finance and admin), the transactions list for the others (support, payouts)."""
+    return "dashboard.overview" if user.can("view_overview") else "dashboard.transactions"
 
 
 def nav_items(sections: tuple[Section, ...], endpoint: str | None) -> list[NavItem]:

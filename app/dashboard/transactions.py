@@ -33,6 +33,7 @@ from . import dashboard
 from .formatting import when
 from .htmx import page_or_fragment
 from .modes import InOtherMode, other_mode
+from .navigation import landing_endpoint
 from .payouts import bank_name
 from .webhooks import with_attempts
 
@@ -49,8 +50,8 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 @dashboard.get("/")
 @login_required
 def home():
-    """The dashboard opens on the transactions list."""
-    return redirect(url_for("dashboard.transactions"))
+    """The dashboard opens on the user's landing page (navigation.landing_endpoint)."""
+    return redirect(url_for(landing_endpoint(current_user)))
 
 
 def read_filter(args) -> tuple[listing.TransactionFilter, list[str]]:

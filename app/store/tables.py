@@ -187,6 +187,10 @@ transactions = Table(
     Index("ix_transactions_original", "original_id"),
     Index("ix_transactions_provider_check", "provider_check_at"),
     Index("ix_transactions_pending", "status", "created_at"),
+    # The Overview page's sums (app/store/overview.py): every column they read, so a range of
+    # days is one index-only scan (migration 0010).
+    Index("ix_transactions_overview", "merchant_id", "mode", "created_at", "kind", "status",
+          "currency", "amount_minor", "decline_reason"),
     # Provider webhooks that name a transaction only by the provider's id.
     Index("ix_transactions_provider_id", "merchant_id", "mode", "provider_transaction_id"),
     # A reference is unique per merchant and mode among payments and payouts;

@@ -6,6 +6,8 @@ lets the webhook test deliver every due event without touching other tests' even
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -17,6 +19,7 @@ from tests.dashboard.conftest import PASSWORD, SANDBOX
 from tests.support.servers import ThreadedServer, free_port
 
 CHROMIUM = "/usr/bin/chromium"
+LANDING_TITLES = re.compile(r"^(Overview|Transactions) · Paydesk$")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -57,12 +60,13 @@ def server(tmp_path_factory):
 
 
 def sign_in(page: Page, base_url: str, email: str) -> None:
-    """Sign in through the form and wait for the transactions list."""
+    """Sign in through the form and wait for the landing page: the Overview (finance, admin) or
+    the transactions list (support, payouts)."""
     page.goto(f"{base_url}/login")
     page.get_by_label("E-mail").fill(email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
-    expect(page).to_have_title("Transactions · Paydesk")
+    expect(page).to_have_title(LANDING_TITLES)
 
 
 def to_sandbox(page: Page) -> None:
@@ -70,6 +74,12 @@ def to_sandbox(page: Page) -> None:
     page.get_by_role("navigation", name="Data shown").get_by_role("link", name="Sandbox").click()
     expect(page.get_by_role("note")).to_contain_text("Sandbox: test data only")
     assert page.url.split("/", 3)[3].startswith(SANDBOX.lstrip("/") + "/"), page.url
+
+
+def to_transactions(page: Page) -> None:
+    """Open the transactions list from the main navigation (finance and admin land on the Overview)."""
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Transactions").click()
+    expect(page).to_have_title(re.compile(r"^Transactions.* · Paydesk$"))
 
 
 def htmx_settled(page: Page) -> None:

@@ -9,7 +9,7 @@ from app.store.merchants import create_merchant
 from tests.conftest import payment_body
 from tests.dashboard.conftest import PASSWORD, SANDBOX, add_user
 
-from .conftest import sign_in, to_sandbox
+from .conftest import sign_in, to_sandbox, to_transactions
 
 
 def _sign_in_on_the_form(page: Page, email: str) -> None:
@@ -29,6 +29,7 @@ def test_a_sandbox_link_copied_by_one_user_opens_for_a_colleague(page: Page, bro
     tx_no = sandbox.post("/transactions", payment_body()).json()["transactionId"]
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
     to_sandbox(page)
+    to_transactions(page)
     page.locator("#results").get_by_role("link", name=tx_no).first.click()
     expect(page).to_have_title(f"Payment {tx_no} · Paydesk")
     shared = page.url

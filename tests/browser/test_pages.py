@@ -35,7 +35,7 @@ def pages(server, merchant, sandbox, live):
     return [SANDBOX + path for path in (
         "/transactions", "/transactions?q=nothing-matches-this", f"/transactions/{payment}",
         "/transactions/SBX-DECLINED", "/payouts/new", "/webhooks", "/webhooks/inbox", "/audit",
-        "/settings", "/transactions/UNKNOWN-TX")]
+        "/settings", "/transactions/UNKNOWN-TX", "/overview", "/overview?days=90")]
 
 
 @pytest.mark.parametrize("screen", WIDTHS)

@@ -12,7 +12,7 @@ from tests.store.test_worker import deps_at
 from tests.conftest import payment_body
 from tests.dashboard.conftest import SANDBOX, add_user
 
-from .conftest import sign_in, to_sandbox
+from .conftest import sign_in, to_sandbox, to_transactions
 
 
 def _captured(sandbox, reference: str) -> str:
@@ -28,6 +28,7 @@ def test_finance_finds_a_payment_by_reference_and_refunds_it_in_two_steps(page: 
     tx_no = _captured(sandbox, f"ORDER-{tag}-SHOES")
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
     to_sandbox(page)
+    to_transactions(page)
     page.get_by_label("Search").press_sequentially(tag[2:7].lower(), delay=40)
     results = page.locator("#results tbody tr")
     expect(results).to_have_count(1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from dataclasses import dataclass
 
@@ -137,7 +138,21 @@ def _payment_untouched(other: OtherMerchant) -> None:
 
 # Endpoint -> what merchant A's admin does with merchant B's identifiers, and what must hold.
 def check_home(a, other):
-    assert a.get("/").headers["Location"] == a.prefix + "/transactions"
+    assert a.get("/").headers["Location"] == a.prefix + "/overview"  # an admin lands on the Overview
+
+
+def check_overview(a, other):
+    # B has a captured payment, a refund and a payout today (live) and a payment in its sandbox.
+    # A has nothing live, and in its sandbox only its own fixtures: five Captured 100.00 EUR
+    # payments and one Declined.
+    for query in ("", "?days=7", "?days=90"):
+        response = a.get("/overview" + query)
+        _never_shows(response, other)
+        if a.prefix == SANDBOX:
+            assert re.search(r'scope="row">Captured</th><td class="num">.*?500\.00.*?</td>'
+                             r'<td class="num">5</td>', response.text)
+        else:
+            assert "Nothing in this period" in response.text
 
 
 def check_transactions(a, other):
@@ -330,6 +345,7 @@ def check_logout(a, other):
 
 CHECKS = {
     "dashboard.home": check_home,
+    "dashboard.overview": check_overview,
     "dashboard.transactions": check_transactions,
     "dashboard.export_transactions": check_export,
     "dashboard.transaction": check_transaction,

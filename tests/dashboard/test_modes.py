@@ -43,8 +43,9 @@ def test_links_and_redirects_of_a_sandbox_page_stay_in_the_sandbox(finance):
     page = finance.get(f"{SANDBOX}/transactions").text
     assert f'<a class="mono" href="{SANDBOX}/transactions/SBX-CAPTURED"' in page
     assert f'<a href="{SANDBOX}/webhooks"' in page and f'<a class="brand" href="{SANDBOX}/transactions">' in page
-    assert finance.get(f"{SANDBOX}/").headers["Location"] == f"{SANDBOX}/transactions"
-    assert finance.get("/").headers["Location"] == "/transactions"
+    # Finance lands on the Overview, in the mode of the URL.
+    assert finance.get(f"{SANDBOX}/").headers["Location"] == f"{SANDBOX}/overview"
+    assert finance.get("/").headers["Location"] == "/overview"
 
 
 def test_the_switch_keeps_a_list_page_and_marks_the_mode_shown(finance):

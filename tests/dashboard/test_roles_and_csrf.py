@@ -16,6 +16,7 @@ ALLOWED = {
     "resend": {"finance", "admin"},
     "payout": {"payouts", "admin"},
     "settings": {"admin"},
+    "overview": {"finance", "admin"},
 }
 # (action, method, path): paths name nothing that exists, so an allowed role gets past the role
 # check to a 404 or a form error, and a refused one gets 403 before anything is looked up.
@@ -34,6 +35,7 @@ GUARDED = [
     ("settings", "post", "/settings/tokens/0/revoke"),
     ("settings", "post", "/settings/users/0/role"),
     ("settings", "post", "/settings/users/0/active"),
+    ("overview", "get", "/overview"),
 ]
 READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit"]
 # What pages poll: every role that reads the page may (they name nothing here, so 404), no one signed out.

@@ -1,0 +1,130 @@
+"""The Overview page: finance and admin land on it, support and payouts keep the transactions list;
+it shows the seeded set's exact figures per currency, as SVG charts with names and as tables, for
+the range the URL names, in the current mode only."""
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+
+from app.util import utcnow
+from tests.support.overview_rows import seed_three_days
+
+from .conftest import Browserless, add_user, switch_to_sandbox
+
+SEEDED_RANGE = "/overview?from=2026-03-01&to=2026-03-03"
+
+
+@pytest.fixture
+def seeded(app, merchant):
+    """The seeded set in the test's merchant."""
+    return seed_three_days(app, merchant.merchant_id)
+
+
+def _figures_row(page: str, currency: str, figure: str) -> str:
+    """The text of one row of a currency's figures table, tags removed, spaces squeezed."""
+    section = page.split(f'<h2 id="cur-{currency.lower()}">')[1].split("</section>")[0]
+    row = re.search(rf"<tr><th scope=\"row\">{figure}</th>(.*?)</tr>", section, re.S).group(1)
+    return " ".join(re.sub(r"<[^>]+>", " ", row).split())
+
+
+def test_the_figures_table_shows_exact_amounts_per_currency(finance, seeded):
+    page = finance.get(SEEDED_RANGE)
+    assert page.status_code == 200
+    assert "Live payments and refunds, 1 Mar 2026 to 3 Mar 2026 (UTC days)." in page.text
+    assert _figures_row(page.text, "EUR", "Captured") == "180.05 EUR 4"
+    assert _figures_row(page.text, "EUR", "Refunded") == "57.50 EUR 2"
+    assert _figures_row(page.text, "EUR", "Net") == "122.55 EUR"
+    assert _figures_row(page.text, "EUR", "Refund rate") == "31.9 %"
+    assert _figures_row(page.text, "EUR", "Declined") == "3"
+    assert _figures_row(page.text, "JPY", "Captured") == "1,500 JPY 1"
+    assert _figures_row(page.text, "JPY", "Net") == "1,000 JPY"
+    assert _figures_row(page.text, "KWD", "Captured") == "1.250 KWD 1"
+    assert _figures_row(page.text, "KWD", "Refund rate") == "0.0 %"
+    # Another merchant's (888.00) and the sandbox's (777.00) rows are not in the live figures.
+    assert "888" not in page.text and "777" not in page.text and "GBP" not in page.text
+
+
+def test_each_currency_has_a_named_daily_chart_and_a_declines_chart_with_their_tables(finance, seeded):
+    page = finance.get(SEEDED_RANGE).text
+    eur = page.split('<h2 id="cur-eur">')[1].split("</section>")[0]
+    assert 'role="img" aria-labelledby="cur-eur-daily-title cur-eur-daily-desc"' in eur
+    assert '<title id="cur-eur-daily-title">Captured and refunded EUR per day</title>' in eur
+    assert ('<desc id="cur-eur-daily-desc">3 days, 1 Mar 2026 to 3 Mar 2026. Most captured: 150.00 EUR '
+            'on 1 Mar. Most refunded: 50.00 EUR on 2 Mar. The table of figures by day gives every day.'
+            '</desc>') in eur
+    assert '<title id="cur-eur-declines-title">Declined EUR payments by reason</title>' in eur
+    assert ('<desc id="cur-eur-declines-desc">3 declined payments: Insufficient Funds 2; '
+            'No reason given 1.</desc>') in eur
+    days = re.findall(r'<time datetime="(2026-03-0\d)">', eur)
+    assert days == ["2026-03-01", "2026-03-02", "2026-03-03"]
+    assert "<td>Insufficient Funds</td><td class=\"num\">2</td>" in eur
+    assert "No declined KWD payments in this period." in page
+
+
+def test_the_sandbox_overview_shows_only_sandbox_rows(finance, seeded):
+    switch_to_sandbox(finance)
+    page = finance.get(SEEDED_RANGE).text
+    assert "Sandbox payments and refunds" in page
+    assert _figures_row(page, "EUR", "Captured") == "777.00 EUR 1"
+    assert "Suspected Fraud" in page and "Insufficient Funds" not in page
+    assert 'id="cur-jpy"' not in page
+
+
+def test_presets_are_the_last_days_up_to_today_and_the_default_is_30(finance):
+    today = utcnow().date()
+    for query, days in (("", 30), ("?days=7", 7), ("?days=30", 30), ("?days=90", 90)):
+        page = finance.get("/overview" + query).text
+        first = today - timedelta(days=days - 1)
+        assert f"{first.day} {first:%b} {first.year} to {today.day} {today:%b} {today.year}" in page
+        assert re.search(rf'href="/overview\?days={days}"\s+aria-current="page">Last {days} days', page)
+
+
+@pytest.mark.parametrize("query, message", [
+    ("?days=12", "Choose a period of 7, 30, 90 days"),
+    ("?from=2026-03-04&to=2026-03-01", "The range&#39;s first day comes after its last day"),
+    ("?from=2026-03-01", "Give both dates of a custom range (to is missing)"),
+    ("?from=2026-3-1&to=2026-03-02", "Dates are written YYYY-MM-DD (from was &#39;2026-3-1&#39;)"),
+    ("?from=2024-01-01&to=2026-03-01", "A range is at most 366 days"),
+])
+def test_a_range_not_understood_says_why_and_shows_the_last_30_days(finance, query, message):
+    page = finance.get("/overview" + query)
+    assert page.status_code == 200
+    assert f'<div class="alert alert-error" role="alert">{message}. Showing the last 30 days.</div>' in page.text
+
+
+def test_a_period_without_rows_says_so(finance):
+    page = finance.get("/overview?from=2020-01-01&to=2020-01-31").text
+    assert "Nothing in this period" in page and "<svg" not in page
+
+
+@pytest.mark.parametrize("role, landing", [("finance", "/overview"), ("admin", "/overview"),
+                                           ("support", "/transactions"), ("payouts", "/transactions")])
+def test_finance_and_admin_land_on_the_overview_the_others_on_transactions(server, merchant, role, landing):
+    client = Browserless(server.url)
+    signed_in = client.login(add_user(server.app, merchant.merchant_id, role))
+    assert signed_in.headers["Location"] == landing
+    assert client.get("/").headers["Location"] == landing
+    assert client.get("/login").headers["Location"] == landing  # already signed in
+    nav = client.get("/transactions").text.split('aria-label="Main"')[1].split("</nav>")[0]
+    assert ('>Overview</a>' in nav) is (landing == "/overview")
+    if landing == "/overview":
+        assert nav.index(">Overview<") < nav.index(">Transactions<")
+
+
+@pytest.mark.parametrize("role", ["support", "payouts"])
+def test_support_and_payouts_may_not_open_the_overview(dashboard, merchant, role):
+    response = dashboard(merchant.merchant_id, role).get("/overview")
+    assert response.status_code == 403
+    assert "Your role does not allow this action." in response.text
+
+
+def test_a_link_into_the_overview_survives_sign_in(server, merchant):
+    client = Browserless(server.url)
+    assert client.get("/overview?days=7").headers["Location"].endswith("/login?next=/overview?days%3D7")
+    client.get("/login")
+    response = client.post("/login?next=/overview?days%3D7",
+                           {"email": add_user(server.app, merchant.merchant_id, "finance"),
+                            "password": "correct horse battery staple"})
+    assert response.headers["Location"] == "/overview?days=7"
