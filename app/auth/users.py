@@ -19,6 +19,8 @@ PERMISSIONS = {
     "resend_webhook": frozenset({"finance", "admin"}),
     "create_payout": frozenset({"payouts", "admin"}),
     "manage_settings": frozenset({"admin"}),
+    # Sees the approvals list; approving a refund also needs "refund", a payout "create_payout".
+    "approve": frozenset({"finance", "payouts", "admin"}),
 }
 ROLE_DESCRIPTIONS = {
     "support": "Reads transactions, webhooks and the audit log",
