@@ -250,9 +250,10 @@ def review_payout():
     except LimitExceeded as error:
         return _form_with_errors(form, destination, {"Amount": [str(error)]})
     # The confirmation carries a one-time key: a second submit of it (double click, a POST
-    # sent again) gets the first payout back instead of sending the money twice.
+    # sent again) gets the first payout (or approval request) back instead of sending the money twice.
     return _payout_page(form=form, destination=destination, review=_summary(payout_request, destination),
-                        request_key=once.new_key())
+                        request_key=once.new_key(), needs_approval=four_eyes,
+                        threshold=threshold_text(payout_request.currency) if four_eyes else None)
 
 
 def _summary(payout: CreateRequest, destination: Destination) -> dict:

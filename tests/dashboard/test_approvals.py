@@ -207,6 +207,9 @@ def test_a_payout_above_the_threshold_is_made_when_another_user_approves(admin, 
     asker = _signed_in(dashboard.server, merchant, "payouts", sandbox=False)
     approver = _signed_in(dashboard.server, merchant, "payouts", sandbox=False)
     form = payout_form(request_key="payout-key-1")
+    review = html.unescape(asker.post("/payouts/review", form).text)
+    assert "another user must approve this payout before it goes to the provider" in review
+    assert ">Request approval</button>" in review
     for _ in range(2):  # the form sent twice: one request
         waiting = asker.post("/payouts", form)
         assert waiting.status_code == 303
