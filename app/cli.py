@@ -223,7 +223,9 @@ def _mismatch_text(mismatch: Mismatch) -> str:
             f"reserved {amount(mismatch.reserved_on_row)} on the row, "
             f"{amount(mismatch.reserved_by_refunds)} by its refunds; "
             f"captured {amount(mismatch.captured_on_row)} on the row, "
-            f"{amount(mismatch.captured_by_refunds)} by its refunds")
+            f"{amount(mismatch.captured_by_refunds)} by its refunds; "
+            f"held {amount(mismatch.held_on_row)} on the row, "
+            f"{amount(mismatch.held_by_requests)} by its requests awaiting approval")
 
 
 @click.command()

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from flask import Flask
 
 from app.payments.idempotency import REPLAY_WINDOW
-from app.payments import services
+from app.payments import approvals, services
 from app.store import idempotency
 from app.util import Backoff
 from app.webhooks.dispatcher import start_delivery
@@ -26,7 +26,8 @@ STOP_CHECK_INTERVAL = 0.1
 
 
 def run_round(app: Flask) -> bool:
-    """Settle due provider answers, expire stale Pending transactions, purge old keys, send webhooks.
+    """Settle due provider answers, expire stale Pending transactions and approval requests,
+    purge old keys, send webhooks.
 
     Returns True when there was work, so the loop goes on without sleeping.
     """
@@ -34,6 +35,7 @@ def run_round(app: Flask) -> bool:
     with app.app_context():
         settled = services.run_due_provider_checks(deps)
         expired = services.expire_pending(deps)
+        expired += approvals.expire_approvals(deps)
         with deps.uow() as uow:
             idempotency.purge_older_than(uow.conn, deps.clock() - REPLAY_WINDOW)
             uow.commit()

@@ -20,6 +20,8 @@ PERMISSIONS = {
     "create_payout": frozenset({"payouts", "admin"}),
     "manage_settings": frozenset({"admin"}),
     "view_overview": frozenset({"finance", "admin"}),
+    # Sees the approvals list; approving a refund also needs "refund", a payout "create_payout".
+    "approve": frozenset({"finance", "payouts", "admin"}),
 }
 ROLE_DESCRIPTIONS = {
     "support": "Reads transactions, webhooks and the audit log",

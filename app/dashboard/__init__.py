@@ -83,4 +83,6 @@ def csrf_failed(_error):
                                    "Reload the page and try again."), 400
 
 
-from . import audit, cancel, overview, payouts, providers, refunds, settings, transactions, webhooks  # noqa: E402,F401
+from . import (  # noqa: E402,F401
+    approvals, audit, cancel, overview, payouts, providers, refunds, settings, transactions, webhooks,
+)

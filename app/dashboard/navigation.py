@@ -32,6 +32,9 @@ class NavItem:
 PROVIDER_PAGES = ("dashboard.providers", "dashboard.connect_provider",
                   "dashboard.test_provider_connection", "dashboard.confirm_disconnect_provider",
                   "dashboard.disconnect_provider")
+APPROVAL_SETTINGS_PAGES = ("dashboard.approval_settings", "dashboard.set_approval_threshold",
+                           "dashboard.set_user_limits")
+APPROVAL_PAGES = ("dashboard.approvals_list", "dashboard.approve_request", "dashboard.reject_request")
 MAIN_NAV = (
     Section("Overview", "dashboard.overview", ("dashboard.overview",), "view_overview"),
     Section("Transactions", "dashboard.transactions",
@@ -41,7 +44,9 @@ MAIN_NAV = (
     Section("Webhooks", "dashboard.webhooks",
             ("dashboard.webhooks", "dashboard.inbox", "dashboard.provider_events")),
     Section("Audit log", "dashboard.audit", ("dashboard.audit",)),
-    Section("Settings", "dashboard.settings", ("dashboard.settings", *PROVIDER_PAGES), "manage_settings"),
+    Section("Approvals", "dashboard.approvals_list", APPROVAL_PAGES, "approve"),
+    Section("Settings", "dashboard.settings", ("dashboard.settings", *PROVIDER_PAGES, *APPROVAL_SETTINGS_PAGES),
+            "manage_settings"),
 )
 WEBHOOK_TABS = (
     Section("Sent deliveries", "dashboard.webhooks", ("dashboard.webhooks",)),
@@ -51,6 +56,8 @@ WEBHOOK_TABS = (
 SETTINGS_TABS = (
     Section("General", "dashboard.settings", ("dashboard.settings",), "manage_settings"),
     Section("Providers", "dashboard.providers", PROVIDER_PAGES, "manage_settings"),
+    Section("Approvals and limits", "dashboard.approval_settings", APPROVAL_SETTINGS_PAGES,
+            "manage_settings"),
 )
 
 

@@ -7,7 +7,8 @@ from flask_login import current_user
 from wtforms import SelectChoice
 
 from app.auth.users import current_caller, requires
-from app.payments import services
+from app.payments import approvals, services
+from app.payments.approvals import ApprovalKind, LimitExceeded
 from app.payments.accounts import iban_bank
 from app.payments.model import (
     BankListRefused,
@@ -23,6 +24,7 @@ from app.store.merchants import merchant_by_id
 from app.web import deps
 
 from . import dashboard, once
+from .approvals import money_controls, threshold_text
 from .formatting import money
 from .forms import PayoutForm, blank_to_none, form_amount
 from .htmx import load_page, page_or_fragment
@@ -240,14 +242,18 @@ def review_payout():
     try:
         payout_request = parse_create(body)
         services.check_create(deps(), current_caller(), payout_request)
+        four_eyes = money_controls(ApprovalKind.PAYOUT, payout_request.amount, payout_request.currency)
     except FieldErrors as error:
         return _form_with_errors(form, destination, error.errors)
     except DuplicateReference as error:
         return _form_with_errors(form, destination, {"Reference": [str(error)]})
+    except LimitExceeded as error:
+        return _form_with_errors(form, destination, {"Amount": [str(error)]})
     # The confirmation carries a one-time key: a second submit of it (double click, a POST
-    # sent again) gets the first payout back instead of sending the money twice.
+    # sent again) gets the first payout (or approval request) back instead of sending the money twice.
     return _payout_page(form=form, destination=destination, review=_summary(payout_request, destination),
-                        request_key=once.new_key())
+                        request_key=once.new_key(), needs_approval=four_eyes,
+                        threshold=threshold_text(payout_request.currency) if four_eyes else None)
 
 
 def _summary(payout: CreateRequest, destination: Destination) -> dict:
@@ -275,6 +281,8 @@ def create_payout():
     caller = current_caller()
     try:
         payout_request = parse_create(body)
+        if money_controls(ApprovalKind.PAYOUT, payout_request.amount, payout_request.currency):
+            return _request_approval(payout_request, body)
         payout = once.run_once(deps(), caller, "payout", request.form.get("request_key", ""), body,
                                lambda on_created: services.create_transaction(
                                    deps(), caller, payout_request, on_created))
@@ -285,6 +293,8 @@ def create_payout():
     except once.FormReused:
         return _form_with_errors(form, destination, {"": [
             "This confirmation was already used for another payout; review the payout again."]})
+    except LimitExceeded as error:
+        return _form_with_errors(form, destination, {"Amount": [str(error)]})
     flash(f"Payout {payout.tx_no} created: {payout.status.value}.", "success")
     return load_page(url_for("dashboard.transaction", tx_no=payout.tx_no))
 
@@ -300,6 +310,19 @@ def _form_page(form: PayoutForm, destination: Destination, focus: str | None = N
     """The form again as it was filled in (Edit on the review)."""
     destination.fill_choices(form)
     return _payout_page(form=form, destination=destination, focus=focus)
+
+
+def _request_approval(create: CreateRequest, body: dict):
+    """A reviewed payout above the threshold: checked as its create would be, then left for a
+    second user (once per review: the confirmation's key names the request)."""
+    key = request.form.get("request_key", "")
+    if not (0 < len(key) <= once.MAX_KEY_LENGTH and key.isascii() and key.isprintable()):
+        key = once.new_key()
+    awaiting = approvals.request_payout(deps(), current_caller(), create,
+                                        {**body, "amount": str(create.amount)}, key)
+    flash(f"The payout of {money(awaiting.amount, awaiting.currency)} to {create.payment.holder} awaits "
+          "another user's approval.", "info")
+    return load_page(url_for("dashboard.approvals_list", _anchor=f"approval-{awaiting.id}"))
 
 
 def _form_with_errors(form: PayoutForm, destination: Destination, errors: dict[str, list[str]]):

@@ -6,13 +6,15 @@ from decimal import Decimal
 from flask import current_app, flash, redirect, request, url_for
 
 from app.auth.users import current_caller, requires
-from app.payments import services
+from app.payments import approvals, services
+from app.payments.approvals import ApprovalKind, LimitExceeded
 from app.payments.model import FieldErrors, RefundRejected, Status, Transaction, check_refund
 from app.payments.money import format_amount
 from app.payments.refunds import refund_state
 from app.payments.requests import parse_refund
 
 from . import dashboard, once
+from .approvals import money_controls, threshold_text
 from .formatting import money
 from .forms import RefundForm, blank_to_none, form_amount
 from .htmx import page_or_fragment, wants_fragment
@@ -83,12 +85,17 @@ def review_refund(tx_no: str):
     try:
         refund_request = parse_refund(body)
         check_refund(refund_state(context["tx"], arithmetic), tx_no, refund_request.amount)
+        four_eyes = money_controls(ApprovalKind.REFUND, refund_request.amount, arithmetic.currency)
     except (FieldErrors, RefundRejected) as error:
         return _panel(context, 422, inputs=inputs, **_errors_state(error))
+    except LimitExceeded as error:
+        return _panel(context, 422, inputs=inputs, errors={"amount": [str(error)]})
     # The confirmation carries a one-time key: a second submit of the same form
-    # (double click, resent POST without JavaScript) gets the first refund back.
+    # (double click, resent POST without JavaScript) gets the first refund (or request) back.
     return _panel(context, step="confirm", inputs=inputs, request_key=once.new_key(),
-                  confirm_amount=str(money(refund_request.amount, arithmetic.currency)))
+                  confirm_amount=str(money(refund_request.amount, arithmetic.currency)),
+                  needs_approval=four_eyes,
+                  threshold=threshold_text(arithmetic.currency) if four_eyes else None)
 
 
 @dashboard.post("/transactions/<tx_no>/refund")
@@ -99,11 +106,24 @@ def refund(tx_no: str):
     if body is None:
         return _panel(context, 422, error="Only payments can be refunded")
     deps = current_app.extensions["paydesk"]
+    key = request.form.get("request_key", "")
     try:
-        created = _refund_once(deps, current_caller(), body, request.form.get("request_key", ""))
+        refund_request = parse_refund(body)
+        if money_controls(ApprovalKind.REFUND, refund_request.amount, arithmetic.currency):
+            awaiting = approvals.request_refund(deps, current_caller(), refund_request,
+                                                key if _usable_key(key) else once.new_key())
+            return _answer(tx_no, _awaiting_notice(awaiting))
+        created = _refund_once(deps, current_caller(), body, key)
     except (FieldErrors, RefundRejected) as error:
         return _panel(context, 422, inputs=_inputs(body, arithmetic.currency), **_errors_state(error))
-    notice = _outcome_notice(created)
+    except LimitExceeded as error:
+        return _panel(context, 422, inputs=_inputs(body, arithmetic.currency),
+                      errors={"amount": [str(error)]})
+    return _answer(tx_no, _outcome_notice(created))
+
+
+def _answer(tx_no: str, notice: dict):
+    """The panel with the notice and what changed (htmx), or the page again with it flashed."""
     if not wants_fragment():
         flash(notice["text"], notice["kind"])
         return redirect(url_for("dashboard.transaction", tx_no=tx_no, _anchor="refund"), 303)
@@ -119,6 +139,17 @@ def _refund_once(deps, caller, body: dict, key: str) -> Transaction:
     except once.FormReused:
         raise RefundRejected("This refund form was already used for another amount; "
                              "review the refund again.") from None
+
+
+def _usable_key(key: str) -> bool:
+    """The confirmation's one-time key as the form sent it, if it could be one of ours."""
+    return 0 < len(key) <= once.MAX_KEY_LENGTH and key.isascii() and key.isprintable()
+
+
+def _awaiting_notice(awaiting) -> dict:
+    return {"kind": "info", "text": f"The refund of {money(awaiting.amount, awaiting.currency)} awaits "
+                                    "another user's approval; its amount is held on this payment "
+                                    "until it is approved, rejected or expires."}
 
 
 def _outcome_notice(created) -> dict:

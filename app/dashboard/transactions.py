@@ -171,11 +171,13 @@ def detail_context(tx_no: str) -> dict:
         deliveries = with_attempts(uow.conn, log.list_deliveries(uow.conn, caller, tx_no=tx.tx_no,
                                                                  limit=100))
         method = uow.methods.of_transaction(tx)
+        approvals = uow.approvals.of_payment(caller, tx.id) if tx.kind is Kind.PAYMENT else []
     return {
         "tx": tx, "fields": status_body(tx), "refunds": refunds, "arithmetic": arithmetic,
         "history": history, "deliveries": deliveries, "method": method,
         "bank_name": bank_name(tx) if tx.payment_details else None,
         "cancel_panel": cancel_panel_state(tx),
+        "approvals": approvals,
     }
 
 

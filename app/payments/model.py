@@ -299,6 +299,8 @@ class Transaction:
     # what the Captured ones returned (zero for payouts and refunds).
     refund_reserved: Decimal = Decimal(0)
     refund_captured: Decimal = Decimal(0)
+    # What its refund requests awaiting approval hold (app.payments.approvals).
+    refund_held: Decimal = Decimal(0)
 
     @property
     def opened_at_provider(self) -> bool:

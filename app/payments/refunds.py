@@ -1,4 +1,5 @@
-"""What a payment has left to refund: its original amount less its Captured and Pending refunds."""
+"""What a payment has left to refund: its original amount less its Captured and Pending refunds
+and the refund requests awaiting approval."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ class RefundArithmetic:
     pending: Decimal  # Pending refunds, which hold their amount until settled
     currency: str
     partial_refunds: bool
+    awaiting_approval: Decimal = Decimal(0)  # refund requests awaiting a second user's approval
 
     @classmethod
     def of_payment(cls, payment: Transaction, method: PaymentMethod | None) -> "RefundArithmetic":
@@ -24,16 +26,18 @@ class RefundArithmetic:
         return cls(original=payment.amount, refunded=payment.refund_captured,
                    pending=payment.refund_reserved - payment.refund_captured,
                    currency=payment.currency,
-                   partial_refunds=method.partial_refunds if method else True)
+                   partial_refunds=method.partial_refunds if method else True,
+                   awaiting_approval=payment.refund_held)
 
     @property
     def refunded_or_pending(self) -> Decimal:
-        """What the refunds hold of the original (Failed and Declined ones free their amount)."""
-        return self.refunded + self.pending
+        """What the refunds hold of the original (Failed and Declined ones free their amount),
+        with what the requests awaiting approval hold."""
+        return self.refunded + self.pending + self.awaiting_approval
 
     @property
     def remaining(self) -> Decimal:
-        """Original minus Captured and Pending refunds."""
+        """Original minus Captured and Pending refunds and requests awaiting approval."""
         return remaining_refundable(self.original, self.refunded_or_pending)
 
 

@@ -300,19 +300,19 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
         method = uow.methods.of_transaction(original) if original else None
     new_refund = None
     if _refund_allowed(original, method, request):
-        new_refund = _new_refund(caller, request, original, now)
+        new_refund = pending_refund(caller, request, original, now)
         try:
             with deps.uow() as uow:
                 uow.transactions.reserve_refund_with_writes(caller, request.tx_no, request.amount)
-                _write_refund(uow, caller, request, new_refund, on_created)
+                write_refund(uow, caller, request, new_refund, on_created)
         except NotHeld:
             new_refund = None
     if new_refund is None:
         with deps.uow() as uow:
             original = _reserve_refund(uow, caller, request)
             method = uow.methods.of_transaction(original)
-            new_refund = _new_refund(caller, request, original, now)
-            _write_refund(uow, caller, request, new_refund, on_created)
+            new_refund = pending_refund(caller, request, original, now)
+            write_refund(uow, caller, request, new_refund, on_created)
     return settle_with_provider(deps, new_refund.id, source="provider",
                                 known=(new_refund, original, method))
 
@@ -327,7 +327,7 @@ def _refund_allowed(original: Transaction | None, method: PaymentMethod | None,
     return True
 
 
-def _new_refund(caller: Caller, request: RefundRequest, original: Transaction,
+def pending_refund(caller: Caller, request: RefundRequest, original: Transaction,
                 now: datetime) -> Transaction:
     """The Pending refund of the request, before it is stored."""
     return Transaction(
@@ -352,7 +352,7 @@ def _new_refund(caller: Caller, request: RefundRequest, original: Transaction,
     )
 
 
-def _write_refund(uow, caller: Caller, request: RefundRequest, new_refund: Transaction,
+def write_refund(uow, caller: Caller, request: RefundRequest, new_refund: Transaction,
                   on_created: OnCreated) -> None:
     """Commit the Pending refund with its history and audit row."""
     uow.transactions.add(new_refund)

@@ -1,4 +1,5 @@
-"""The refund ledger's check: the refund totals on every payment's row against its refund rows."""
+"""The refund ledger's check: the refund totals on every payment's row against its refund rows
+(and the amount it holds for refund requests awaiting approval against those requests)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,7 +8,7 @@ from sqlalchemy import Connection, and_, case, func, or_, select
 
 from app.payments.model import ACTIVE_REFUND_STATUSES, Kind, Status
 
-from .tables import transactions
+from .tables import approval_requests, transactions
 
 refunds = transactions.alias("refunds")
 payments = transactions.alias("payments")
@@ -26,16 +27,27 @@ _REFUND_SUMS = (
     .group_by(refunds.c.original_id)
     .subquery("refund_sums")
 )
+# What each payment's refund requests awaiting approval hold.
+_HELD_SUMS = (
+    select(approval_requests.c.original_id, func.sum(approval_requests.c.amount_minor).label("held"))
+    .where(approval_requests.c.kind == "refund", approval_requests.c.state == "awaiting")
+    .group_by(approval_requests.c.original_id)
+    .subquery("held_sums")
+)
+_HELD_BY_REQUESTS = func.coalesce(_HELD_SUMS.c.held, 0)
 _RESERVED_BY_REFUNDS = func.coalesce(_REFUND_SUMS.c.reserved, 0)
 _CAPTURED_BY_REFUNDS = func.coalesce(_REFUND_SUMS.c.captured, 0)
 _MISMATCHES = (
     select(payments.c.merchant_id, payments.c.mode, payments.c.tx_no, payments.c.currency,
            payments.c.refund_reserved_minor, _RESERVED_BY_REFUNDS.label("reserved_by_refunds"),
-           payments.c.refund_captured_minor, _CAPTURED_BY_REFUNDS.label("captured_by_refunds"))
-    .select_from(payments.outerjoin(_REFUND_SUMS, _REFUND_SUMS.c.original_id == payments.c.id))
+           payments.c.refund_captured_minor, _CAPTURED_BY_REFUNDS.label("captured_by_refunds"),
+           payments.c.refund_held_minor, _HELD_BY_REQUESTS.label("held_by_requests"))
+    .select_from(payments.outerjoin(_REFUND_SUMS, _REFUND_SUMS.c.original_id == payments.c.id)
+                 .outerjoin(_HELD_SUMS, _HELD_SUMS.c.original_id == payments.c.id))
     .where(and_(payments.c.kind == Kind.PAYMENT.value,
                 or_(payments.c.refund_reserved_minor != _RESERVED_BY_REFUNDS,
-                    payments.c.refund_captured_minor != _CAPTURED_BY_REFUNDS)))
+                    payments.c.refund_captured_minor != _CAPTURED_BY_REFUNDS,
+                    payments.c.refund_held_minor != _HELD_BY_REQUESTS)))
     .order_by(payments.c.id)
 )
 _PAYMENTS = select(func.count()).select_from(transactions).where(
@@ -54,6 +66,8 @@ class Mismatch:
     reserved_by_refunds: int
     captured_on_row: int
     captured_by_refunds: int
+    held_on_row: int = 0
+    held_by_requests: int = 0
 
 
 @dataclass(frozen=True)

@@ -54,12 +54,14 @@ from app.payments.money import (
 from app.payments.sandbox import FIXTURE_CREATED_BY
 from app.util import dumps, utcnow
 
+from .approvals import ApprovalRepository
 from .db import note_commit_sent
 from .method_cache import MethodCache
 from .writes import Add, Writes
 
 _SYNCHRONOUS_COMMIT_OFF = text("SET LOCAL synchronous_commit TO OFF")
 from .tables import (
+    approval_requests,
     audit_log,
     idempotency_keys,
     merchants,
@@ -108,6 +110,7 @@ def _row_to_transaction(row) -> Transaction:
         provider_check_at=m["provider_check_at"],
         refund_reserved=from_minor(m["refund_reserved_minor"], m["currency"]),
         refund_captured=from_minor(m["refund_captured_minor"], m["currency"]),
+        refund_held=from_minor(m["refund_held_minor"], m["currency"]),
     )
 
 
@@ -168,20 +171,45 @@ _PARTIAL_REFUNDS_REFUSED = exists().where(
     ~payment_methods.c.partial_refunds,
 )
 # Every refund rule of app.payments.model.check_refund as one condition on the original's row,
-# which this statement reserves the refund's amount on (the names of the bound values are
-# not column names: update() keeps those for its SET clause).
+# which these statements reserve (or, for a request awaiting approval, hold) the refund's amount
+# on: what refunds reserve and awaiting requests hold together never pass the payment's amount
+# (the names of the bound values are not column names: update() keeps those for its SET clause).
+_REFUND_RULES = (
+    transactions.c.merchant_id == bindparam("caller_merchant_id"),
+    transactions.c.mode == bindparam("caller_mode"),
+    transactions.c.tx_no == bindparam("original_tx_no"),
+    transactions.c.kind == Kind.PAYMENT.value,
+    transactions.c.status == Status.CAPTURED.value,
+    transactions.c.amount_minor - transactions.c.refund_reserved_minor
+    - transactions.c.refund_held_minor >= _REFUND_MINOR,
+    (transactions.c.amount_minor == _REFUND_MINOR) | ~_PARTIAL_REFUNDS_REFUSED,
+)
 _RESERVE_REFUND = (
     update(transactions)
-    .where(
-        transactions.c.merchant_id == bindparam("caller_merchant_id"),
-        transactions.c.mode == bindparam("caller_mode"),
-        transactions.c.tx_no == bindparam("original_tx_no"),
-        transactions.c.kind == Kind.PAYMENT.value,
-        transactions.c.status == Status.CAPTURED.value,
-        transactions.c.amount_minor - transactions.c.refund_reserved_minor >= _REFUND_MINOR,
-        (transactions.c.amount_minor == _REFUND_MINOR) | ~_PARTIAL_REFUNDS_REFUSED,
-    )
+    .where(*_REFUND_RULES)
     .values(refund_reserved_minor=transactions.c.refund_reserved_minor + _REFUND_MINOR)
+)
+_HOLD_REFUND = (
+    update(transactions)
+    .where(*_REFUND_RULES)
+    .values(refund_held_minor=transactions.c.refund_held_minor + _REFUND_MINOR)
+    .returning(*transactions.c)
+)
+# An approved request's hold becomes a refund's reservation, while the payment is still Captured.
+_HELD_TO_RESERVED = (
+    update(transactions)
+    .where(transactions.c.id == bindparam("payment_id"),
+           transactions.c.kind == Kind.PAYMENT.value,
+           transactions.c.status == Status.CAPTURED.value,
+           transactions.c.refund_held_minor >= bindparam("held_minor"))
+    .values(refund_held_minor=transactions.c.refund_held_minor - bindparam("held_minor"),
+            refund_reserved_minor=transactions.c.refund_reserved_minor + bindparam("held_minor"))
+    .returning(*transactions.c)
+)
+_RELEASE_HOLD = (
+    update(transactions)
+    .where(transactions.c.id == bindparam("payment_id"))
+    .values(refund_held_minor=transactions.c.refund_held_minor - bindparam("held_minor"))
 )
 _RESERVE_REFUND_NOW = _RESERVE_REFUND.returning(*transactions.c)
 _RESERVE_REFUND_WITH_WRITES = _RESERVE_REFUND.returning(transactions.c.id)
@@ -346,6 +374,24 @@ class TransactionRepository:
         row = self.conn.execute(_RESERVE_REFUND_NOW, _reserve_params(caller, tx_no, amount)).first()
         return _row_to_transaction(row) if row else None
 
+    def hold_refund(self, caller: Caller, tx_no: str, amount: Decimal) -> Transaction | None:
+        """Hold a refund request's amount on the caller's payment while it awaits approval, if
+        the refund rules allow the refund (the same one conditional UPDATE as reserve_refund,
+        counting what is already held); the payment as it now stands, or None when refused."""
+        row = self.conn.execute(_HOLD_REFUND, _reserve_params(caller, tx_no, amount)).first()
+        return _row_to_transaction(row) if row else None
+
+    def reserve_held_refund(self, payment_id: int, held_minor: int) -> Transaction | None:
+        """Move an approved request's hold into the payment's reserved total; None (nothing
+        changed) when the payment is no longer Captured."""
+        row = self.conn.execute(_HELD_TO_RESERVED, {"payment_id": payment_id,
+                                                    "held_minor": held_minor}).first()
+        return _row_to_transaction(row) if row else None
+
+    def release_held_refund(self, payment_id: int, held_minor: int) -> None:
+        """Give back what a rejected, expired or failed request held on its payment."""
+        self.conn.execute(_RELEASE_HOLD, {"payment_id": payment_id, "held_minor": held_minor})
+
     def reserve_refund_with_writes(self, caller: Caller, tx_no: str, amount: Decimal) -> None:
         """reserve_refund(), sent with the unit's writes and first: when a rule refuses it then,
         none of the writes are made and commit() raises NotHeld."""
@@ -439,6 +485,8 @@ class TransactionRepository:
             .values(transaction_id=None)
         )
         self.conn.execute(status_history.delete().where(status_history.c.transaction_id.in_(all_ids)))
+        # Refund requests of the test payments go with them (their holds are on the rows deleted).
+        self.conn.execute(approval_requests.delete().where(approval_requests.c.original_id.in_(ids)))
         self.conn.execute(transactions.delete().where(transactions.c.id.in_(refund_ids)))
         self.conn.execute(transactions.delete().where(transactions.c.id.in_(ids)))
 
@@ -566,6 +614,7 @@ class UnitOfWork:
         self.transactions = TransactionRepository(self)
         self.methods = MethodRepository(self, self.method_cache)
         self.merchants = MerchantRepository(self)
+        self.approvals = ApprovalRepository(self)
         return self
 
     @property

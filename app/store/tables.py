@@ -182,6 +182,9 @@ transactions = Table(
     # settles one of its refunds (`flask ledger verify` checks them against the refund rows).
     Column("refund_reserved_minor", BigInteger, nullable=False, server_default=text("0")),
     Column("refund_captured_minor", BigInteger, nullable=False, server_default=text("0")),
+    # What its refund requests awaiting a second user's approval hold (app/payments/approvals.py):
+    # counted with the reserved total by the refund reservation, moved into it on approval.
+    Column("refund_held_minor", BigInteger, nullable=False, server_default=text("0")),
     UniqueConstraint("merchant_id", "mode", "tx_no", name="uq_transactions_merchant_mode_tx_no"),
     Index("ix_transactions_listing", "merchant_id", "mode", "created_at", "id"),
     Index("ix_transactions_original", "original_id"),
@@ -353,4 +356,62 @@ audit_log = Table(
     Column("ip", String(64)),
     Column("at", UtcDateTime(), nullable=False),
     Index("ix_audit_log_merchant", "merchant_id", "at"),
+)
+
+# Per merchant and currency: a dashboard refund or payout above this amount waits for a second
+# user's approval (app/payments/approvals.py). Both modes.
+approval_thresholds = Table(
+    "approval_thresholds",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("amount_minor", BigInteger, nullable=False),
+    Column("updated_by", String(254), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    UniqueConstraint("merchant_id", "currency", name="uq_approval_thresholds_merchant_currency"),
+)
+
+# Per user and currency: the largest refund and payout they may make or approve (NULL: no limit).
+user_limits = Table(
+    "user_limits",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("user_id", ForeignKey("users.id"), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("max_refund_minor", BigInteger),
+    Column("max_payout_minor", BigInteger),
+    Column("updated_by", String(254), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    UniqueConstraint("user_id", "currency", name="uq_user_limits_user_currency"),
+)
+
+# A dashboard refund or payout above its threshold, waiting for a second user. Its state moves
+# once, from awaiting, by one conditional UPDATE (so a double click or two approvers at once
+# move it once). An awaiting refund request holds its amount on the payment's refund_held_minor.
+approval_requests = Table(
+    "approval_requests",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("kind", String(10), nullable=False),  # refund | payout
+    Column("state", String(10), nullable=False),  # awaiting | approved | rejected | expired | failed
+    Column("amount_minor", BigInteger, nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("original_id", ForeignKey("transactions.id")),  # the payment a refund request is of
+    Column("request", Text, nullable=False),  # JSON: the refund or create request's body
+    Column("form_key", String(64), nullable=False),  # the confirmation form's one-time key
+    Column("requested_by", String(254), nullable=False),
+    Column("requested_at", UtcDateTime(), nullable=False),
+    Column("expires_at", UtcDateTime(), nullable=False),
+    Column("decided_by", String(254)),
+    Column("decided_at", UtcDateTime()),
+    Column("result_tx_no", String(40)),  # the refund or payout its approval made
+    Column("note", String(500)),
+    UniqueConstraint("merchant_id", "mode", "form_key", name="uq_approval_requests_form_key"),
+    Index("ix_approval_requests_listing", "merchant_id", "mode", "state", "requested_at"),
+    Index("ix_approval_requests_original", "original_id"),
+    Index("ix_approval_requests_expiry", "state", "expires_at"),
 )

@@ -78,6 +78,9 @@ def visits(sample: Sample) -> list[Visit]:
         Visit("Not allowed", "/settings", EVERYONE - ADMINS),
         Visit("Not allowed", "/payouts/new", EVERYONE - PAYERS),
         Visit("Not found", "/transactions/NO-SUCH-TX"),
+        Visit("Approvals", "/approvals", REFUNDERS | PAYERS),
+        Visit("Approvals and limits", "/settings/approvals", ADMINS),
+        Visit("Not allowed", "/approvals", EVERYONE - REFUNDERS - PAYERS),
     ]
 
 

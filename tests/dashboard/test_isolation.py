@@ -19,7 +19,7 @@ from app.store.tables import api_tokens, users, webhook_events
 from app.util import utcnow
 from tests.conftest import Api, payment_body
 
-from .conftest import SANDBOX, add_user
+from .conftest import SANDBOX, Browserless, add_user
 
 
 @dataclass
@@ -334,6 +334,61 @@ def check_provider_events(a, other):
     _never_shows(a.get("/webhooks/providers"), other)
 
 
+def _b_approval(other: OtherMerchant) -> tuple["Browserless", str]:
+    """B's admin signed in, and a refund request of B's awaiting approval (made once, through B's
+    own dashboard: a threshold of 5.00 EUR and a refund of 6.00)."""
+    if not hasattr(other, "approval_id"):
+        b = Browserless(other.api.base_url)
+        assert b.login(other.user_email).status_code == 303
+        b.get("/settings/approvals")
+        assert b.post("/settings/approvals/thresholds", {"currency": "EUR", "amount": "5"}).status_code == 303
+        b.post(f"/transactions/{other.payment}/refund", {"amount": "6.00", "request_key": "b-request"})
+        listed = b.get("/approvals").text
+        other.approval_id = re.search(r"/approvals/(\d+)/reject", listed).group(1)
+        other.b_admin = b
+    return other.b_admin, other.approval_id
+
+
+def _b_request_awaits(other: OtherMerchant) -> None:
+    b, approval_id = _b_approval(other)
+    assert f"/approvals/{approval_id}/reject" in b.get("/approvals").text  # B may still withdraw it
+
+
+def check_approvals_list(a, other):
+    _b_approval(other)
+    _never_shows(a.get("/approvals"), other)
+
+
+def check_approve_request(a, other):
+    _, approval_id = _b_approval(other)
+    _not_found(a.post(f"/approvals/{approval_id}/approve"))
+    _b_request_awaits(other)
+    _payment_untouched(other)
+
+
+def check_reject_request(a, other):
+    _, approval_id = _b_approval(other)
+    _not_found(a.post(f"/approvals/{approval_id}/reject"))
+    _b_request_awaits(other)
+
+
+def check_approval_settings(a, other):
+    _b_approval(other)
+    _never_shows(a.get("/settings/approvals"), other)
+
+
+def check_set_approval_threshold(a, other):
+    b, _ = _b_approval(other)
+    assert a.post("/settings/approvals/thresholds", {"currency": "EUR", "amount": "777"}).status_code == 303
+    page = b.get("/settings/approvals").text
+    assert "5.00" in page and "777" not in page
+
+
+def check_set_user_limits(a, other):
+    _not_found(a.post("/settings/approvals/limits", {"user_id": str(other.user_id), "currency": "EUR",
+                                                     "max_refund": "1", "max_payout": "1"}))
+
+
 def check_login(a, other):
     assert a.get("/login").status_code == 302  # signed in already: off to the list
 
@@ -379,6 +434,12 @@ CHECKS = {
     "dashboard.confirm_disconnect_provider": check_confirm_disconnect_provider,
     "dashboard.disconnect_provider": check_disconnect_provider,
     "dashboard.provider_events": check_provider_events,
+    "dashboard.approvals_list": check_approvals_list,
+    "dashboard.approve_request": check_approve_request,
+    "dashboard.reject_request": check_reject_request,
+    "dashboard.approval_settings": check_approval_settings,
+    "dashboard.set_approval_threshold": check_set_approval_threshold,
+    "dashboard.set_user_limits": check_set_user_limits,
     "auth.login": check_login,
     "auth.logout": check_logout,
 }

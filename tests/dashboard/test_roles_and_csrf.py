@@ -17,6 +17,7 @@ ALLOWED = {
     "payout": {"payouts", "admin"},
     "settings": {"admin"},
     "overview": {"finance", "admin"},
+    "approve": {"finance", "payouts", "admin"},
 }
 # (action, method, path): paths name nothing that exists, so an allowed role gets past the role
 # check to a 404 or a form error, and a refused one gets 403 before anything is looked up.
@@ -36,6 +37,12 @@ GUARDED = [
     ("settings", "post", "/settings/users/0/role"),
     ("settings", "post", "/settings/users/0/active"),
     ("overview", "get", "/overview"),
+    ("approve", "get", "/approvals"),
+    ("approve", "post", "/approvals/0/approve"),
+    ("approve", "post", "/approvals/0/reject"),
+    ("settings", "get", "/settings/approvals"),
+    ("settings", "post", "/settings/approvals/thresholds"),
+    ("settings", "post", "/settings/approvals/limits"),
 ]
 READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit"]
 # What pages poll: every role that reads the page may (they name nothing here, so 404), no one signed out.
@@ -45,7 +52,9 @@ POSTS = ["/login", "/logout", "/transactions/PAY-NONE/refund/review",
          "/transactions/PAY-NONE/refund", "/transactions/PAY-NONE/cancel", "/payouts", "/payouts/review",
          "/webhooks/msg_none/resend", "/settings/tokens",
          "/settings/tokens/0/revoke", "/settings/webhook-secret", "/settings/users",
-         "/settings/users/0/role", "/settings/users/0/active", "/settings/sandbox/reset"]
+         "/settings/users/0/role", "/settings/users/0/active", "/settings/sandbox/reset",
+         "/approvals/0/approve", "/approvals/0/reject", "/settings/approvals/thresholds",
+         "/settings/approvals/limits"]
 
 
 @pytest.fixture(scope="module")

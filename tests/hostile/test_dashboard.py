@@ -65,6 +65,12 @@ FORMS = {
     "provider test, disconnect": Form(st.one_of(user_ids.map("/settings/providers/{}/test".format),
                                                 user_ids.map("/settings/providers/{}/disconnect".format))),
     "webhook resend": Form(path_segments.map("/webhooks/{}/resend".format), {"back": "/webhooks"}),
+    "approve, reject": Form(st.one_of(user_ids.map("/approvals/{}/approve".format),
+                                      user_ids.map("/approvals/{}/reject".format)),
+                            {"back": "/approvals", "note": "Not agreed"}),
+    "approval threshold": Form(st.just("/settings/approvals/thresholds"), {"currency": "EUR", "amount": "50"}),
+    "user limits": Form(st.just("/settings/approvals/limits"),
+                        {"user_id": "1", "currency": "EUR", "max_refund": "20", "max_payout": "30"}),
 }
 PAGES = {
     "transactions and export": (st.sampled_from(["/transactions", "/transactions/export.csv", "/"]),
@@ -79,6 +85,7 @@ PAGES = {
     "audit, webhooks, inbox, settings": (
         st.sampled_from(["/audit", "/webhooks", "/webhooks/inbox", "/webhooks/providers", "/settings",
                          "/settings/providers"]), ["before", "page"]),
+    "approvals": (st.sampled_from(["/approvals", "/settings/approvals"]), ["before", "page"]),
 }
 
 

@@ -6,6 +6,10 @@ Every refund request is also checked against the refund rules run on the refund 
 (the way refunds were checked before the totals lived on the row): the conditional update
 accepts what they accept and the service refuses with their message.
 
+Refund requests awaiting approval (app.payments.approvals) join in: recorded, approved, rejected
+and expired in any order, what the row holds for them is the sum of the awaiting ones, and they
+count against the refunds' amount (and the refunds against them) as the rules say.
+
 Runs on a database of its own (SQLite and PostgreSQL), so the worker sees only this test's work.
 """
 from __future__ import annotations
@@ -30,7 +34,8 @@ from hypothesis.stateful import (
 from sqlalchemy import select
 
 from app.cli import upgrade_database
-from app.payments import services
+from app.payments import approvals, services
+from app.payments.approvals import ApprovalRefused
 from app.payments.model import (
     ACTIVE_REFUND_STATUSES,
     Caller,
@@ -50,7 +55,7 @@ from app.store.db import make_engine
 from app.store.ledger import check_refund_totals
 from app.store.merchants import create_merchant
 from app.store.repository import UnitOfWork
-from app.store.tables import transactions
+from app.store.tables import approval_requests, transactions
 from tests.conftest import payment_body
 from tests.support.databases import create_postgres_database
 from tests.support.lost_commits import LostCommits, crash_loses_relaxed_commits
@@ -147,6 +152,7 @@ class RefundLedger(RuleBasedStateMachine):
                                                  None, "sandbox")
         self.partial_refunds = method == "card"
         self.refund_ids: list[int] = []
+        self.awaiting: list[int] = []  # ids of this payment's requests awaiting approval
 
     # -- what the database holds ------------------------------------------------------------
 
@@ -160,10 +166,18 @@ class RefundLedger(RuleBasedStateMachine):
                 transactions.c.kind == Kind.REFUND.value)).all()
         return payment, refunds
 
+    def held_by_awaiting_requests(self) -> int:
+        """What the payment's requests awaiting approval add up to, in minor units."""
+        with self.deps.uow(write=False) as uow:
+            return sum(uow.conn.execute(select(approval_requests.c.amount_minor).where(
+                approval_requests.c.original_id == self.payment.id,
+                approval_requests.c.state == "awaiting")).scalars())
+
     def rules_on_the_refund_rows(self, amount: Decimal) -> Exception | None:
         """What check_refund says of this amount when the refund rows are summed."""
         payment, refunds = self.rows()
         held = sum(r.amount_minor for r in refunds if Status(r.status) in ACTIVE_REFUND_STATUSES)
+        held += self.held_by_awaiting_requests()
         state = RefundState(
             tx_no=payment.tx_no, kind=Kind(payment.kind), status=Status(payment.status),
             amount=from_minor(payment.amount_minor, payment.currency), currency=payment.currency,
@@ -203,6 +217,55 @@ class RefundLedger(RuleBasedStateMachine):
     def refund_whose_settlement_a_crash_loses(self, fraction, answer):
         self._refund(self.crashing, fraction, False, answer)
 
+    @rule(fraction=st.sampled_from([0.1, 0.25, 0.5, 1.0, 1.2]) | st.floats(0, 1.1))
+    def refund_request_awaiting_approval(self, fraction):
+        """A dashboard refund above the threshold: held on the payment, or refused by the rules."""
+        currency = self.payment.currency
+        amount = from_minor(max(1, round(to_minor(self.payment.amount, currency) * fraction)), currency)
+        expected = self.rules_on_the_refund_rows(amount)
+        request = parse_refund({"txNo": self.payment.tx_no, "amount": amount})
+        try:
+            awaiting = approvals.request_refund(self.deps, replace(self.caller, actor="alice"), request,
+                                                uuid.uuid4().hex)
+        except (RefundRejected, FieldErrors) as refused:
+            assert type(refused) is type(expected) and str(refused) == str(expected), (refused, expected)
+            return
+        assert expected is None, f"held a refund request the rules refuse: {expected}"
+        self.awaiting.append(awaiting.id)
+
+    @precondition(lambda self: self.awaiting)
+    @rule(data=st.data(), answer=st.sampled_from(ANSWERS), twice=st.booleans())
+    def second_user_approves(self, data, answer, twice):
+        """Another user approves (maybe twice: a double click); one refund goes to the provider."""
+        approval_id = data.draw(st.sampled_from(self.awaiting))
+        self.provider.answer = answer
+        calls = len(self.provider.refund_calls)
+        approver = replace(self.caller, actor="bob")
+        with pytest.raises(ApprovalRefused):
+            approvals.approve(self.deps, replace(self.caller, actor="alice"), approval_id)  # the asker
+        refund = approvals.approve(self.deps, approver, approval_id)
+        if twice:
+            with pytest.raises(ApprovalRefused):
+                approvals.approve(self.deps, approver, approval_id)
+        assert len(self.provider.refund_calls) == calls + 1
+        self.awaiting.remove(approval_id)
+        self.refund_ids.append(refund.id)
+
+    @precondition(lambda self: self.awaiting)
+    @rule(data=st.data())
+    def second_user_rejects(self, data):
+        approval_id = data.draw(st.sampled_from(self.awaiting))
+        approvals.reject(self.deps, replace(self.caller, actor="bob"), approval_id)
+        self.awaiting.remove(approval_id)
+
+    @precondition(lambda self: self.awaiting)
+    @rule()
+    def requests_expire(self):
+        """A day passes: the worker expires every awaiting request and releases what it held."""
+        self.clock.now += approvals.APPROVAL_WINDOW + timedelta(seconds=1)
+        approvals.expire_approvals(self.deps)
+        self.awaiting.clear()
+
     @precondition(lambda self: self.refund_ids)
     @rule(data=st.data(), answer=st.sampled_from(ANSWERS[:3]))
     def provider_webhook(self, data, answer):
@@ -231,7 +294,9 @@ class RefundLedger(RuleBasedStateMachine):
         held = sum(r.amount_minor for r in refunds if Status(r.status) in ACTIVE_REFUND_STATUSES)
         captured = sum(r.amount_minor for r in refunds if r.status == Status.CAPTURED.value)
         assert (payment.refund_reserved_minor, payment.refund_captured_minor) == (held, captured)
-        assert 0 <= payment.refund_captured_minor <= payment.refund_reserved_minor <= payment.amount_minor
+        assert payment.refund_held_minor == self.held_by_awaiting_requests()
+        assert 0 <= payment.refund_captured_minor <= payment.refund_reserved_minor
+        assert payment.refund_reserved_minor + payment.refund_held_minor <= payment.amount_minor
         assert (payment.status == Status.REFUNDED.value) == (captured == payment.amount_minor)
 
     def teardown(self):

@@ -122,7 +122,8 @@ def test_ledger_verify_fails_on_a_payment_whose_totals_were_tampered_with(databa
         assert result.exit_code == 1
         assert result.output == (
             f"PAY-PARTLY (merchant {ids['merchant']}, sandbox, EUR): reserved 50.00 on the row, "
-            "50.00 by its refunds; captured 30.01 on the row, 30.00 by its refunds\n"
+            "50.00 by its refunds; captured 30.01 on the row, 30.00 by its refunds; "
+            "held 0.00 on the row, 0.00 by its requests awaiting approval\n"
             "Error: ledger: 1 of 11 payments do not match their refunds\n")
     finally:
         app.extensions["paydesk.engine"].dispose()
