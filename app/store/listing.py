@@ -31,22 +31,33 @@ class TransactionFilter:
     date_from: date | None = None
     date_to: date | None = None  # inclusive, a UTC day
 
-    def conditions(self, reference_ids: list[int] | None = None) -> list:
+    def conditions(self, reference_ids: list[int] | None = None,
+                   customer_ids: list[int] | None = None) -> list:
         """SQL conditions for the filter (list_transactions adds the caller's merchant and mode).
 
-        `reference_ids`: the rows whose reference contains the term, when an index has named
-        them (SQLite's, see reference_search); otherwise the condition is on the reference.
+        The search term is looked for in the reference, the customer's e-mail and name (any
+        case, any part) and as the whole TxNo or provider transaction id. `reference_ids`,
+        `customer_ids`: the rows whose reference, or customer e-mail or name, contains the term,
+        when an index has named them (SQLite's, see reference_search and customer_search);
+        otherwise the condition is on the columns.
         """
         found = []
         term = self.search.strip()
         if term:
+            # ILIKE on PostgreSQL (pg_trgm indexes serve it), lower() LIKE on SQLite.
+            pattern = "%" + _escape_like(term) + "%"
             if reference_ids is not None:
                 by_reference = transactions.c.id.in_(reference_ids)
             else:
-                # ILIKE on PostgreSQL (a pg_trgm index serves it), lower() LIKE on SQLite.
-                by_reference = transactions.c.reference.ilike("%" + _escape_like(term) + "%",
-                                                              escape="\\")
-            found.append(or_(by_reference, transactions.c.tx_no.in_({term, term.upper()})))
+                by_reference = transactions.c.reference.ilike(pattern, escape="\\")
+            if customer_ids is not None:
+                by_customer = transactions.c.id.in_(customer_ids)
+            else:
+                by_customer = or_(transactions.c.customer_email.ilike(pattern, escape="\\"),
+                                  transactions.c.customer_name.ilike(pattern, escape="\\"))
+            found.append(or_(by_reference, by_customer,
+                             transactions.c.tx_no.in_({term, term.upper()}),
+                             transactions.c.provider_transaction_id == term))
         if self.status:
             found.append(transactions.c.status == self.status.value)
         if self.kind:
@@ -58,26 +69,40 @@ class TransactionFilter:
         return found
 
 
-# SQLite's FTS5 trigram index of references: the table transactions_reference_search (migration 0007).
-# Up to this many rows whose reference contains the term are looked up by id; a term more
-# common than that is searched along the newest-first listing, where its matches are dense.
+# SQLite's FTS5 trigram indexes: transactions_reference_search of references (migration 0007),
+# transactions_customer_search of customers' e-mails and names (0009). Up to this many rows
+# whose text contains the term are looked up by id; a term more common than that is searched
+# along the newest-first listing, where its matches are dense.
 REFERENCE_MATCHES_LOOKED_UP = 5000
 _REFERENCE_MATCHES = text(
     "SELECT rowid FROM transactions_reference_search WHERE transactions_reference_search MATCH :phrase "
     "LIMIT :limit")
+_CUSTOMER_MATCHES = text(
+    "SELECT rowid FROM transactions_customer_search WHERE transactions_customer_search MATCH :phrase "
+    "LIMIT :limit")
+
+
+def _trigram_search(conn: Connection, statement, term: str) -> list[int] | None:
+    term = term.strip()
+    if conn.dialect.name != "sqlite" or len(term) < 3:
+        return None
+    phrase = '"' + term.replace('"', '""') + '"'
+    ids = conn.execute(statement, {"phrase": phrase,
+                                   "limit": REFERENCE_MATCHES_LOOKED_UP + 1}).scalars().all()
+    return list(ids) if len(ids) <= REFERENCE_MATCHES_LOOKED_UP else None
 
 
 def reference_search(conn: Connection, term: str) -> list[int] | None:
     """Ids of the rows (every merchant's) whose reference contains the term, from SQLite's trigram
     index; None where the index does not serve it (PostgreSQL, terms under 3 characters,
     terms matching more than REFERENCE_MATCHES_LOOKED_UP rows)."""
-    term = term.strip()
-    if conn.dialect.name != "sqlite" or len(term) < 3:
-        return None
-    phrase = '"' + term.replace('"', '""') + '"'
-    ids = conn.execute(_REFERENCE_MATCHES, {"phrase": phrase,
-                                            "limit": REFERENCE_MATCHES_LOOKED_UP + 1}).scalars().all()
-    return list(ids) if len(ids) <= REFERENCE_MATCHES_LOOKED_UP else None
+    return _trigram_search(conn, _REFERENCE_MATCHES, term)
+
+
+def customer_search(conn: Connection, term: str) -> list[int] | None:
+    """Ids of the rows (every merchant's) whose customer e-mail or name contains the term, from
+    SQLite's trigram index; None where it does not serve it (as for reference_search)."""
+    return _trigram_search(conn, _CUSTOMER_MATCHES, term)
 
 
 def _escape_like(term: str) -> str:
@@ -175,9 +200,11 @@ def list_transactions(conn: Connection, caller: Caller, flt: TransactionFilter, 
 
     Never OFFSET: page 10,000 costs what page 1 costs. `newer_than` walks back towards the newest.
     """
-    reference_ids = reference_search(conn, flt.search) if flt.search.strip() else None
+    searching = bool(flt.search.strip())
+    reference_ids = reference_search(conn, flt.search) if searching else None
+    customer_ids = customer_search(conn, flt.search) if searching else None
     query = select(*_LIST_COLUMNS).where(*scoped_to_mode(transactions, caller),
-                                         *flt.conditions(reference_ids))
+                                         *flt.conditions(reference_ids, customer_ids))
     if newer_than is not None:
         query = query.where(_listing_key() > _cursor_key(newer_than)).order_by(
             transactions.c.created_at.asc(), transactions.c.id.asc())

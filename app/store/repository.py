@@ -65,6 +65,7 @@ from .tables import (
     merchants,
     payment_methods,
     status_history,
+    transaction_notes,
     transactions,
     webhook_events,
 )
@@ -302,6 +303,8 @@ class TransactionRepository:
             callback_url=tx.callback_url,
             payment_method=tx.payment_method,
             billing=json.dumps(tx.billing) if tx.billing else None,
+            customer_email=tx.customer_email,
+            customer_name=tx.customer_name,
             payment_details=json.dumps(tx.payment_details) if tx.payment_details else None,
             original_id=tx.original_id,
             decline_reason=tx.decline_reason,
@@ -439,6 +442,7 @@ class TransactionRepository:
             .values(transaction_id=None)
         )
         self.conn.execute(status_history.delete().where(status_history.c.transaction_id.in_(all_ids)))
+        self.conn.execute(transaction_notes.delete().where(transaction_notes.c.transaction_id.in_(all_ids)))
         self.conn.execute(transactions.delete().where(transactions.c.id.in_(refund_ids)))
         self.conn.execute(transactions.delete().where(transactions.c.id.in_(ids)))
 
