@@ -45,7 +45,7 @@ class TransactionFilter:
         term = self.search.strip()
         if term:
             # ILIKE on PostgreSQL (pg_trgm indexes serve it), lower() LIKE on SQLite.
-            pattern = "%" + _escape_like(term) + "%"
+            pattern = "%" + escape_like(term) + "%"
             if reference_ids is not None:
                 by_reference = transactions.c.id.in_(reference_ids)
             else:
@@ -63,9 +63,9 @@ class TransactionFilter:
         if self.kind:
             found.append(transactions.c.kind == self.kind.value)
         if self.date_from:
-            found.append(transactions.c.created_at >= _start_of_day(self.date_from))
+            found.append(transactions.c.created_at >= start_of_day(self.date_from))
         if self.date_to:
-            found.append(transactions.c.created_at < _start_of_day(self.date_to + timedelta(days=1)))
+            found.append(transactions.c.created_at < start_of_day(self.date_to + timedelta(days=1)))
         return found
 
 
@@ -105,11 +105,13 @@ def customer_search(conn: Connection, term: str) -> list[int] | None:
     return _trigram_search(conn, _CUSTOMER_MATCHES, term)
 
 
-def _escape_like(term: str) -> str:
+def escape_like(term: str) -> str:
+    """The term with LIKE's wildcards and escape made literal (for ESCAPE '\\')."""
     return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _start_of_day(day: date) -> datetime:
+def start_of_day(day: date) -> datetime:
+    """Midnight UTC at the start of the day."""
     return datetime.combine(day, time(0), tzinfo=UTC)
 
 

@@ -227,6 +227,19 @@ def check_inbox(a, other):
 
 def check_audit(a, other):
     _never_shows(a.get("/audit"), other)
+    check_audit_filtered(a, other)
+
+
+def check_audit_filtered(a, other):
+    for query in (f"?tx_no={other.payment}", f"?tx_no={other.refund}", f"?user={other.user_email}",
+                  "?action=refund.create", "?user=api:"):
+        _never_shows(a.get("/audit" + query), other, query.split("=", 1)[1])
+
+
+def check_export_audit(a, other):
+    for query in ("", f"?tx_no={other.payment}", "?action=refund.create", "?user=api:"):
+        _never_shows(a.get("/audit/export.csv" + query), other)  # CSV never repeats the query
+    assert a.get(f"/audit/export.csv?tx_no={other.payment}").text.count("\n") == 1  # header only
 
 
 def check_settings(a, other):
@@ -329,6 +342,7 @@ CHECKS = {
     "dashboard.resend_webhook": check_resend_webhook,
     "dashboard.inbox": check_inbox,
     "dashboard.audit": check_audit,
+    "dashboard.export_audit": check_export_audit,
     "dashboard.settings": check_settings,
     "dashboard.create_token": check_create_token,
     "dashboard.revoke": check_revoke,
