@@ -12,16 +12,18 @@ from app.store.merchants import password_hasher
 from app.store.users import user_for_session
 from app.web import deps as app_deps
 
-# What each role may do beyond reading; support reads only. decisions.md fixes the roles.
+# What each role may do beyond reading; support reads and adds notes. decisions.md fixes the roles.
 PERMISSIONS = {
     "refund": frozenset({"finance", "admin"}),
     "cancel": frozenset({"finance", "admin"}),
     "resend_webhook": frozenset({"finance", "admin"}),
     "create_payout": frozenset({"payouts", "admin"}),
     "manage_settings": frozenset({"admin"}),
+    # Every role: support staff, who talk to customers, are the ones who most need to note things.
+    "add_note": frozenset({"support", "finance", "payouts", "admin"}),
 }
 ROLE_DESCRIPTIONS = {
-    "support": "Reads transactions, webhooks and the audit log",
+    "support": "Reads transactions, webhooks and the audit log; adds notes to transactions",
     "finance": "Support, plus refunds, cancels and webhook resends",
     "payouts": "Support, plus new payouts",
     "admin": "Everything, including API tokens, webhook secrets and users",

@@ -10,6 +10,7 @@ from app.payments.bodies import status_body
 from app.auth.users import current_caller
 from app.payments.model import CANCELLABLE_STATUSES, MAX_TX_NO_LENGTH, Kind, Mode, Status, Transaction
 from app.payments.money import format_amount
+from app.payments.notes import MAX_NOTE_LENGTH
 from app.store import listing
 from app.store.history import status_changes
 from app.store.refund_totals import refund_arithmetic
@@ -30,6 +31,7 @@ FILTER_ARGS = ("q", "status", "kind", "from", "to")
 CSV_COLUMNS = ("Created (UTC)", "TxNo", "Kind", "Status", "Amount", "Currency", "Reference",
                "Decline reason", "Payment method")
 CANCEL_PERMISSION = "cancel"
+NOTE_PERMISSION = "add_note"
 
 
 @dashboard.get("/")
@@ -140,11 +142,13 @@ def detail_context(tx_no: str) -> dict:
         deliveries = with_attempts(uow.conn, log.list_deliveries(uow.conn, caller, tx_no=tx.tx_no,
                                                                  limit=100))
         method = uow.methods.of_transaction(tx)
+        notes = uow.notes.of_transaction(caller, tx)
     return {
         "tx": tx, "fields": status_body(tx), "refunds": refunds, "arithmetic": arithmetic,
         "history": history, "deliveries": deliveries, "method": method,
         "bank_name": bank_name(tx) if tx.payment_details else None,
         "cancel_panel": cancel_panel_state(tx),
+        "notes": notes, "notes_panel": notes_panel_state(),
     }
 
 
@@ -188,6 +192,14 @@ def cancel_panel_state(tx: Transaction, **extra) -> dict:
     offered = (tx.kind is Kind.PAYMENT and tx.status in CANCELLABLE_STATUSES
                and current_user.can(CANCEL_PERMISSION))
     return {"offered": offered, "step": "offer", "error": None, **extra}
+
+
+def notes_panel_state(**extra) -> dict:
+    """What the notes panel shows besides the notes: whether it offers the form (to a role that
+    may add notes), the text to show again with its error, and whether a note was just added
+    (focus then goes to it)."""
+    return {"offered": current_user.can(NOTE_PERMISSION), "text": "", "error": None, "added": False,
+            "max_length": MAX_NOTE_LENGTH, **extra}
 
 
 @dashboard.post("/mode")

@@ -56,6 +56,7 @@ from app.util import dumps, utcnow
 
 from .db import note_commit_sent
 from .method_cache import MethodCache
+from .notes import NoteRepository
 from .writes import Add, Writes
 
 _SYNCHRONOUS_COMMIT_OFF = text("SET LOCAL synchronous_commit TO OFF")
@@ -570,6 +571,7 @@ class UnitOfWork:
         self.transactions = TransactionRepository(self)
         self.methods = MethodRepository(self, self.method_cache)
         self.merchants = MerchantRepository(self)
+        self.notes = NoteRepository(self)
         return self
 
     @property

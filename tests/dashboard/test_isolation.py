@@ -10,10 +10,11 @@ import requests
 from sqlalchemy import select
 
 from app.payments.model import Caller, Mode
+from app.payments.notes import add_note
 from app.providers.accounts import connect
 from app.store import provider_accounts as provider_store
 from app.store.merchants import create_merchant
-from app.store.tables import api_tokens, users, webhook_events
+from app.store.tables import api_tokens, transaction_notes, users, webhook_events
 from app.util import utcnow
 from tests.conftest import Api, payment_body
 
@@ -41,6 +42,9 @@ class OtherMerchant:
     provider_account_id: int
     provider_webhook_key: str
     provider_event_marker: str
+    note_marker: str = ""  # a note on B's live payment
+    merchant_id: int = 0
+    app: object = None
 
 
 def _provider_account(app, merchant_id: int) -> tuple[int, str, str]:
@@ -107,10 +111,13 @@ def other(server) -> OtherMerchant:
         token_id, prefix = uow.conn.execute(select(api_tokens.c.id, api_tokens.c.prefix).where(
             api_tokens.c.merchant_id == created.merchant_id, api_tokens.c.mode == "live")).one()
         user_id = uow.conn.execute(select(users.c.id).where(users.c.email == email)).scalar_one()
+    note_marker = f"note-marker-{uuid.uuid4().hex}"
+    add_note(deps, Caller(created.merchant_id, Mode.LIVE, email), payment, note_marker)
     return OtherMerchant(live, sandbox, payment, reference, refund.json()["refundTxNo"],
                          payout.json()["transactionId"], sandbox_payment, webhook_id, marker,
                          token_id, prefix, user_id, email,
-                         *_provider_account(app, created.merchant_id))
+                         *_provider_account(app, created.merchant_id), note_marker=note_marker,
+                         merchant_id=created.merchant_id, app=app)
 
 
 def _never_shows(response, other: OtherMerchant, typed: str = "") -> None:
@@ -118,7 +125,7 @@ def _never_shows(response, other: OtherMerchant, typed: str = "") -> None:
     assert response.status_code == 200, response.text
     for secret in (other.payment, other.reference, other.refund, other.payout, other.webhook_id,
                    other.inbox_marker, other.token_prefix, other.user_email, other.sandbox_payment,
-                   other.provider_webhook_key, other.provider_event_marker):
+                   other.provider_webhook_key, other.provider_event_marker, other.note_marker):
         if secret != typed:
             assert secret not in response.text
 
@@ -170,6 +177,21 @@ def check_review_refund(a, other):
 def check_refund(a, other):
     _not_found(a.post(f"/transactions/{other.payment}/refund", {"amount": "5.00"}))
     _payment_untouched(other)
+
+
+def check_add_transaction_note(a, other):
+    for tx_no in (other.payment, other.refund, other.payout, other.sandbox_payment):
+        _not_found(a.post(f"/transactions/{tx_no}/notes", {"body": "A's note"}))
+        _not_found(a.post(f"/transactions/{tx_no}/notes", {"body": "A's note"},
+                          headers={"HX-Request": "true"}))
+    assert a.post("/mode", {"mode": "sandbox"}).status_code == 303
+    _not_found(a.post(f"/transactions/{other.sandbox_payment}/notes", {"body": "A's note"}))
+    assert a.post("/mode", {"mode": "live"}).status_code == 303
+    deps = other.app.extensions["paydesk"]
+    with deps.uow(write=False) as uow:
+        bodies = uow.conn.execute(select(transaction_notes.c.body).where(
+            transaction_notes.c.merchant_id == other.merchant_id)).scalars().all()
+    assert bodies == [other.note_marker]
 
 
 def check_switch_mode(a, other):
@@ -332,6 +354,7 @@ CHECKS = {
     "dashboard.review_refund": check_review_refund,
     "dashboard.refund": check_refund,
     "dashboard.cancel_payment": check_cancel_payment,
+    "dashboard.add_transaction_note": check_add_transaction_note,
     "dashboard.switch_mode": check_switch_mode,
     "dashboard.new_payout": check_new_payout,
     "dashboard.payout_destination": check_payout_destination,
