@@ -16,6 +16,7 @@ ALLOWED = {
     "resend": {"finance", "admin"},
     "payout": {"payouts", "admin"},
     "settings": {"admin"},
+    "note": {"support", "finance", "payouts", "admin"},
 }
 # (action, method, path): paths name nothing that exists, so an allowed role gets past the role
 # check to a 404 or a form error, and a refused one gets 403 before anything is looked up.
@@ -33,13 +34,16 @@ GUARDED = [
     ("settings", "post", "/settings/tokens/0/revoke"),
     ("settings", "post", "/settings/users/0/role"),
     ("settings", "post", "/settings/users/0/active"),
+    ("note", "post", "/transactions/PAY-NONE/notes"),
 ]
-READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit"]
+READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit",
+                     "/audit/export.csv"]
 # Every POST of the dashboard; without the token none of them may do anything.
 POSTS = ["/login", "/logout", "/mode", "/transactions/PAY-NONE/refund/review",
          "/transactions/PAY-NONE/refund", "/transactions/PAY-NONE/cancel", "/payouts", "/webhooks/msg_none/resend", "/settings/tokens",
          "/settings/tokens/0/revoke", "/settings/webhook-secret", "/settings/users",
-         "/settings/users/0/role", "/settings/users/0/active", "/settings/sandbox/reset"]
+         "/settings/users/0/role", "/settings/users/0/active", "/settings/sandbox/reset",
+         "/transactions/PAY-NONE/notes"]
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 from alembic import command
-from sqlalchemy import create_engine, delete, insert, select, text, update
+from sqlalchemy import create_engine, delete, select, text, update
 
 from app.cli import alembic_config, upgrade_database
 from app.payments.model import Caller, Kind, Mode, Status, Transaction, searchable_customer
