@@ -104,7 +104,7 @@ def test_filters_combine_and_the_form_shows_them_again(app, support, entries):
     assert '<option value="note.add" selected>note.add</option>' in page
     assert 'id="from" name="from" type="date" value="2026-03-01"' in page
     assert 'id="tx_no" name="tx_no" type="search" value="PAY-111"' in page
-    assert "1 entry, newest first matching the filters" in page
+    assert "1 entry matching the filters, newest first" in page
     export = _path(app, "dashboard.export_audit", **filters).replace("&", "&amp;")
     assert f'href="{export}"' in page
 
