@@ -51,6 +51,8 @@ TX_COLUMNS = (
 )
 ID, MERCHANT, MODE, TX_NO, KIND, STATUS, AMOUNT, CURRENCY, REFERENCE = range(9)
 METHOD = TX_COLUMNS.index("payment_method")
+REFUND_TOTALS = TX_COLUMNS.index("refund_reserved_minor")  # and refund_captured_minor after it
+CUSTOMER_EMAIL, CUSTOMER_NAME = TX_COLUMNS.index("customer_email"), TX_COLUMNS.index("customer_name")
 
 FIRST_NAMES = ("Ada", "Grace", "Alan", "Chinua", "Wangari", "Amara", "Lena", "Tomas", "Mei", "Ravi",
                "Sofia", "Kwame", "Ines", "Olu", "Freya", "Jonas", "Zainab", "Hiro", "Nia", "Pablo")
@@ -199,7 +201,8 @@ class _Generator:
                 row = self._payment_or_payout(next_id, created)
             refund = self._refund_of(row, next_id + 1, created + step / 2) if written + 1 < self.rows else None
             if refund is not None:  # its payment's row carries it in its refund totals (all Captured)
-                row = row[:-2] + (refund[AMOUNT], refund[AMOUNT])
+                row = (row[:REFUND_TOTALS] + (refund[AMOUNT], refund[AMOUNT])
+                       + row[REFUND_TOTALS + 2:])
             yield row
             next_id += 1
             written += 1
@@ -238,7 +241,7 @@ class _Generator:
                 self.status_tx_nos.append(tx_no)
             if self.rng.random() < self.search_share:
                 self.references.append(reference)
-                self.customer_samples.append((row[-2], row[-1]))
+                self.customer_samples.append((row[CUSTOMER_EMAIL], row[CUSTOMER_NAME]))
         return row
 
     def _refund_of(self, original: tuple, tx_id: int, created: datetime) -> tuple | None:
