@@ -1,4 +1,5 @@
-"""The audit log: every money action and credential change, with who, what, how much, when, where from."""
+"""The audit log: every money action, note and credential change, with who, what, how much, when,
+where from; filtered by user, action, days and TxNo in the URL, and exported as CSV."""
 from __future__ import annotations
 
 import json
