@@ -1,12 +1,13 @@
 """The transactions list: filters, newest-first keyset pages and the CSV export's batches, scoped to the caller."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
-from sqlalchemy import Connection, literal, or_, select, text, tuple_
+from sqlalchemy import Connection, func, literal, or_, select, text, tuple_
 
 from app.payments.model import Caller, Kind, Status
 from app.payments.money import from_minor
@@ -36,7 +37,8 @@ class TransactionFilter:
         """SQL conditions for the filter (list_transactions adds the caller's merchant and mode).
 
         The search term is looked for in the reference, the customer's e-mail and name (any
-        case, any part) and as the whole TxNo or provider transaction id. `reference_ids`,
+        case, any part; a whole e-mail address as the whole e-mail) and as the whole TxNo or
+        provider transaction id. `reference_ids`,
         `customer_ids`: the rows whose reference, or customer e-mail or name, contains the term,
         when an index has named them (SQLite's, see reference_search and customer_search);
         otherwise the condition is on the columns.
@@ -50,7 +52,11 @@ class TransactionFilter:
                 by_reference = transactions.c.id.in_(reference_ids)
             else:
                 by_reference = transactions.c.reference.ilike(pattern, escape="\\")
-            if customer_ids is not None:
+            if is_whole_email(term):
+                # An address is looked up whole through its lower() index: its trigrams
+                # ("@ex", "com") are in most rows, which makes the trigram search slow.
+                by_customer = func.lower(transactions.c.customer_email) == term.lower()
+            elif customer_ids is not None:
                 by_customer = transactions.c.id.in_(customer_ids)
             else:
                 by_customer = or_(transactions.c.customer_email.ilike(pattern, escape="\\"),
@@ -101,8 +107,19 @@ def reference_search(conn: Connection, term: str) -> list[int] | None:
 
 def customer_search(conn: Connection, term: str) -> list[int] | None:
     """Ids of the rows (every merchant's) whose customer e-mail or name contains the term, from
-    SQLite's trigram index; None where it does not serve it (as for reference_search)."""
+    SQLite's trigram index; None where it does not serve it (as for reference_search, and for
+    a whole e-mail address, which is looked up whole)."""
+    if is_whole_email(term.strip()):
+        return None
     return _trigram_search(conn, _CUSTOMER_MATCHES, term)
+
+
+_WHOLE_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+
+
+def is_whole_email(term: str) -> bool:
+    """Whether the search term is a whole e-mail address (found as the customer's e-mail, any case)."""
+    return _WHOLE_EMAIL.fullmatch(term) is not None
 
 
 def escape_like(term: str) -> str:

@@ -10,7 +10,10 @@ The substring search has to stay fast at 1,000,000 rows:
   1000, for the reasons migration 0004 gives for the reference's;
 - SQLite: an FTS5 trigram table over both columns kept by triggers, as 0007 does for the
   reference (app.store.listing.customer_search asks it).
-The provider's id is matched exactly through ix_transactions_provider_id (0001).
+A whole e-mail address is looked up whole, through ix_transactions_customer_email_lower: its
+trigrams ("@ex", "com") are in most rows, and the trigram search of one took 150-300 ms at
+1,000,000 rows on PostgreSQL. The provider's id is matched exactly through
+ix_transactions_provider_id (0001).
 
 transaction_notes holds the staff's notes on a transaction (app.store.notes).
 
@@ -71,6 +74,8 @@ def upgrade() -> None:
     op.add_column('transactions', sa.Column('customer_email', sa.String(254)))
     op.add_column('transactions', sa.Column('customer_name', sa.String(201)))
     op.execute(BACKFILL[dialect])
+    op.create_index('ix_transactions_customer_email_lower', 'transactions',
+                    ['merchant_id', 'mode', sa.text('lower(customer_email)')])
     if dialect == 'postgresql':
         for column in CUSTOMER_COLUMNS:
             op.create_index(f'ix_transactions_{column}_trgm', 'transactions', [column],
@@ -103,6 +108,7 @@ def downgrade() -> None:
     dialect = op.get_bind().dialect.name
     op.drop_index('ix_transaction_notes_transaction', table_name='transaction_notes')
     op.drop_table('transaction_notes')
+    op.drop_index('ix_transactions_customer_email_lower', table_name='transactions')
     if dialect == 'postgresql':
         for column in CUSTOMER_COLUMNS:
             op.drop_index(f'ix_transactions_{column}_trgm', table_name='transactions')
