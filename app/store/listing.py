@@ -52,12 +52,12 @@ class TransactionFilter:
                 by_reference = transactions.c.id.in_(reference_ids)
             else:
                 by_reference = transactions.c.reference.ilike(pattern, escape="\\")
-            if is_whole_email(term):
+            if customer_ids is not None:
+                by_customer = transactions.c.id.in_(customer_ids)
+            elif is_whole_email(term):
                 # An address is looked up whole through its lower() index: its trigrams
                 # ("@ex", "com") are in most rows, which makes the trigram search slow.
-                by_customer = func.lower(transactions.c.customer_email) == term.lower()
-            elif customer_ids is not None:
-                by_customer = transactions.c.id.in_(customer_ids)
+                by_customer = func.lower(transactions.c.customer_email) == func.lower(term)
             else:
                 by_customer = or_(transactions.c.customer_email.ilike(pattern, escape="\\"),
                                   transactions.c.customer_name.ilike(pattern, escape="\\"))
@@ -105,13 +105,23 @@ def reference_search(conn: Connection, term: str) -> list[int] | None:
     return _trigram_search(conn, _REFERENCE_MATCHES, term)
 
 
+_EMAIL_MATCHES = text(
+    "SELECT id FROM transactions WHERE lower(customer_email) = lower(:email) LIMIT :limit")
+
+
 def customer_search(conn: Connection, term: str) -> list[int] | None:
     """Ids of the rows (every merchant's) whose customer e-mail or name contains the term, from
-    SQLite's trigram index; None where it does not serve it (as for reference_search, and for
-    a whole e-mail address, which is looked up whole)."""
-    if is_whole_email(term.strip()):
+    SQLite's trigram index, or for a whole e-mail address whose e-mail it is, from the lower()
+    index (SQLite does not combine an expression index with the other conditions' indexes);
+    None where they do not serve it (as for reference_search)."""
+    term = term.strip()
+    if not is_whole_email(term):
+        return _trigram_search(conn, _CUSTOMER_MATCHES, term)
+    if conn.dialect.name != "sqlite":
         return None
-    return _trigram_search(conn, _CUSTOMER_MATCHES, term)
+    ids = conn.execute(_EMAIL_MATCHES, {"email": term,
+                                        "limit": REFERENCE_MATCHES_LOOKED_UP + 1}).scalars().all()
+    return list(ids) if len(ids) <= REFERENCE_MATCHES_LOOKED_UP else None
 
 
 _WHOLE_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")

@@ -231,8 +231,7 @@ transactions = Table(
 )
 
 # A whole e-mail address typed in the search, any case (migration 0009).
-Index("ix_transactions_customer_email_lower", transactions.c.merchant_id, transactions.c.mode,
-      func.lower(transactions.c.customer_email))
+Index("ix_transactions_customer_email_lower", func.lower(transactions.c.customer_email))
 
 status_history = Table(
     "status_history",

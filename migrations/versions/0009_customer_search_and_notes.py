@@ -75,7 +75,7 @@ def upgrade() -> None:
     op.add_column('transactions', sa.Column('customer_name', sa.String(201)))
     op.execute(BACKFILL[dialect])
     op.create_index('ix_transactions_customer_email_lower', 'transactions',
-                    ['merchant_id', 'mode', sa.text('lower(customer_email)')])
+                    [sa.text('lower(customer_email)')])
     if dialect == 'postgresql':
         for column in CUSTOMER_COLUMNS:
             op.create_index(f'ix_transactions_{column}_trgm', 'transactions', [column],
