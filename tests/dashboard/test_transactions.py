@@ -186,6 +186,7 @@ def test_search_finds_customers_by_e_mail_and_name_and_payments_by_provider_id(a
         return _tx_nos(sandbox_finance.get(_path(app, "dashboard.transactions", q=term)).text, both)
 
     assert searched(f"ADA.{tag}@EXAMPLE") == {ada}
+    assert searched(f"Ada.{tag}@Example.com") == {ada}  # a whole address, any case
     assert searched(f"{tag}@navy") == {grace}
     assert searched(f"Grace Hopper{tag}") == {grace}
     assert searched(f"lovelace{tag}") == {ada}
