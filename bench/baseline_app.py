@@ -19,7 +19,7 @@ from sqlalchemy import bindparam, create_engine, func, insert, or_, select
 
 from app.providers.banks import bank_list
 from app.store.db import make_engine
-from app.store.listing import reference_search
+from app.store.listing import customer_search, reference_search
 from app.store.tables import payment_methods, transactions
 
 from .search import search_query
@@ -133,7 +133,8 @@ def create_app() -> Flask:
     def search():
         with single_statement() as conn:
             term = request.args.get("q", "")
-            rows = conn.execute(search_query(merchant_id, mode, term, reference_search(conn, term))).all()
+            rows = conn.execute(search_query(merchant_id, mode, term, reference_search(conn, term),
+                                           customer_search(conn, term))).all()
         return _json([dict(row._mapping) for row in rows])
 
     return app

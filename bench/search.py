@@ -15,25 +15,29 @@ from app.store.db import make_engine
 from app.store.listing import (
     PAGE_SIZE,
     TransactionFilter,
+    customer_search,
     list_transactions,
     reference_search,
 )
 from app.store.tables import transactions
 
 
-def search_query(merchant_id: int, mode: str, term: str, reference_ids: list[int] | None = None):
-    """The first page of the dashboard's search: newest rows whose reference contains the term, any case.
+def search_query(merchant_id: int, mode: str, term: str, reference_ids: list[int] | None = None,
+                 customer_ids: list[int] | None = None):
+    """The first page of the dashboard's search: newest rows whose reference or customer contains
+    the term, any case.
 
-    The same SQL as list_transactions: reference ILIKE '%term%' (pg_trgm on PostgreSQL), or
-    on SQLite the ids its trigram index found (`reference_ids`, from reference_search), or
-    the term as a transaction number, newest first, one row more than a page.
+    The same SQL as list_transactions: reference, customer e-mail and name ILIKE '%term%'
+    (pg_trgm on PostgreSQL), or on SQLite the ids its trigram indexes found (`reference_ids`,
+    `customer_ids`, from reference_search and customer_search), or the term as a transaction
+    number or provider id, newest first, one row more than a page.
     """
     return (
         select(transactions.c.id, transactions.c.created_at, transactions.c.tx_no, transactions.c.kind,
                transactions.c.status, transactions.c.amount_minor, transactions.c.currency,
                transactions.c.reference, transactions.c.decline_reason, transactions.c.payment_method)
         .where(transactions.c.merchant_id == merchant_id, transactions.c.mode == mode,
-               *TransactionFilter(search=term).conditions(reference_ids))
+               *TransactionFilter(search=term).conditions(reference_ids, customer_ids))
         .order_by(transactions.c.created_at.desc(), transactions.c.id.desc())
         .limit(PAGE_SIZE + 1)
     )
@@ -85,7 +89,8 @@ def _summary(times: list[float], rows: list[int], example: str, access_path: str
 
 def plan(conn, merchant_id: int, term: str) -> str:
     """The access path the database chose for the term, in one line."""
-    compiled = search_query(merchant_id, Mode.LIVE.value, term, reference_search(conn, term)).compile(
+    compiled = search_query(merchant_id, Mode.LIVE.value, term, reference_search(conn, term),
+                            customer_search(conn, term)).compile(
         conn, compile_kwargs={"literal_binds": True})
     if conn.dialect.name == "postgresql":
         lines = conn.exec_driver_sql(f"EXPLAIN {compiled}").scalars().all()

@@ -21,7 +21,7 @@ from sqlalchemy import func, insert, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from app.payments.model import EXPIRED
+from app.payments.model import EXPIRED, searchable_customer
 from app.store.db import make_engine
 from app.store.merchants import create_merchant, create_user
 from app.store.repository import UnitOfWork
@@ -47,9 +47,12 @@ TX_COLUMNS = (
     "original_id", "decline_reason", "provider_transaction_id", "provider_status", "provider_message",
     "success_url", "pending_url", "failure_url", "udf1", "udf2", "udf3", "created_by", "created_at",
     "updated_at", "provider_check_at", "refund_reserved_minor", "refund_captured_minor",
+    "customer_email", "customer_name",
 )
 ID, MERCHANT, MODE, TX_NO, KIND, STATUS, AMOUNT, CURRENCY, REFERENCE = range(9)
 METHOD = TX_COLUMNS.index("payment_method")
+REFUND_TOTALS = TX_COLUMNS.index("refund_reserved_minor")  # and refund_captured_minor after it
+CUSTOMER_EMAIL, CUSTOMER_NAME = TX_COLUMNS.index("customer_email"), TX_COLUMNS.index("customer_name")
 
 FIRST_NAMES = ("Ada", "Grace", "Alan", "Chinua", "Wangari", "Amara", "Lena", "Tomas", "Mei", "Ravi",
                "Sofia", "Kwame", "Ines", "Olu", "Freya", "Jonas", "Zainab", "Hiro", "Nia", "Pablo")
@@ -161,20 +164,24 @@ class _Generator:
         self.refund_targets: list[str] = []
         self.references: list[str] = []
         self.refunds = 0
-        # Customers come back: billing blocks are drawn from a pool, as JSON already.
+        # Customers come back: billing blocks are drawn from a pool, as JSON already, with
+        # the e-mail and name the search finds them by.
         self.customers = [self._new_customer(n) for n in range(1, CUSTOMERS + 1)]
+        self.customer_samples: list[tuple[str, str]] = []
 
     def _tx_no(self, prefix: str) -> str:
         return f"{prefix}-{self.rng.getrandbits(64):016X}"
 
-    def _billing(self) -> str:
+    def _customer(self) -> tuple[str, str, str]:
         return self.rng.choice(self.customers)
 
-    def _new_customer(self, number: int) -> str:
+    def _new_customer(self, number: int) -> tuple[str, str, str]:
+        """A customer's billing JSON, and its searchable e-mail and name."""
         first, last = self.rng.choice(FIRST_NAMES), self.rng.choice(LAST_NAMES)
-        return json.dumps({"firstName": first, "lastName": last,
-                           "email": f"{first}.{last}{number}@example.com".lower(),
-                           "customerReference": f"cust-{number}"})
+        billing = {"firstName": first, "lastName": last,
+                   "email": f"{first}.{last}{number}@example.com".lower(),
+                   "customerReference": f"cust-{number}"}
+        return (json.dumps(billing), *searchable_customer(billing))
 
     def _weighted(self, choices) -> str:
         words, cumulative = choices
@@ -194,7 +201,8 @@ class _Generator:
                 row = self._payment_or_payout(next_id, created)
             refund = self._refund_of(row, next_id + 1, created + step / 2) if written + 1 < self.rows else None
             if refund is not None:  # its payment's row carries it in its refund totals (all Captured)
-                row = row[:-2] + (refund[AMOUNT], refund[AMOUNT])
+                row = (row[:REFUND_TOTALS] + (refund[AMOUNT], refund[AMOUNT])
+                       + row[REFUND_TOTALS + 2:])
             yield row
             next_id += 1
             written += 1
@@ -233,6 +241,7 @@ class _Generator:
                 self.status_tx_nos.append(tx_no)
             if self.rng.random() < self.search_share:
                 self.references.append(reference)
+                self.customer_samples.append((row[CUSTOMER_EMAIL], row[CUSTOMER_NAME]))
         return row
 
     def _refund_of(self, original: tuple, tx_id: int, created: datetime) -> tuple | None:
@@ -269,23 +278,29 @@ class _Generator:
                                   "holder": "Bench Payee",
                                   "accountNumber": f"{self.rng.randrange(10**9, 10**10)}"
                                   if currency == "NGN" else "DE89370400440532013000"})
+        billing, email, name = (None, None, None) if kind == "refund" else self._customer()
         return (
             tx_id, merchant.id, mode, tx_no, kind, status, amount_minor, currency, reference,
             None if kind == "refund" else "BENCH SHOP", merchant.mode_callback, method,
-            None if kind == "refund" else self._billing(), details, original_id, decline,
+            billing, details, original_id, decline,
             f"sim_{tx_no}", PROVIDER_WORDS[status], f"{status} by provider",
             None, None, None, None, None, None, "api:pd_live_bench", created, settled, None, 0, 0,
+            email, name,
         )
 
     def search_terms(self) -> dict[str, list[str]]:
-        """Terms a support agent types: a whole reference, part of one, a common prefix, a miss."""
+        """Terms a support agent types: a whole reference, part of one, a common prefix, a miss,
+        a customer's whole e-mail, a customer's name."""
         refs = self.rng.sample(self.references, min(SEARCH_SAMPLE, len(self.references)))
+        customers = self.rng.sample(self.customer_samples, min(SEARCH_SAMPLE, len(self.customer_samples)))
         return {
             "whole reference": refs,
             "8 characters": [r[-8:] for r in refs],
             "5 characters": [r[-7:-2] for r in refs],
             "common prefix": [r[:5] for r in refs],
             "no match": [f"zq{self.rng.getrandbits(24):06x}" for _ in refs],
+            "customer e-mail": [email for email, _ in customers],
+            "customer name": [name for _, name in customers],
         }
 
 

@@ -12,7 +12,7 @@ from app.store.merchants import password_hasher
 from app.store.users import user_for_session
 from app.web import deps as app_deps
 
-# What each role may do beyond reading; support reads only. decisions.md fixes the roles.
+# What each role may do beyond reading; support reads and adds notes. decisions.md fixes the roles.
 PERMISSIONS = {
     "refund": frozenset({"finance", "admin"}),
     "cancel": frozenset({"finance", "admin"}),
@@ -22,9 +22,11 @@ PERMISSIONS = {
     "view_overview": frozenset({"finance", "admin"}),
     # Sees the approvals list; approving a refund also needs "refund", a payout "create_payout".
     "approve": frozenset({"finance", "payouts", "admin"}),
+    # Every role: support staff, who talk to customers, are the ones who most need to note things.
+    "add_note": frozenset({"support", "finance", "payouts", "admin"}),
 }
 ROLE_DESCRIPTIONS = {
-    "support": "Reads transactions, webhooks and the audit log",
+    "support": "Reads transactions, webhooks and the audit log; adds notes to transactions",
     "finance": "Support, plus refunds, cancels and webhook resends",
     "payouts": "Support, plus new payouts",
     "admin": "Everything, including API tokens, webhook secrets and users",

@@ -84,5 +84,6 @@ def csrf_failed(_error):
 
 
 from . import (  # noqa: E402,F401
-    approvals, audit, cancel, overview, payouts, providers, refunds, settings, transactions, webhooks,
+    approvals, audit, cancel, notes, overview, payouts, providers, refunds, settings, transactions,
+    webhooks,
 )

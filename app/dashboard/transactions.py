@@ -1,26 +1,17 @@
 """Transactions: the searchable list, its CSV export, one transaction's page."""
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import replace
 from datetime import date
 
-from flask import (
-    Response,
-    abort,
-    redirect,
-    render_template,
-    request,
-    stream_with_context,
-    url_for,
-)
+from flask import abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 
 from app.payments.bodies import status_body
 from app.auth.users import current_caller
 from app.payments.model import CANCELLABLE_STATUSES, MAX_TX_NO_LENGTH, Kind, Status, Transaction
 from app.payments.money import format_amount
+from app.payments.notes import MAX_NOTE_LENGTH
 from app.store import listing
 from app.store.history import status_changes
 from app.store.refund_totals import refund_arithmetic
@@ -30,6 +21,7 @@ from app.webhooks import log
 from app.web import deps
 
 from . import dashboard
+from .csv_export import csv_download
 from .formatting import when
 from .htmx import page_or_fragment
 from .modes import InOtherMode, other_mode
@@ -42,9 +34,7 @@ FILTER_ARGS = ("q", "status", "kind", "from", "to")
 CSV_COLUMNS = ("Created (UTC)", "TxNo", "Kind", "Status", "Amount", "Currency", "Reference",
                "Decline reason", "Payment method")
 CANCEL_PERMISSION = "cancel"
-# A spreadsheet runs a cell starting with one of these as a formula: references come from
-# customers' orders, so they are written as text.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+NOTE_PERMISSION = "add_note"
 
 
 @dashboard.get("/")
@@ -68,6 +58,19 @@ def read_filter(args) -> tuple[listing.TransactionFilter, list[str]]:
             kind = Kind(args["kind"])
         except ValueError:
             problems.append(f"Unknown kind {args['kind'][:20]!r}")
+    date_from, date_to = read_day_range(args, problems)
+    search = args.get("q", "")[:MAX_SEARCH_LENGTH]
+    if not storable_text(search):
+        problems.append("Search text must not contain control characters")
+        search = ""
+    flt = listing.TransactionFilter(search=search, status=status,
+                                    kind=kind, date_from=date_from, date_to=date_to)
+    return flt, problems
+
+
+def read_day_range(args, problems: list[str]) -> tuple[date | None, date | None]:
+    """The `from` and `to` days (YYYY-MM-DD, UTC) of a list's query string; a date that cannot be
+    read is left out and said in `problems`."""
     days = {}
     for name in ("from", "to"):
         text = args.get(name, "")
@@ -76,13 +79,7 @@ def read_filter(args) -> tuple[listing.TransactionFilter, list[str]]:
                 days[name] = date.fromisoformat(text)
             except ValueError:
                 problems.append(f"Dates are written YYYY-MM-DD ({name} was {text[:20]!r})")
-    search = args.get("q", "")[:MAX_SEARCH_LENGTH]
-    if not storable_text(search):
-        problems.append("Search text must not contain control characters")
-        search = ""
-    flt = listing.TransactionFilter(search=search, status=status,
-                                    kind=kind, date_from=days.get("from"), date_to=days.get("to"))
-    return flt, problems
+    return days.get("from"), days.get("to")
 
 
 def filter_args(args) -> dict:
@@ -116,32 +113,14 @@ def export_transactions():
     if problems:
         abort(400)
     caller = current_caller()
-    rows = listing.export_transactions(deps().uow, caller, flt)
+    rows = (
+        (when(row.created_at).removesuffix(" UTC"), row.tx_no, row.kind.value, row.status.value,
+         format_amount(row.amount, row.currency), row.currency, row.reference,
+         row.decline_reason or "", row.payment_method)
+        for row in listing.export_transactions(deps().uow, caller, flt)
+    )
     filename = f"paydesk-{caller.mode.value}-transactions-{deps().clock():%Y%m%d-%H%M%S}.csv"
-    response = Response(stream_with_context(_csv_lines(rows)), mimetype="text/csv")
-    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
-def _csv_lines(rows):
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(CSV_COLUMNS)
-    for row in rows:
-        writer.writerow((
-            when(row.created_at).removesuffix(" UTC"), row.tx_no, row.kind.value, row.status.value,
-            format_amount(row.amount, row.currency), row.currency, _as_text(row.reference),
-            row.decline_reason or "", row.payment_method,
-        ))
-        if buffer.tell() > 64 * 1024:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    yield buffer.getvalue()
-
-
-def _as_text(value: str) -> str:
-    return "'" + value if value.startswith(_FORMULA_START) else value
+    return csv_download(filename, CSV_COLUMNS, rows)
 
 
 def _transaction_or_404(uow, caller, tx_no: str) -> Transaction:
@@ -172,12 +151,14 @@ def detail_context(tx_no: str) -> dict:
                                                                  limit=100))
         method = uow.methods.of_transaction(tx)
         approvals = uow.approvals.of_payment(caller, tx.id) if tx.kind is Kind.PAYMENT else []
+        notes = uow.notes.of_transaction(caller, tx)
     return {
         "tx": tx, "fields": status_body(tx), "refunds": refunds, "arithmetic": arithmetic,
         "history": history, "deliveries": deliveries, "method": method,
         "bank_name": bank_name(tx) if tx.payment_details else None,
         "cancel_panel": cancel_panel_state(tx),
         "approvals": approvals,
+        "notes": notes, "notes_panel": notes_panel_state(),
     }
 
 
@@ -239,3 +220,12 @@ def cancel_panel_state(tx: Transaction, **extra) -> dict:
     offered = (tx.kind is Kind.PAYMENT and tx.status in CANCELLABLE_STATUSES
                and current_user.can(CANCEL_PERMISSION))
     return {"offered": offered, "step": "offer", "error": None, **extra}
+
+
+def notes_panel_state(**extra) -> dict:
+    """What the notes panel shows besides the notes: whether it offers the form (to a role that
+    may add notes), the text to show again with its error, and whether a note was just added
+    (focus then goes to it)."""
+    return {"offered": current_user.can(NOTE_PERMISSION), "text": "", "error": None, "added": False,
+            "max_length": MAX_NOTE_LENGTH, **extra}
+

@@ -303,9 +303,30 @@ class Transaction:
     refund_held: Decimal = Decimal(0)
 
     @property
+    def customer_email(self) -> str | None:
+        """The customer's e-mail as the list searches it (billing.email); None without billing."""
+        return searchable_customer(self.billing)[0]
+
+    @property
+    def customer_name(self) -> str | None:
+        """The customer's name as the list searches it ("First Last"); None without billing."""
+        return searchable_customer(self.billing)[1]
+
+    @property
     def opened_at_provider(self) -> bool:
         """The provider has answered its create (it gave an id, a status word or a payment page)."""
         return bool(self.provider_transaction_id or self.provider_status or self.provider_redirect_url)
+
+
+def searchable_customer(billing: dict | None) -> tuple[str | None, str | None]:
+    """The e-mail and the "First Last" name a billing block is found by; None for what it lacks.
+
+    Migration 0009 derives the same two values in SQL for the rows stored before it.
+    """
+    billing = billing or {}
+    email = billing.get("email") or None
+    name = " ".join(part for part in (billing.get("firstName"), billing.get("lastName")) if part)
+    return email, name.strip() or None
 
 
 @dataclass(frozen=True)

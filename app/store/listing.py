@@ -1,12 +1,13 @@
 """The transactions list: filters, newest-first keyset pages and the CSV export's batches, scoped to the caller."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
-from sqlalchemy import Connection, literal, or_, select, text, tuple_
+from sqlalchemy import Connection, func, literal, or_, select, text, tuple_
 
 from app.payments.model import Caller, Kind, Status
 from app.payments.money import from_minor
@@ -31,60 +32,113 @@ class TransactionFilter:
     date_from: date | None = None
     date_to: date | None = None  # inclusive, a UTC day
 
-    def conditions(self, reference_ids: list[int] | None = None) -> list:
+    def conditions(self, reference_ids: list[int] | None = None,
+                   customer_ids: list[int] | None = None) -> list:
         """SQL conditions for the filter (list_transactions adds the caller's merchant and mode).
 
-        `reference_ids`: the rows whose reference contains the term, when an index has named
-        them (SQLite's, see reference_search); otherwise the condition is on the reference.
+        The search term is looked for in the reference, the customer's e-mail and name (any
+        case, any part; a whole e-mail address as the whole e-mail) and as the whole TxNo or
+        provider transaction id. `reference_ids`,
+        `customer_ids`: the rows whose reference, or customer e-mail or name, contains the term,
+        when an index has named them (SQLite's, see reference_search and customer_search);
+        otherwise the condition is on the columns.
         """
         found = []
         term = self.search.strip()
         if term:
+            # ILIKE on PostgreSQL (pg_trgm indexes serve it), lower() LIKE on SQLite.
+            pattern = "%" + escape_like(term) + "%"
             if reference_ids is not None:
                 by_reference = transactions.c.id.in_(reference_ids)
             else:
-                # ILIKE on PostgreSQL (a pg_trgm index serves it), lower() LIKE on SQLite.
-                by_reference = transactions.c.reference.ilike("%" + _escape_like(term) + "%",
-                                                              escape="\\")
-            found.append(or_(by_reference, transactions.c.tx_no.in_({term, term.upper()})))
+                by_reference = transactions.c.reference.ilike(pattern, escape="\\")
+            if customer_ids is not None:
+                by_customer = transactions.c.id.in_(customer_ids)
+            elif is_whole_email(term):
+                # An address is looked up whole through its lower() index: its trigrams
+                # ("@ex", "com") are in most rows, which makes the trigram search slow.
+                by_customer = func.lower(transactions.c.customer_email) == func.lower(term)
+            else:
+                by_customer = or_(transactions.c.customer_email.ilike(pattern, escape="\\"),
+                                  transactions.c.customer_name.ilike(pattern, escape="\\"))
+            found.append(or_(by_reference, by_customer,
+                             transactions.c.tx_no.in_({term, term.upper()}),
+                             transactions.c.provider_transaction_id == term))
         if self.status:
             found.append(transactions.c.status == self.status.value)
         if self.kind:
             found.append(transactions.c.kind == self.kind.value)
         if self.date_from:
-            found.append(transactions.c.created_at >= _start_of_day(self.date_from))
+            found.append(transactions.c.created_at >= start_of_day(self.date_from))
         if self.date_to:
-            found.append(transactions.c.created_at < _start_of_day(self.date_to + timedelta(days=1)))
+            found.append(transactions.c.created_at < start_of_day(self.date_to + timedelta(days=1)))
         return found
 
 
-# SQLite's FTS5 trigram index of references: the table transactions_reference_search (migration 0007).
-# Up to this many rows whose reference contains the term are looked up by id; a term more
-# common than that is searched along the newest-first listing, where its matches are dense.
+# SQLite's FTS5 trigram indexes: transactions_reference_search of references (migration 0007),
+# transactions_customer_search of customers' e-mails and names (0009). Up to this many rows
+# whose text contains the term are looked up by id; a term more common than that is searched
+# along the newest-first listing, where its matches are dense.
 REFERENCE_MATCHES_LOOKED_UP = 5000
 _REFERENCE_MATCHES = text(
     "SELECT rowid FROM transactions_reference_search WHERE transactions_reference_search MATCH :phrase "
     "LIMIT :limit")
+_CUSTOMER_MATCHES = text(
+    "SELECT rowid FROM transactions_customer_search WHERE transactions_customer_search MATCH :phrase "
+    "LIMIT :limit")
+
+
+def _trigram_search(conn: Connection, statement, term: str) -> list[int] | None:
+    term = term.strip()
+    if conn.dialect.name != "sqlite" or len(term) < 3:
+        return None
+    phrase = '"' + term.replace('"', '""') + '"'
+    ids = conn.execute(statement, {"phrase": phrase,
+                                   "limit": REFERENCE_MATCHES_LOOKED_UP + 1}).scalars().all()
+    return list(ids) if len(ids) <= REFERENCE_MATCHES_LOOKED_UP else None
 
 
 def reference_search(conn: Connection, term: str) -> list[int] | None:
     """Ids of the rows (every merchant's) whose reference contains the term, from SQLite's trigram
     index; None where the index does not serve it (PostgreSQL, terms under 3 characters,
     terms matching more than REFERENCE_MATCHES_LOOKED_UP rows)."""
+    return _trigram_search(conn, _REFERENCE_MATCHES, term)
+
+
+_EMAIL_MATCHES = text(
+    "SELECT id FROM transactions WHERE lower(customer_email) = lower(:email) LIMIT :limit")
+
+
+def customer_search(conn: Connection, term: str) -> list[int] | None:
+    """Ids of the rows (every merchant's) whose customer e-mail or name contains the term, from
+    SQLite's trigram index, or for a whole e-mail address whose e-mail it is, from the lower()
+    index (SQLite does not combine an expression index with the other conditions' indexes);
+    None where they do not serve it (as for reference_search)."""
     term = term.strip()
-    if conn.dialect.name != "sqlite" or len(term) < 3:
+    if not is_whole_email(term):
+        return _trigram_search(conn, _CUSTOMER_MATCHES, term)
+    if conn.dialect.name != "sqlite":
         return None
-    phrase = '"' + term.replace('"', '""') + '"'
-    ids = conn.execute(_REFERENCE_MATCHES, {"phrase": phrase,
-                                            "limit": REFERENCE_MATCHES_LOOKED_UP + 1}).scalars().all()
+    ids = conn.execute(_EMAIL_MATCHES, {"email": term,
+                                        "limit": REFERENCE_MATCHES_LOOKED_UP + 1}).scalars().all()
     return list(ids) if len(ids) <= REFERENCE_MATCHES_LOOKED_UP else None
 
 
-def _escape_like(term: str) -> str:
+_WHOLE_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+
+
+def is_whole_email(term: str) -> bool:
+    """Whether the search term is a whole e-mail address (found as the customer's e-mail, any case)."""
+    return _WHOLE_EMAIL.fullmatch(term) is not None
+
+
+def escape_like(term: str) -> str:
+    """The term with LIKE's wildcards and escape made literal (for ESCAPE '\\')."""
     return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _start_of_day(day: date) -> datetime:
+def start_of_day(day: date) -> datetime:
+    """Midnight UTC at the start of the day."""
     return datetime.combine(day, time(0), tzinfo=UTC)
 
 
@@ -175,9 +229,11 @@ def list_transactions(conn: Connection, caller: Caller, flt: TransactionFilter, 
 
     Never OFFSET: page 10,000 costs what page 1 costs. `newer_than` walks back towards the newest.
     """
-    reference_ids = reference_search(conn, flt.search) if flt.search.strip() else None
+    searching = bool(flt.search.strip())
+    reference_ids = reference_search(conn, flt.search) if searching else None
+    customer_ids = customer_search(conn, flt.search) if searching else None
     query = select(*_LIST_COLUMNS).where(*scoped_to_mode(transactions, caller),
-                                         *flt.conditions(reference_ids))
+                                         *flt.conditions(reference_ids, customer_ids))
     if newer_than is not None:
         query = query.where(_listing_key() > _cursor_key(newer_than)).order_by(
             transactions.c.created_at.asc(), transactions.c.id.asc())

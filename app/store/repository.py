@@ -57,6 +57,7 @@ from app.util import dumps, utcnow
 from .approvals import ApprovalRepository
 from .db import note_commit_sent
 from .method_cache import MethodCache
+from .notes import NoteRepository
 from .writes import Add, Writes
 
 _SYNCHRONOUS_COMMIT_OFF = text("SET LOCAL synchronous_commit TO OFF")
@@ -67,6 +68,7 @@ from .tables import (
     merchants,
     payment_methods,
     status_history,
+    transaction_notes,
     transactions,
     webhook_events,
 )
@@ -330,6 +332,8 @@ class TransactionRepository:
             callback_url=tx.callback_url,
             payment_method=tx.payment_method,
             billing=json.dumps(tx.billing) if tx.billing else None,
+            customer_email=tx.customer_email,
+            customer_name=tx.customer_name,
             payment_details=json.dumps(tx.payment_details) if tx.payment_details else None,
             original_id=tx.original_id,
             decline_reason=tx.decline_reason,
@@ -487,6 +491,7 @@ class TransactionRepository:
         self.conn.execute(status_history.delete().where(status_history.c.transaction_id.in_(all_ids)))
         # Refund requests of the test payments go with them (their holds are on the rows deleted).
         self.conn.execute(approval_requests.delete().where(approval_requests.c.original_id.in_(ids)))
+        self.conn.execute(transaction_notes.delete().where(transaction_notes.c.transaction_id.in_(all_ids)))
         self.conn.execute(transactions.delete().where(transactions.c.id.in_(refund_ids)))
         self.conn.execute(transactions.delete().where(transactions.c.id.in_(ids)))
 
@@ -615,6 +620,7 @@ class UnitOfWork:
         self.methods = MethodRepository(self, self.method_cache)
         self.merchants = MerchantRepository(self)
         self.approvals = ApprovalRepository(self)
+        self.notes = NoteRepository(self)
         return self
 
     @property

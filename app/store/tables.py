@@ -185,6 +185,10 @@ transactions = Table(
     # What its refund requests awaiting a second user's approval hold (app/payments/approvals.py):
     # counted with the reserved total by the refund reservation, moved into it on approval.
     Column("refund_held_minor", BigInteger, nullable=False, server_default=text("0")),
+    # What the list's search finds a customer by, from billing when the row is written
+    # (Transaction.customer_email/customer_name); NULL for refunds, which carry no billing.
+    Column("customer_email", String(254)),
+    Column("customer_name", String(201)),
     UniqueConstraint("merchant_id", "mode", "tx_no", name="uq_transactions_merchant_mode_tx_no"),
     Index("ix_transactions_listing", "merchant_id", "mode", "created_at", "id"),
     Index("ix_transactions_original", "original_id"),
@@ -216,7 +220,25 @@ transactions = Table(
         postgresql_ops={"reference": "gin_trgm_ops"},
         postgresql_with={"fastupdate": "off"},
     ).ddl_if(dialect="postgresql"),
+    # The same search of customers' e-mails and names (migration 0009; SQLite has an FTS5 table).
+    Index(
+        "ix_transactions_customer_email_trgm",
+        "customer_email",
+        postgresql_using="gin",
+        postgresql_ops={"customer_email": "gin_trgm_ops"},
+        postgresql_with={"fastupdate": "off"},
+    ).ddl_if(dialect="postgresql"),
+    Index(
+        "ix_transactions_customer_name_trgm",
+        "customer_name",
+        postgresql_using="gin",
+        postgresql_ops={"customer_name": "gin_trgm_ops"},
+        postgresql_with={"fastupdate": "off"},
+    ).ddl_if(dialect="postgresql"),
 )
+
+# A whole e-mail address typed in the search, any case (migration 0009).
+Index("ix_transactions_customer_email_lower", func.lower(transactions.c.customer_email))
 
 status_history = Table(
     "status_history",
@@ -414,4 +436,18 @@ approval_requests = Table(
     Index("ix_approval_requests_listing", "merchant_id", "mode", "state", "requested_at"),
     Index("ix_approval_requests_original", "original_id"),
     Index("ix_approval_requests_expiry", "state", "expires_at"),
+)
+
+# Staff notes on a transaction, newest first on its page; each one is also in the audit log.
+transaction_notes = Table(
+    "transaction_notes",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("transaction_id", ForeignKey("transactions.id"), nullable=False),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("author", String(254), nullable=False),  # the dashboard user's e-mail
+    Column("body", Text, nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Index("ix_transaction_notes_transaction", "transaction_id", "id"),
 )

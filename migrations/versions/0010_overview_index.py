@@ -17,7 +17,7 @@ from alembic import op
 
 
 revision = '0010'
-down_revision = '0007'
+down_revision = '0009'
 branch_labels = None
 depends_on = None
 

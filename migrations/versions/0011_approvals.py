@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 
 revision = '0011'
-down_revision = '0007'
+down_revision = '0010'
 branch_labels = None
 depends_on = None
 

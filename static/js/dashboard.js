@@ -113,3 +113,18 @@ document.addEventListener("htmx:afterSwap", (event) => {
   select.value = option.value;
   option.scrollIntoView({ block: "nearest" });
 });
+
+// A filter form sent with GET (data-drop-empty) leaves its empty fields out of the URL, so a
+// shared link names only the filters that are set (/audit?action=note.add, not ...&user=&from=).
+document.addEventListener("submit", (event) => {
+  const form = event.target;
+  if (!form.matches("form[data-drop-empty]")) return;
+  event.preventDefault();
+  const params = new URLSearchParams();
+  for (const [name, value] of new FormData(form)) {
+    if (value !== "") params.append(name, value);
+  }
+  const query = params.toString();
+  // getAttribute: a field named "action" hides the form's own .action property.
+  window.location.assign(form.getAttribute("action") + (query ? "?" + query : ""));
+});

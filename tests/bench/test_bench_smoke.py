@@ -46,7 +46,8 @@ def test_smoke_run_measures_every_endpoint_on_both_servers_without_failures(repo
         assert [s["after"] for s in size["memory"][server]] == list(ENDPOINT_TITLES)
         assert all(w["peak_rss_mib"] > 0 for s in size["memory"][server] for w in s["workers"])
     assert set(size["search_sql"]) == {"whole reference", "8 characters", "5 characters",
-                                       "common prefix", "no match", "all terms"}
+                                       "common prefix", "no match", "customer e-mail",
+                                       "customer name", "all terms"}
     assert all(t["queries"] > 0 for t in size["search_sql"].values())
     assert results["webhooks"]["status"].startswith(("measured", "not measured"))
 

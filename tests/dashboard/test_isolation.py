@@ -12,10 +12,11 @@ import requests
 from sqlalchemy import select
 
 from app.payments.model import Caller, Mode
+from app.payments.notes import add_note
 from app.providers.accounts import connect
 from app.store import provider_accounts as provider_store
 from app.store.merchants import create_merchant
-from app.store.tables import api_tokens, users, webhook_events
+from app.store.tables import api_tokens, transaction_notes, users, webhook_events
 from app.util import utcnow
 from tests.conftest import Api, payment_body
 
@@ -43,6 +44,9 @@ class OtherMerchant:
     provider_account_id: int
     provider_webhook_key: str
     provider_event_marker: str
+    note_marker: str = ""  # a note on B's live payment
+    merchant_id: int = 0
+    app: object = None
 
 
 def _provider_account(app, merchant_id: int) -> tuple[int, str, str]:
@@ -109,10 +113,13 @@ def other(server) -> OtherMerchant:
         token_id, prefix = uow.conn.execute(select(api_tokens.c.id, api_tokens.c.prefix).where(
             api_tokens.c.merchant_id == created.merchant_id, api_tokens.c.mode == "live")).one()
         user_id = uow.conn.execute(select(users.c.id).where(users.c.email == email)).scalar_one()
+    note_marker = f"note-marker-{uuid.uuid4().hex}"
+    add_note(deps, Caller(created.merchant_id, Mode.LIVE, email), payment, note_marker)
     return OtherMerchant(live, sandbox, payment, reference, refund.json()["refundTxNo"],
                          payout.json()["transactionId"], sandbox_payment, webhook_id, marker,
                          token_id, prefix, user_id, email,
-                         *_provider_account(app, created.merchant_id))
+                         *_provider_account(app, created.merchant_id), note_marker=note_marker,
+                         merchant_id=created.merchant_id, app=app)
 
 
 def _never_shows(response, other: OtherMerchant, typed: str = "") -> None:
@@ -120,7 +127,7 @@ def _never_shows(response, other: OtherMerchant, typed: str = "") -> None:
     assert response.status_code == 200, response.text
     for secret in (other.payment, other.reference, other.refund, other.payout, other.webhook_id,
                    other.inbox_marker, other.token_prefix, other.user_email, other.sandbox_payment,
-                   other.provider_webhook_key, other.provider_event_marker):
+                   other.provider_webhook_key, other.provider_event_marker, other.note_marker):
         if secret != typed:
             assert secret not in response.text
 
@@ -194,6 +201,18 @@ def check_refund(a, other):
     _payment_untouched(other)
 
 
+def check_add_transaction_note(a, other):
+    for tx_no in (other.payment, other.refund, other.payout, other.sandbox_payment):
+        _not_found(a.post(f"/transactions/{tx_no}/notes", {"body": "A's note"}))
+        _not_found(a.post(f"/transactions/{tx_no}/notes", {"body": "A's note"},
+                          headers={"HX-Request": "true"}))
+    deps = other.app.extensions["paydesk"]
+    with deps.uow(write=False) as uow:
+        bodies = uow.conn.execute(select(transaction_notes.c.body).where(
+            transaction_notes.c.merchant_id == other.merchant_id)).scalars().all()
+    assert bodies == [other.note_marker]
+
+
 def check_cancel_payment(a, other):
     for tx_no in (other.payment, other.payout, other.sandbox_payment):
         _not_found(a.post(f"/transactions/{tx_no}/cancel", {"step": "confirm"}))
@@ -258,6 +277,19 @@ def check_inbox(a, other):
 
 def check_audit(a, other):
     _never_shows(a.get("/audit"), other)
+    check_audit_filtered(a, other)
+
+
+def check_audit_filtered(a, other):
+    for query in (f"?tx_no={other.payment}", f"?tx_no={other.refund}", f"?user={other.user_email}",
+                  "?action=refund.create", "?user=api:"):
+        _never_shows(a.get("/audit" + query), other, query.split("=", 1)[1])
+
+
+def check_export_audit(a, other):
+    for query in ("", f"?tx_no={other.payment}", "?action=refund.create", "?user=api:"):
+        _never_shows(a.get("/audit/export.csv" + query), other)  # CSV never repeats the query
+    assert a.get(f"/audit/export.csv?tx_no={other.payment}").text.count("\n") == 1  # header only
 
 
 def check_settings(a, other):
@@ -409,6 +441,7 @@ CHECKS = {
     "dashboard.review_refund": check_review_refund,
     "dashboard.refund": check_refund,
     "dashboard.cancel_payment": check_cancel_payment,
+    "dashboard.add_transaction_note": check_add_transaction_note,
     "dashboard.new_payout": check_new_payout,
     "dashboard.payout_destination": check_payout_destination,
     "dashboard.payout_banks": check_payout_banks,
@@ -420,6 +453,7 @@ CHECKS = {
     "dashboard.webhook_progress": check_webhook_progress,
     "dashboard.inbox": check_inbox,
     "dashboard.audit": check_audit,
+    "dashboard.export_audit": check_export_audit,
     "dashboard.settings": check_settings,
     "dashboard.create_token": check_create_token,
     "dashboard.revoke": check_revoke,

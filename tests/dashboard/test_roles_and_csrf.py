@@ -18,6 +18,7 @@ ALLOWED = {
     "settings": {"admin"},
     "overview": {"finance", "admin"},
     "approve": {"finance", "payouts", "admin"},
+    "note": {"support", "finance", "payouts", "admin"},
 }
 # (action, method, path): paths name nothing that exists, so an allowed role gets past the role
 # check to a 404 or a form error, and a refused one gets 403 before anything is looked up.
@@ -43,8 +44,10 @@ GUARDED = [
     ("settings", "get", "/settings/approvals"),
     ("settings", "post", "/settings/approvals/thresholds"),
     ("settings", "post", "/settings/approvals/limits"),
+    ("note", "post", "/transactions/PAY-NONE/notes"),
 ]
-READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit"]
+READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit",
+                     "/audit/export.csv"]
 # What pages poll: every role that reads the page may (they name nothing here, so 404), no one signed out.
 PROGRESS = ["/transactions/PAY-NONE/progress", "/webhooks/msg_none/progress?after=0"]
 # Every POST of the dashboard; without the token none of them may do anything.
@@ -54,7 +57,7 @@ POSTS = ["/login", "/logout", "/transactions/PAY-NONE/refund/review",
          "/settings/tokens/0/revoke", "/settings/webhook-secret", "/settings/users",
          "/settings/users/0/role", "/settings/users/0/active", "/settings/sandbox/reset",
          "/approvals/0/approve", "/approvals/0/reject", "/settings/approvals/thresholds",
-         "/settings/approvals/limits"]
+         "/settings/approvals/limits", "/transactions/PAY-NONE/notes"]
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from flask import url_for
 
 from app.payments.model import Caller, Mode
 from app.store import listing as store
@@ -200,3 +201,45 @@ def test_the_side_panels_follow_the_final_status(dashboard, merchant, sandbox):
     side = final.split('id="tx-side"', 1)[1]
     assert side.startswith(' hx-swap-oob="true"')
     assert "Review refund" in side and "Cancel payment" not in side
+def _path(app, endpoint: str, **values) -> str:
+    """The dashboard's own URL for the endpoint (pages may move; url_for knows where)."""
+    with app.test_request_context():
+        return url_for(endpoint, **values)
+
+
+def _customer_payment(sandbox, first: str, last: str, email: str) -> str:
+    billing = {"firstName": first, "lastName": last, "email": email, "customerReference": "c"}
+    created = sandbox.post("/transactions", payment_body(billing=billing))
+    assert created.status_code == 200, created.text
+    return created.json()["transactionId"]
+
+
+def test_search_finds_customers_by_e_mail_and_name_and_payments_by_provider_id(app, sandbox,
+                                                                             sandbox_finance):
+    tag = uuid.uuid4().hex[:8]
+    ada = _customer_payment(sandbox, "Ada", f"Lovelace{tag}", f"ada.{tag}@example.com")
+    grace = _customer_payment(sandbox, "Grace", f"Hopper{tag}", f"grace.{tag}@navy.example")
+    both = [ada, grace]
+
+    def searched(term: str) -> set[str]:
+        return _tx_nos(sandbox_finance.get(_path(app, "dashboard.transactions", q=term)).text, both)
+
+    assert searched(f"ADA.{tag}@EXAMPLE") == {ada}
+    assert searched(f"Ada.{tag}@Example.com") == {ada}  # a whole address, any case
+    assert searched(f"{tag}@navy") == {grace}
+    assert searched(f"Grace Hopper{tag}") == {grace}
+    assert searched(f"lovelace{tag}") == {ada}
+    assert searched(tag) == {ada, grace}
+    assert searched(f"sim_{grace}") == {grace}  # the simulator's id for it
+    assert searched(f"sim_{grace[:-1]}") == set()  # provider ids are matched whole
+    page = sandbox_finance.get(_path(app, "dashboard.transactions", q=f"{tag}@navy")).text
+    assert (f"1 transaction, newest first. Searched TxNo, reference, e-mail, name and provider id "
+            f"for “{tag}@navy”.") in page
+
+
+def test_the_search_hint_says_what_is_searched(app, sandbox_finance):
+    page = sandbox_finance.get(_path(app, "dashboard.transactions")).text
+    assert 'placeholder="Reference, customer e-mail or name, TxNo, provider id"' in page
+    assert ("Any part of a reference, customer e-mail or name; a whole TxNo or provider transaction "
+            "id. Results update as you type") in page
+    assert "Searched TxNo" not in page

@@ -1,0 +1,153 @@
+"""The audit log's filters (user, action, days, TxNo) in a shareable URL, and its CSV export."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import UTC, datetime
+
+import pytest
+from flask import url_for
+from sqlalchemy import insert
+
+from app.dashboard import audit as audit_view
+from app.store.tables import audit_log
+
+DAY_1 = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
+DAY_2 = datetime(2026, 3, 2, 23, 59, 59, tzinfo=UTC)
+DAY_3 = datetime(2026, 3, 3, 0, 0, 0, tzinfo=UTC)
+
+
+def _path(app, endpoint: str, **values) -> str:
+    with app.test_request_context():
+        return url_for(endpoint, **values)
+
+
+@pytest.fixture
+def entries(app, merchant) -> dict[str, str]:
+    """Audit entries of the merchant, by a name for each: who, what, when and about which TxNo."""
+    rows = {
+        "ada_refund": dict(actor="ada@shop.test", action="refund.create", target="RFD-AAA",
+                           amount_minor=1050, currency="EUR", at=DAY_1,
+                           detail=json.dumps({"originalTxNo": "PAY-111", "reason": "Damaged"})),
+        "ada_note": dict(actor="ada@shop.test", action="note.add", target="PAY-111", at=DAY_2,
+                         detail=json.dumps({"note": "Customer called, twice"})),
+        "bob_payout": dict(actor="Bob@Shop.test", action="payout.create", target="POU-222",
+                           amount_minor=99900, currency="NGN", at=DAY_2),
+        "api_refund": dict(actor="api:pd_live_abc", action="refund.create", target="RFD-BBB",
+                           amount_minor=5, currency="EUR", at=DAY_3,
+                           detail=json.dumps({"originalTxNo": "PAY-1111", "reason": None})),
+        "hostile": dict(actor="=cmd|' /C calc'!A0", action="token.create", target="+44123",
+                        at=DAY_3, detail=json.dumps({"label": '-2+3, "quoted"\nnext line',
+                                                     "other": "@SUM(A1)"})),
+        "sandbox_only": dict(actor="ada@shop.test", action="refund.create", target="RFD-SBX",
+                             at=DAY_1, mode="sandbox"),
+    }
+    with app.extensions["paydesk"].uow() as uow:
+        for row in rows.values():
+            uow.conn.execute(insert(audit_log).values(
+                merchant_id=merchant.merchant_id, mode=row.pop("mode", "live"), ip="203.0.113.9", **row))
+        uow.commit()
+    return {name: row["target"] for name, row in rows.items()}
+
+
+@pytest.fixture
+def support(dashboard, merchant):
+    return dashboard(merchant.merchant_id, "support")
+
+
+def listed(app, client, entries, **filters) -> set[str]:
+    """The names of the fixture's entries the audit page shows with these filters."""
+    response = client.get(_path(app, "dashboard.audit", **filters))
+    assert response.status_code == 200
+    return {name for name, target in entries.items() if f">{target}<" in response.text}
+
+
+def test_no_filter_lists_the_modes_entries(app, support, entries):
+    assert listed(app, support, entries) == {"ada_refund", "ada_note", "bob_payout", "api_refund", "hostile"}
+
+
+def test_user_filter_matches_any_part_of_the_actor_in_any_case(app, support, entries):
+    assert listed(app, support, entries, user="ADA@") == {"ada_refund", "ada_note"}
+    assert listed(app, support, entries, user="bob") == {"bob_payout"}
+    assert listed(app, support, entries, user="api:") == {"api_refund"}
+    assert listed(app, support, entries, user="%") == set()  # LIKE's wildcards are literal
+
+
+def test_action_filter_matches_one_action(app, support, entries):
+    assert listed(app, support, entries, action="refund.create") == {"ada_refund", "api_refund"}
+    assert listed(app, support, entries, action="note.add") == {"ada_note"}
+    assert listed(app, support, entries, action="refund") == set()
+
+
+def test_date_range_takes_whole_utc_days_inclusive(app, support, entries):
+    assert listed(app, support, entries, **{"from": "2026-03-02"}) == {
+        "ada_note", "bob_payout", "api_refund", "hostile"}
+    assert listed(app, support, entries, to="2026-03-02") == {"ada_refund", "ada_note", "bob_payout"}
+    assert listed(app, support, entries, **{"from": "2026-03-02", "to": "2026-03-02"}) == {
+        "ada_note", "bob_payout"}
+
+
+def test_tx_no_filter_finds_the_transactions_entries_and_its_refunds(app, support, entries):
+    assert listed(app, support, entries, tx_no="pay-111") == {"ada_refund", "ada_note"}
+    assert listed(app, support, entries, tx_no="PAY-1111") == {"api_refund"}
+    assert listed(app, support, entries, tx_no="POU-222") == {"bob_payout"}
+
+
+def test_filters_combine_and_the_form_shows_them_again(app, support, entries):
+    filters = {"user": "ada", "action": "note.add", "from": "2026-03-01", "to": "2026-03-03",
+               "tx_no": "PAY-111"}
+    response = support.get(_path(app, "dashboard.audit", **filters))
+    assert {n for n, t in entries.items() if f">{t}<" in response.text} == {"ada_note"}
+    page = response.text
+    assert 'id="user" name="user" type="search" value="ada"' in page
+    assert '<option value="note.add" selected>note.add</option>' in page
+    assert 'id="from" name="from" type="date" value="2026-03-01"' in page
+    assert 'id="tx_no" name="tx_no" type="search" value="PAY-111"' in page
+    assert "1 entry matching the filters, newest first" in page
+    export = _path(app, "dashboard.export_audit", **filters).replace("&", "&amp;")
+    assert f'href="{export}"' in page
+
+
+def test_pages_keep_the_filters(app, support, entries, monkeypatch):
+    monkeypatch.setattr(audit_view, "PAGE_SIZE", 1)
+    page = support.get(_path(app, "dashboard.audit", user="ada")).text
+    older = page.split('rel="next" href="')[1].split('"')[0].replace("&amp;", "&")
+    assert "user=ada" in older
+    assert listed(app, support, entries, **dict(p.split("=") for p in older.split("?")[1].split("&"))) \
+        == {"ada_refund"}
+
+
+def test_a_date_that_cannot_be_read_is_said_and_not_exported(app, support, entries):
+    page = support.get(_path(app, "dashboard.audit", to="March")).text
+    assert "Dates are written YYYY-MM-DD (to was &#39;March&#39;)" in page
+    assert support.get(_path(app, "dashboard.export_audit", to="March")).status_code == 400
+
+
+def test_export_is_the_filtered_entries_as_csv_quoted_and_safe_for_spreadsheets(app, support, entries):
+    response = support.get(_path(app, "dashboard.export_audit", **{"from": "2026-03-03"}))
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].startswith("text/csv")
+    assert response.headers["Content-Disposition"].startswith('attachment; filename="paydesk-live-audit-')
+    rows = list(csv.reader(io.StringIO(response.text)))
+    assert rows == [
+        ["When (UTC)", "Who", "Action", "Target", "Amount", "Currency", "From (IP)", "Details"],
+        ["2026-03-03 00:00:00", "'=cmd|' /C calc'!A0", "token.create", "'+44123", "", "", "203.0.113.9",
+         "label: -2+3, \"quoted\"\nnext line; other: @SUM(A1)"],
+        ["2026-03-03 00:00:00", "api:pd_live_abc", "refund.create", "RFD-BBB", "0.05", "EUR",
+         "203.0.113.9", "originalTxNo: PAY-1111; reason: "],
+    ]
+    assert '"label: -2+3, ""quoted""\nnext line; other: @SUM(A1)"' in response.text  # csv quoting
+
+
+def test_export_cells_starting_with_a_formula_character_are_text(app, support, entries):
+    rows = list(csv.reader(io.StringIO(support.get(_path(app, "dashboard.export_audit")).text)))
+    for row in rows[1:]:
+        for cell in row:
+            assert not cell.startswith(("=", "+", "-", "@")), row
+
+
+def test_export_of_every_entry_in_batches(app, support, entries, monkeypatch):
+    monkeypatch.setattr("app.store.audit.EXPORT_BATCH", 2)
+    rows = list(csv.reader(io.StringIO(support.get(_path(app, "dashboard.export_audit")).text)))
+    assert [row[3] for row in rows[1:]] == ["'+44123", "RFD-BBB", "POU-222", "PAY-111", "RFD-AAA"]
