@@ -10,7 +10,7 @@ The columns are key columns rather than PostgreSQL INCLUDE columns, so the one d
 app/store/tables.py serves both databases.
 
 Revision ID: 0010
-Revises: 0007
+Revises: 0009
 Create Date: 2026-11-25 14:30:00
 """
 from alembic import op

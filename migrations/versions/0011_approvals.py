@@ -10,7 +10,7 @@
 - user_limits: per user and currency, the largest refund and payout they may make or approve.
 
 Revision ID: 0011
-Revises: 0007
+Revises: 0010
 Create Date: 2026-11-25 14:30:00
 """
 from alembic import op

@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select
 
-from app.payments import approvals, services
+from app.payments import approvals
 from app.payments.approvals import ApprovalRefused, ApprovalState
 from app.payments.model import Caller, Kind, Mode, RefundRejected, Status
 from app.payments.requests import RefundRequest, parse_create
