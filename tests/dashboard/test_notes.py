@@ -13,7 +13,7 @@ from app.payments.notes import MAX_NOTE_LENGTH, NoteRefused, note_text
 from app.store.tables import audit_log, transaction_notes
 from tests.conftest import payment_body
 
-from .conftest import switch_to_sandbox
+from .conftest import SANDBOX, switch_to_sandbox
 
 HTMX = {"HX-Request": "true"}
 
@@ -111,7 +111,7 @@ def test_a_refused_note_says_why_keeps_the_text_and_stores_nothing(app, support,
 def test_without_javascript_the_form_adds_the_note_and_returns_to_the_page(app, support, payment):
     response = _add(app, support, payment, "Plain form note", htmx=False)
     assert response.status_code == 303
-    assert response.headers["Location"] == _path(app, "dashboard.transaction", tx_no=payment) + "#notes"
+    assert response.headers["Location"] == SANDBOX + _path(app, "dashboard.transaction", tx_no=payment) + "#notes"
     page = support.get(response.headers["Location"]).text
     assert "Note added." in page and "Plain form note" in page
     refused = _add(app, support, payment, "", htmx=False)
