@@ -77,3 +77,4 @@ def csrf_failed(_error):
 
 
 from . import audit, cancel, payouts, providers, refunds, settings, transactions, webhooks  # noqa: E402,F401
+from . import account, accounts_admin  # noqa: E402,F401
