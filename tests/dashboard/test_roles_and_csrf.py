@@ -33,13 +33,20 @@ GUARDED = [
     ("settings", "post", "/settings/tokens/0/revoke"),
     ("settings", "post", "/settings/users/0/role"),
     ("settings", "post", "/settings/users/0/active"),
+    ("settings", "post", "/settings/users/0/reset-link"),
+    ("settings", "post", "/settings/users/0/two-factor/reset"),
+    ("settings", "post", "/settings/two-factor"),
 ]
-READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit"]
+READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit",
+                     "/account", "/account/sessions", "/account/two-factor"]
 # Every POST of the dashboard; without the token none of them may do anything.
 POSTS = ["/login", "/logout", "/mode", "/transactions/PAY-NONE/refund/review",
          "/transactions/PAY-NONE/refund", "/transactions/PAY-NONE/cancel", "/payouts", "/webhooks/msg_none/resend", "/settings/tokens",
          "/settings/tokens/0/revoke", "/settings/webhook-secret", "/settings/users",
-         "/settings/users/0/role", "/settings/users/0/active", "/settings/sandbox/reset"]
+         "/settings/users/0/role", "/settings/users/0/active", "/settings/sandbox/reset",
+         "/settings/users/0/reset-link", "/settings/users/0/two-factor/reset", "/settings/two-factor",
+         "/account/password", "/account/two-factor", "/account/sessions/0/end", "/login/code",
+         "/password/any-token"]
 
 
 @pytest.fixture(scope="module")
