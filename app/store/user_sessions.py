@@ -27,9 +27,11 @@ def start_session(conn: Connection, user_id: int, at: datetime, ip: str | None,
                   user_agent: str | None) -> str:
     """A new live session of the user; returns the key the cookie is to carry."""
     key = secrets.token_urlsafe(32)
+    # Whatever a client sends as its User-Agent: only printable text is kept (PostgreSQL refuses NUL).
+    shown_agent = "".join(ch for ch in (user_agent or "") if ch.isprintable())[:USER_AGENT_LENGTH]
     conn.execute(insert(user_sessions).values(
         user_id=user_id, key_hash=hash_session_key(key), created_at=at, last_seen_at=at,
-        ip=ip, user_agent=(user_agent or "")[:USER_AGENT_LENGTH] or None))
+        ip=ip, user_agent=shown_agent or None))
     return key
 
 
