@@ -29,6 +29,15 @@ class CodeForm(FlaskForm):
                                   "spellcheck": "false", "autocapitalize": "off"})
 
 
+class ConfirmCodeForm(FlaskForm):
+    """Turning two-factor sign-in on: the first code of the new secret."""
+
+    code = StringField("Code", validators=[InputRequired("Enter the code from your authenticator app"),
+                                           Length(max=32)],
+                       description="The 6 digits your authenticator app shows now",
+                       render_kw={"autocomplete": "one-time-code", "spellcheck": "false"})
+
+
 class NewPasswordForm(FlaskForm):
     """A password the user chooses, typed twice (its rules: app/auth/passwords.py)."""
 

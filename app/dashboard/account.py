@@ -18,7 +18,7 @@ from flask import (
 from flask_login import current_user, login_required
 
 from app.auth import sessions
-from app.auth.forms import ChangePasswordForm, CodeForm
+from app.auth.forms import ChangePasswordForm, ConfirmCodeForm
 from app.auth.two_factor import (
     hash_recovery_code,
     matching_step,
@@ -43,6 +43,12 @@ ENROLLING_SECRET = "enrolling_totp_secret"
 OPEN_BEFORE_ENROLMENT = frozenset({"dashboard.two_factor", "dashboard.enable_two_factor",
                                    "dashboard.switch_mode"})
 WRONG_CURRENT_PASSWORD = "Your current password is not correct."
+# What the sessions list names a browser by: the first of its User-Agent's marks found, in
+# this order (Edge and Opera also say Chrome and Safari; Chrome also says Safari).
+BROWSER_MARKS = (("Edg/", "Edge"), ("OPR/", "Opera"), ("Firefox/", "Firefox"), ("Chrome/", "Chrome"),
+                 ("Safari/", "Safari"))
+SYSTEM_MARKS = (("Android", "Android"), ("iPhone", "iPhone"), ("iPad", "iPad"), ("Windows", "Windows"),
+                ("Mac OS X", "macOS"), ("CrOS", "ChromeOS"), ("Linux", "Linux"))
 
 
 @dashboard.before_request
@@ -111,7 +117,7 @@ def two_factor():
     secret = session.get(ENROLLING_SECRET)
     if not isinstance(secret, str):
         secret = session[ENROLLING_SECRET] = new_secret()
-    return _enrol_page(secret, CodeForm(meta={"csrf": False}, formdata=None))
+    return _enrol_page(secret, ConfirmCodeForm(meta={"csrf": False}, formdata=None))
 
 
 def _enrol_page(secret: str, form, status: int = 200, error: str | None = None):
@@ -130,7 +136,7 @@ def enable_two_factor():
     secret = session.get(ENROLLING_SECRET)
     if current_user.has_two_factor or not isinstance(secret, str):
         return redirect(url_for("dashboard.two_factor"), 303)
-    form = CodeForm(meta={"csrf": False})
+    form = ConfirmCodeForm(meta={"csrf": False})
     if not form.validate():
         return _enrol_page(secret, form, 422)
     step = matching_step(secret, form.code.data)
@@ -157,7 +163,17 @@ def account_sessions():
     with deps().uow(write=False) as uow:
         rows = user_sessions.sessions_of(uow.conn, current_user.id,
                                          sessions.sessions_started_after(deps().clock()))
-    return render_template("dashboard/sessions.html", rows=rows)
+    return render_template("dashboard/sessions.html", rows=rows, browser_name=browser_name)
+
+
+def browser_name(user_agent: str | None) -> str:
+    """A short name such as "Chrome on Linux" for a well-known browser, else the User-Agent as sent."""
+    agent = user_agent or ""
+    browser = next((name for mark, name in BROWSER_MARKS if mark in agent), None)
+    system = next((name for mark, name in SYSTEM_MARKS if mark in agent), None)
+    if browser and system:
+        return f"{browser} on {system}"
+    return agent or "Unknown browser"
 
 
 @dashboard.post(f"/account/sessions/<{ROW_ID}:session_id>/end")
