@@ -58,10 +58,10 @@ def test_passwords_must_be_long_and_uncommon(password, problem):
 def test_a_password_made_of_the_own_e_mail_is_refused():
     email = "zebulon.quagga@example.test"
     known = (email, "zebulon", "quagga", "example")
-    for password in (email, "zebulonqx1234", "quaggafrog12"):
+    for password in (email, "quaggazebulon"):
         assert password_problem(password, known=known) == (
             "This password is easy to guess. Choose a longer phrase of uncommon words.")
-    assert password_problem("zebulonqx1234") is None  # not guessable for another account
+    assert password_problem("quaggazebulon") is None  # not guessable for another account
 
 
 @pytest.mark.parametrize("agent, name", [
