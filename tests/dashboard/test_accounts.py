@@ -412,3 +412,14 @@ def test_deactivation_ends_every_session(server, merchant, app, admin):
         reasons = list(uow.conn.execute(select(user_sessions.c.end_reason).where(
             user_sessions.c.user_id == _user_id(app, email))).scalars())
     assert reasons == ["deactivated", "deactivated"]
+
+
+def test_wrong_current_passwords_are_rate_limited(server, merchant, app):
+    client = _signed_in(server, add_user(app, merchant.merchant_id, "support"))
+    client.get("/account")
+    wrong = {"current_password": "guess", "new_password": NEW_PASSWORD, "confirm": NEW_PASSWORD}
+    for _ in range(5):
+        assert client.post("/account/password", wrong).status_code == 422
+    refused = client.post("/account/password", {**wrong, "current_password": PASSWORD})
+    assert refused.status_code == 429
+    assert "Too many wrong current passwords. Wait 15 minutes and try again." in refused.text
