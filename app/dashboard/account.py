@@ -40,11 +40,11 @@ from . import dashboard
 from .settings import ROW_ID
 
 # The secret being enrolled, kept in the (signed) cookie until its first code confirms it.
-ENROLLING_SECRET = "enrolling_totp_secret"
+ENROLMENT_SESSION_KEY = "enrolling_totp_secret"
 # What a user who must enrol may still open.
 OPEN_BEFORE_ENROLMENT = frozenset({"dashboard.two_factor", "dashboard.enable_two_factor",
                                    "dashboard.switch_mode"})
-WRONG_CURRENT_PASSWORD = "Your current password is not correct."
+WRONG_CURRENT_PASSWORD = "Your current password is not correct."  # nosec B105 # a message, not a password
 # Wrong current passwords count like failed sign-ins: a borrowed session cannot guess it.
 WRONG_CURRENT_PASSWORDS = "5 per 15 minutes"
 TOO_MANY_WRONG = "Too many wrong current passwords. Wait 15 minutes and try again."
@@ -136,9 +136,9 @@ def two_factor():
     """Set up two-factor sign-in: a new secret's QR code, and the form for its first code."""
     if current_user.has_two_factor:
         return redirect(url_for("dashboard.account"))
-    secret = session.get(ENROLLING_SECRET)
+    secret = session.get(ENROLMENT_SESSION_KEY)
     if not isinstance(secret, str):
-        secret = session[ENROLLING_SECRET] = new_secret()
+        secret = session[ENROLMENT_SESSION_KEY] = new_secret()
     return _enrol_page(secret, ConfirmCodeForm(meta={"csrf": False}, formdata=None))
 
 
@@ -155,7 +155,7 @@ def _enrol_page(secret: str, form, status: int = 200, error: str | None = None):
 @login_required
 def enable_two_factor():
     """Confirm the new secret with a code from the app; show the ten recovery codes once."""
-    secret = session.get(ENROLLING_SECRET)
+    secret = session.get(ENROLMENT_SESSION_KEY)
     if current_user.has_two_factor or not isinstance(secret, str):
         return redirect(url_for("dashboard.two_factor"), 303)
     form = ConfirmCodeForm(meta={"csrf": False})
@@ -172,7 +172,7 @@ def enable_two_factor():
                                    [hash_recovery_code(code) for code in codes])
         uow.audit(caller, "user.two_factor_enable", target=current_user.email, both_modes=True)
         uow.commit()
-    session.pop(ENROLLING_SECRET, None)
+    session.pop(ENROLMENT_SESSION_KEY, None)
     response = make_response(render_template("dashboard/recovery_codes.html", codes=codes))
     response.headers["Cache-Control"] = "no-store"
     return response

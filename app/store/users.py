@@ -18,7 +18,7 @@ _USER_COLUMNS = (users.c.id, users.c.merchant_id, users.c.email, users.c.role, u
                  users.c.totp_secret.is_not(None).label("has_two_factor"),
                  merchants.c.name.label("merchant_name"))
 # Stored for a user who has not chosen a password yet (invited): no password verifies against it.
-NO_PASSWORD = "!"
+NO_PASSWORD = "!"  # nosec B105 # not a password: a stored value no password verifies against
 
 
 def user_for_sign_in(conn: Connection, email: str):
