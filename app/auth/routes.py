@@ -28,7 +28,7 @@ from app.web import deps as app_deps
 from . import auth, limiter, sessions
 from .forms import CodeForm, LoginForm, NewPasswordForm
 from .two_factor import hash_recovery_code, looks_like_recovery_code, matching_step
-from .users import DEFAULT_MODE, check_password, load_user, local_path
+from .users import check_password, load_user, local_path
 
 # Failed sign-ins only (successful ones do not count): per account, against guessing one
 # password, and per address, against trying many accounts.
@@ -95,7 +95,7 @@ def _signed_in(user_id: int, target: str | None, new_hash: str | None = None):
     """Start the user's session and go where they were heading."""
     sessions.begin(user_id, new_hash)
     login_user(load_user(str(user_id)))
-    session["mode"] = DEFAULT_MODE.value
+    # Live unless `next` is a sandbox page (/test/...): a shared sandbox link works after sign-in.
     return redirect(target or url_for("dashboard.transactions"), 303)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from functools import cache, wraps
 
 from argon2.exceptions import InvalidHashError, VerificationError
-from flask import abort, jsonify, redirect, request, session, url_for
+from flask import abort, g, jsonify, redirect, request, url_for
 from flask_login import LoginManager, UserMixin, current_user, login_required
 
 from app.payments.model import Caller, Mode
@@ -29,7 +29,7 @@ ROLE_DESCRIPTIONS = {
     "admin": "Everything, including API tokens, webhook secrets and users",
 }
 # Live first: support and finance staff look up real customers' payments; the sandbox is a
-# deliberate switch, marked by a banner on every page while it is on.
+# deliberate switch (its pages' URLs start /test/), marked by a banner on every page while it is on.
 DEFAULT_MODE = Mode.LIVE
 
 login_manager = LoginManager()
@@ -113,11 +113,9 @@ def check_password(row, password: str) -> bool:
 
 
 def current_mode() -> Mode:
-    """The mode the user is looking at: live or sandbox, kept in the session."""
-    try:
-        return Mode(session.get("mode", DEFAULT_MODE.value))
-    except ValueError:
-        return DEFAULT_MODE
+    """The mode the user is looking at: live or sandbox, as the page's URL says
+    (app/dashboard/modes.py puts it in `g`); live outside the dashboard's pages."""
+    return g.get("mode", DEFAULT_MODE)
 
 
 def current_caller() -> Caller:

@@ -1,16 +1,18 @@
 """The merchant dashboard: transactions, refunds, payouts, webhook logs, settings, audit log."""
 from __future__ import annotations
 
-from flask import Blueprint, Flask, render_template, request
+from flask import Flask, render_template, request
 from flask_login import current_user
 from flask_wtf.csrf import CSRFError
 
 from app.auth.users import current_mode
 
 from . import formatting
+from .modes import InOtherMode, ModeBlueprint, switch_links
 from .navigation import MAIN_NAV, WEBHOOK_TABS, nav_items
 
-dashboard = Blueprint("dashboard", __name__)
+# Every route of it answers at /path (live) and /test/path (sandbox): see modes.py.
+dashboard = ModeBlueprint("dashboard", __name__)
 
 # Everything the pages load comes from this site; htmx runs with eval and inline styles off.
 CONTENT_SECURITY_POLICY = (
@@ -38,10 +40,10 @@ def security_headers(response):
 
 @dashboard.app_context_processor
 def mode_context() -> dict:
-    """The signed-in user's mode, for the switch and the sandbox banner of every page."""
+    """The page's mode, for the switch (its links) and the sandbox banner of every page."""
     if request.blueprint in ("dashboard", "auth") and current_user.is_authenticated:
-        return {"mode": current_mode().value}
-    return {"mode": None}
+        return {"mode": current_mode().value, "mode_links": switch_links()}
+    return {"mode": None, "mode_links": []}
 
 
 @dashboard.app_context_processor
@@ -61,8 +63,13 @@ def forbidden(_error):
 
 
 @dashboard.errorhandler(404)
-def not_found(_error):
-    """Unknown, or belonging to another merchant or mode: the same answer either way."""
+def not_found(error):
+    """Unknown, or belonging to another merchant: the same answer either way. The merchant's own
+    transaction of the other mode is named, with the link to it there."""
+    if isinstance(error, InOtherMode):
+        return render_template("dashboard/error.html", title="Not found",
+                               message=f"There is no such transaction in {current_mode().value} mode.",
+                               elsewhere=error), 404
     return render_template("dashboard/error.html", title="Not found",
                            message="There is nothing here in this mode. Check the number, or "
                                    "switch between live and sandbox."), 404

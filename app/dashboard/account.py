@@ -42,8 +42,7 @@ from .settings import ROW_ID
 # The secret being enrolled, kept in the (signed) cookie until its first code confirms it.
 ENROLMENT_SESSION_KEY = "enrolling_totp_secret"
 # What a user who must enrol may still open.
-OPEN_BEFORE_ENROLMENT = frozenset({"dashboard.two_factor", "dashboard.enable_two_factor",
-                                   "dashboard.switch_mode"})
+OPEN_BEFORE_ENROLMENT = frozenset({"dashboard.two_factor", "dashboard.enable_two_factor"})
 WRONG_CURRENT_PASSWORD = "Your current password is not correct."  # nosec B105 # a message, not a password
 # Wrong current passwords count like failed sign-ins: a borrowed session cannot guess it.
 WRONG_CURRENT_PASSWORDS = "5 per 15 minutes"

@@ -1,7 +1,7 @@
 """Cancelling a Pending or Authorized payment from its page: a confirm step, then the API's own service."""
 from __future__ import annotations
 
-from flask import current_app, flash, make_response, redirect, request, url_for
+from flask import current_app, flash, request, url_for
 
 from app.auth.users import current_caller, requires
 from app.payments import services
@@ -10,7 +10,7 @@ from app.payments.provider import UNREACHABLE, ProviderUnavailable
 from app.web import deps
 
 from . import dashboard
-from .htmx import page_or_fragment, wants_fragment
+from .htmx import load_page, page_or_fragment
 from .transactions import (
     CANCEL_PERMISSION,
     cancel_panel_state,
@@ -62,9 +62,4 @@ def _show_page_again(tx_no: str):
     A cancel, or a refusal after the provider was asked, can change the status, the decline
     reason, the history, the webhooks and the refund panel at once: htmx loads the whole page.
     """
-    page = url_for("dashboard.transaction", tx_no=tx_no)
-    if wants_fragment():
-        response = make_response("", 204)
-        response.headers["HX-Redirect"] = page
-        return response
-    return redirect(page, 303)
+    return load_page(url_for("dashboard.transaction", tx_no=tx_no))

@@ -1,7 +1,7 @@
 """The two answers of a view: the full page, or for htmx the fragment that page includes."""
 from __future__ import annotations
 
-from flask import make_response, render_template, request
+from flask import make_response, redirect, render_template, request
 
 
 def wants_fragment() -> bool:
@@ -16,3 +16,12 @@ def page_or_fragment(page_template: str, fragment_template: str, status: int = 2
     response = make_response(render_template(template, **context), status)
     response.vary.add("HX-Request")
     return response
+
+
+def load_page(url: str):
+    """Go to the page at url: htmx loads it whole (HX-Redirect), a form without JavaScript gets a 303."""
+    if wants_fragment():
+        response = make_response("", 204)
+        response.headers["HX-Redirect"] = url
+        return response
+    return redirect(url, 303)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pycountry
-from flask import abort, current_app, flash, redirect, render_template, request, url_for
+from flask import abort, current_app, flash, render_template, request, url_for
 from flask_login import current_user
 from wtforms import SelectChoice
 
@@ -16,15 +16,16 @@ from app.payments.model import (
     PaymentMethod,
 )
 from app.payments.provider import ProviderUnavailable
-from app.payments.requests import parse_create
+from app.payments.requests import CreateRequest, parse_create
 from app.providers.bank_cache import BankListCache
 from app.providers.banks import domestic_bank_codes
 from app.store.merchants import merchant_by_id
 from app.web import deps
 
-from . import dashboard
+from . import dashboard, once
+from .formatting import money
 from .forms import PayoutForm, blank_to_none, form_amount
-from .htmx import page_or_fragment
+from .htmx import load_page, page_or_fragment
 
 # Which form input each of the create service's field errors belongs to.
 FIELD_OF_ERROR = {
@@ -151,7 +152,7 @@ def new_payout():
     """The payout form, with the bank list of the first (or chosen) payout method."""
     form, destination = _blank_form(request.args)
     return render_template("dashboard/payout_new.html", form=form, destination=destination,
-                           bank_errors=[], error_summary=[], selected_bank=None)
+                           bank_errors=[], error_summary=[], selected_bank=None, review=None, focus=None)
 
 
 @dashboard.get("/payouts/new/destination")
@@ -192,14 +193,8 @@ def iban_bank_hint():
                            chosen=(request.args.get("bank") or "").strip().upper())
 
 
-@dashboard.post("/payouts")
-@requires("create_payout")
-def create_payout():
-    """Create the payout through the API's own service, then show its page."""
-    form = PayoutForm()
-    destination = _destination(request.form)
-    if destination.method is None:
-        abort(404)
+def _posted_body(form: PayoutForm) -> dict:
+    """The posted payout exactly as the API would get it."""
     body = {
         "amount": form_amount(form.amount.data),
         "currency": blank_to_none(request.form.get("currency")),
@@ -222,14 +217,89 @@ def create_payout():
     }
     if blank_to_none(request.form.get("country")):
         body["billing"]["country"] = request.form["country"].strip()
+    return body
+
+
+def _posted_payout() -> tuple[PayoutForm, Destination, dict]:
+    """The posted form, its destination (404 without a payout method) and the request it makes."""
+    form = PayoutForm()
+    destination = _destination(request.form)
+    if destination.method is None:
+        abort(404)
+    return form, destination, _posted_body(form)
+
+
+@dashboard.post("/payouts/review")
+@requires("create_payout")
+def review_payout():
+    """Step 1: check the payout with the create's own checks, then show what would be sent, to
+    confirm; with step=edit, the form again as it was filled in."""
+    form, destination, body = _posted_payout()
+    if request.form.get("step") == "edit":
+        return _form_page(form, destination, focus="amount")
     try:
-        payout = services.create_transaction(deps(), current_caller(), parse_create(body))
+        payout_request = parse_create(body)
+        services.check_create(deps(), current_caller(), payout_request)
     except FieldErrors as error:
         return _form_with_errors(form, destination, error.errors)
     except DuplicateReference as error:
         return _form_with_errors(form, destination, {"Reference": [str(error)]})
+    # The confirmation carries a one-time key: a second submit of it (double click, a POST
+    # sent again) gets the first payout back instead of sending the money twice.
+    return _payout_page(form=form, destination=destination, review=_summary(payout_request, destination),
+                        request_key=once.new_key())
+
+
+def _summary(payout: CreateRequest, destination: Destination) -> dict:
+    """What the review shows of a checked payout, in the form's words."""
+    bank = payout.payment.bank
+    bank_label = next((f"{b.name} ({b.code})" for b in destination.banks if b.code == bank), bank)
+    billing = payout.billing
+    return {
+        "amount": money(payout.amount, payout.currency), "method": destination.method.name,
+        "bank": bank_label, "holder": payout.payment.holder, "account_number": payout.payment.account_number,
+        "customer": f"{billing.first_name} {billing.last_name}", "email": billing.email,
+        "customer_reference": billing.customer_reference,
+        "country": country_name(billing.country) if billing.country else None,
+        "reference": payout.reference, "statement_descriptor": payout.statement_descriptor,
+        "callback_url": payout.callback_url,
+    }
+
+
+@dashboard.post("/payouts")
+@requires("create_payout")
+def create_payout():
+    """Step 2: create the reviewed payout through the API's own service (once per review), then
+    show its page."""
+    form, destination, body = _posted_payout()
+    caller = current_caller()
+    try:
+        payout_request = parse_create(body)
+        payout = once.run_once(deps(), caller, "payout", request.form.get("request_key", ""), body,
+                               lambda on_created: services.create_transaction(
+                                   deps(), caller, payout_request, on_created))
+    except FieldErrors as error:
+        return _form_with_errors(form, destination, error.errors)
+    except DuplicateReference as error:
+        return _form_with_errors(form, destination, {"Reference": [str(error)]})
+    except once.FormReused:
+        return _form_with_errors(form, destination, {"": [
+            "This confirmation was already used for another payout; review the payout again."]})
     flash(f"Payout {payout.tx_no} created: {payout.status.value}.", "success")
-    return redirect(url_for("dashboard.transaction", tx_no=payout.tx_no), 303)
+    return load_page(url_for("dashboard.transaction", tx_no=payout.tx_no))
+
+
+def _payout_page(status: int = 200, **context):
+    """The payout page, or for htmx its form or review part (#payout) alone."""
+    context = {"bank_errors": [], "error_summary": [], "selected_bank": request.form.get("bank"),
+               "review": None, "focus": None, **context}
+    return page_or_fragment("dashboard/payout_new.html", "dashboard/_payout.html", status, **context)
+
+
+def _form_page(form: PayoutForm, destination: Destination, focus: str | None = None):
+    """The form again as it was filled in (Edit on the review)."""
+    destination.fill_choices(form)
+    return _payout_page(form=form, destination=destination, focus=focus)
 
 
 def _form_with_errors(form: PayoutForm, destination: Destination, errors: dict[str, list[str]]):
@@ -243,6 +313,5 @@ def _form_with_errors(form: PayoutForm, destination: Destination, errors: dict[s
         elif field_name:
             getattr(form, field_name).errors = list(messages)
         summary.extend((field_name, message) for message in messages)
-    return render_template("dashboard/payout_new.html", form=form, destination=destination,
-                           bank_errors=bank_errors, error_summary=summary,
-                           selected_bank=request.form.get("bank")), 422
+    return _payout_page(422, form=form, destination=destination, bank_errors=bank_errors,
+                        error_summary=summary)

@@ -1,21 +1,18 @@
 """The refund panel of a payment: review, confirm, and the result swapped in place."""
 from __future__ import annotations
 
-import secrets
 from decimal import Decimal
 
 from flask import current_app, flash, redirect, request, url_for
 
 from app.auth.users import current_caller, requires
-from app.payments import idempotency as once
 from app.payments import services
 from app.payments.model import FieldErrors, RefundRejected, Status, Transaction, check_refund
 from app.payments.money import format_amount
 from app.payments.refunds import refund_state
 from app.payments.requests import parse_refund
-from app.store import idempotency as key_records
 
-from . import dashboard
+from . import dashboard, once
 from .formatting import money
 from .forms import RefundForm, blank_to_none, form_amount
 from .htmx import page_or_fragment, wants_fragment
@@ -90,7 +87,7 @@ def review_refund(tx_no: str):
         return _panel(context, 422, inputs=inputs, **_errors_state(error))
     # The confirmation carries a one-time key: a second submit of the same form
     # (double click, resent POST without JavaScript) gets the first refund back.
-    return _panel(context, step="confirm", inputs=inputs, request_key=secrets.token_urlsafe(16),
+    return _panel(context, step="confirm", inputs=inputs, request_key=once.new_key(),
                   confirm_amount=str(money(refund_request.amount, arithmetic.currency)))
 
 
@@ -116,24 +113,12 @@ def refund(tx_no: str):
 def _refund_once(deps, caller, body: dict, key: str) -> Transaction:
     """Refund through the service under the form's one-time key: a second submit gets the first refund."""
     refund_request = parse_refund(body)
-    if not (0 < len(key) <= 64 and key.isascii() and key.isprintable()):
-        return services.refund(deps, caller, refund_request)
     try:
-        refund = once.run_once(
-            deps, caller, f"dashboard-refund:{key}", once.request_hash("POST", "dashboard-refund", body),
-            lambda on_created: services.refund(deps, caller, refund_request, on_created),
-            _kept_refund, records=key_records)
-    except (once.KeyReused, once.StillRunning):  # a submit still running is answered the same way
+        return once.run_once(deps, caller, "refund", key, body,
+                             lambda on_created: services.refund(deps, caller, refund_request, on_created))
+    except once.FormReused:
         raise RefundRejected("This refund form was already used for another amount; "
                              "review the refund again.") from None
-    if isinstance(refund, once.Answer):  # the first submit's refund, as it stands now
-        return services.get_status(deps, caller, refund.body)
-    return refund
-
-
-def _kept_refund(outcome: Transaction | Exception) -> once.Answer | None:
-    """A refund made is kept by its number; a refusal is not kept, so the form can be sent again."""
-    return once.Answer(200, outcome.tx_no) if isinstance(outcome, Transaction) else None
 
 
 def _outcome_notice(created) -> dict:

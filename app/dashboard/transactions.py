@@ -1,8 +1,9 @@
-"""Transactions: the searchable list, its CSV export, one transaction's page, the mode switch."""
+"""Transactions: the searchable list, its CSV export, one transaction's page."""
 from __future__ import annotations
 
 import csv
 import io
+from dataclasses import replace
 from datetime import date
 
 from flask import (
@@ -11,7 +12,6 @@ from flask import (
     redirect,
     render_template,
     request,
-    session,
     stream_with_context,
     url_for,
 )
@@ -19,7 +19,7 @@ from flask_login import current_user, login_required
 
 from app.payments.bodies import status_body
 from app.auth.users import current_caller
-from app.payments.model import CANCELLABLE_STATUSES, MAX_TX_NO_LENGTH, Kind, Mode, Status, Transaction
+from app.payments.model import CANCELLABLE_STATUSES, MAX_TX_NO_LENGTH, Kind, Status, Transaction
 from app.payments.money import format_amount
 from app.store import listing
 from app.store.history import status_changes
@@ -32,6 +32,7 @@ from app.web import deps
 from . import dashboard
 from .formatting import when
 from .htmx import page_or_fragment
+from .modes import InOtherMode, other_mode
 from .payouts import bank_name
 from .webhooks import with_attempts
 
@@ -144,11 +145,16 @@ def _as_text(value: str) -> str:
 
 def _transaction_or_404(uow, caller, tx_no: str) -> Transaction:
     """The caller's transaction with this number; 404 when there is none (or the text could not
-    be a number of ours, which is not even looked up)."""
+    be a number of ours, which is not even looked up). When the caller's merchant has it in the
+    other mode, the 404 links to it there."""
     if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
         abort(404)
     tx = uow.transactions.get(caller, tx_no)
     if tx is None:
+        elsewhere = replace(caller, mode=other_mode(caller.mode))
+        if uow.transactions.get(elsewhere, tx_no) is not None:
+            raise InOtherMode(elsewhere.mode, url_for("dashboard.transaction", tx_no=tx_no,
+                                                      mode=elsewhere.mode.value))
         abort(404)
     return tx
 
@@ -195,6 +201,24 @@ def transaction_refunds(tx_no: str):
     return render_template("dashboard/_refunds_update.html", tx=tx, refunds=refunds)
 
 
+@dashboard.get("/transactions/<tx_no>/progress")
+@login_required
+def transaction_progress(tx_no: str):
+    """What a Pending transaction's page asks for every few seconds (htmx polling, see
+    _status.html): nothing (204) while it is Pending; once it is not, the parts of the page its
+    new status changes, and the polling stops."""
+    with deps().uow(write=False) as uow:
+        tx = _transaction_or_404(uow, current_caller(), tx_no)
+    if tx.status is Status.PENDING:
+        return "", 204
+    context = detail_context(tx_no)
+    tx = context["tx"]
+    announce = f"{tx.kind.value.title()} {tx.tx_no} is now {tx.status.value}" + \
+        (f": {tx.decline_reason}." if tx.decline_reason else ".")
+    return render_template("dashboard/_progress_update.html", panel=refund_panel_state(context),
+                           announce=announce, **context)
+
+
 def refund_panel_state(context: dict, **extra) -> dict:
     """What the refund panel shows: its step, the amount to prefill, notices and errors."""
     arithmetic = context["arithmetic"]
@@ -212,14 +236,3 @@ def cancel_panel_state(tx: Transaction, **extra) -> dict:
     offered = (tx.kind is Kind.PAYMENT and tx.status in CANCELLABLE_STATUSES
                and current_user.can(CANCEL_PERMISSION))
     return {"offered": offered, "step": "offer", "error": None, **extra}
-
-
-@dashboard.post("/mode")
-@login_required
-def switch_mode():
-    """Switch between live and sandbox data; the list opens again in the new mode."""
-    try:
-        session["mode"] = Mode(request.form.get("mode", "")).value
-    except ValueError:
-        abort(400)
-    return redirect(url_for("dashboard.transactions"), 303)

@@ -71,8 +71,34 @@ def resend_webhook(webhook_id: str):
         return redirect(local_path(request.form.get("back")) or url_for("dashboard.webhooks"), 303)
     with deps().uow(write=False) as uow:
         (row,) = with_attempts(uow.conn, [delivery])
+    # The delivery then asks for its progress until the attempt after those it has now is made.
     return page_or_fragment("dashboard/_delivery.html", "dashboard/_delivery.html", row=row,
-                            notice="Queued: the worker sends it again within seconds.")
+                            notice="Queued: the worker sends it again within seconds.",
+                            watch_after=delivery.attempts)
+
+
+@dashboard.get("/webhooks/<webhook_id>/progress")
+@login_required
+def webhook_progress(webhook_id: str):
+    """What a resent delivery asks for every few seconds (htmx polling, see _delivery.html):
+    nothing (204) until it has more than `after` attempts; then the delivery with its new
+    attempts, and the polling stops."""
+    after = whole_number(request.args.get("after", ""), 9)
+    if after is None or not could_be_key(webhook_id, MAX_WEBHOOK_ID_LENGTH):
+        abort(404)
+    caller = current_caller()
+    with deps().uow(write=False) as uow:
+        delivery = log.get_delivery(uow.conn, caller, webhook_id)
+        if delivery is None:
+            abort(404)
+        if delivery.attempts <= after:
+            return "", 204
+        (row,) = with_attempts(uow.conn, [delivery])
+    latest = row[1][0]
+    answer = f"HTTP {latest.http_status}" if latest.http_status else "no answer"
+    return render_template("dashboard/_delivery.html", row=row, attempts_open=True,
+                           notice=f"Attempt {latest.attempt_no}: {answer}; the delivery is {delivery.state}.",
+                           notice_kind="success" if delivery.state == "delivered" else "info")
 
 
 @dashboard.get("/webhooks/inbox")

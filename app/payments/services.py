@@ -97,11 +97,9 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
     (the provider's call is idempotent on the txNo). The simulator answers in process, so its
     answer is written with the transaction in one unit.
     """
+    checked = check_create(deps, caller, request)
+    method, provider = checked.method, checked.provider
     now = deps.clock()
-    with deps.uow(write=False) as uow:
-        method = uow.methods.get(caller, request.payment.payment_method)
-    _check_method(method, request)
-    provider = deps.providers.for_method(method)
     kind = Kind.PAYOUT if method.is_payout else Kind.PAYMENT
     tx = Transaction(
         merchant_id=caller.merchant_id,
@@ -118,7 +116,7 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
         statement_descriptor=request.statement_descriptor,
         callback_url=request.callback_url,
         billing=_billing_dict(request),
-        payment_details=_payout_details(provider, method, request),
+        payment_details=checked.payment_details,
         success_url=request.success_url,
         pending_url=request.pending_url,
         failure_url=request.failure_url,
@@ -147,6 +145,35 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
     if provider.in_process:
         return tx
     return _ask_provider(deps, tx, lambda: provider.create(tx, method), source="provider")
+
+
+@dataclass(frozen=True)
+class CheckedCreate:
+    """A create request that passed every check before a write: its method, the method's
+    provider and the payout's checked destination account ({} for a payment)."""
+
+    method: PaymentMethod
+    provider: Provider
+    payment_details: dict
+
+
+def check_create(deps: Deps, caller: Caller, request: CreateRequest) -> CheckedCreate:
+    """Every check a create makes before it writes (method, currency, country, payout account and
+    bank, which may ask the provider; a reference already used), and nothing written.
+
+    create_transaction runs it first; the dashboard's payout review runs it alone, so a payout
+    confirmed after review meets the same rules. The reference is checked again by the insert,
+    which a create running meanwhile could have won.
+    """
+    with deps.uow(write=False) as uow:
+        method = uow.methods.get(caller, request.payment.payment_method)
+        existing = uow.transactions.find_by_reference(caller, request.reference)
+    _check_method(method, request)
+    provider = deps.providers.for_method(method)
+    payment_details = _payout_details(provider, method, request)
+    if existing is not None:
+        raise DuplicateReference(request.reference, existing)
+    return CheckedCreate(method, provider, payment_details)
 
 
 def _ask_provider(deps: Deps, tx: Transaction, ask: Callable[[], Outcome], *, source: str) -> Transaction:

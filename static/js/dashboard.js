@@ -66,12 +66,39 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const marked of document.querySelectorAll("[data-focus-after-swap]")) {
     marked.removeAttribute("data-focus-after-swap");  // a full page load keeps the browser's focus
   }
+  for (const marked of document.querySelectorAll("[data-focus-if-lost]")) {
+    marked.removeAttribute("data-focus-if-lost");
+  }
+  for (const marked of document.querySelectorAll("[data-announce]")) {
+    marked.removeAttribute("data-announce");  // nor is a loaded page read out twice
+  }
+});
+
+// What a swap brought is read out by screen readers through the one live region of the page
+// (#announcer): the text of data-announce, or of the marked element. The region is emptied
+// first, so the same text after the next swap is read out again.
+document.addEventListener("htmx:afterSettle", () => {
+  const announced = document.querySelector("[data-announce]");
+  const announcer = document.getElementById("announcer");
+  if (!announced || !announcer) return;
+  const text = (announced.dataset.announce || announced.textContent).replace(/\s+/g, " ").trim();
+  announced.removeAttribute("data-announce");
+  announcer.textContent = "";
+  window.setTimeout(() => { announcer.textContent = text; }, 50);
 });
 document.addEventListener("htmx:afterSettle", () => {
   const next = document.querySelector("[data-focus-after-swap]");
   if (!next) return;
   next.removeAttribute("data-focus-after-swap");
   next.focus();
+});
+// A swap the user did not ask for (polling) moves focus only when it removed the focused element:
+// to what it marks (data-focus-if-lost, its result), rather than to the top of the page.
+document.addEventListener("htmx:afterSettle", () => {
+  for (const marked of document.querySelectorAll("[data-focus-if-lost]")) {
+    marked.removeAttribute("data-focus-if-lost");
+    if (!document.activeElement || document.activeElement === document.body) marked.focus();
+  }
 });
 
 // The bank of an IBAN being typed (#iban-bank, swapped in by htmx) is chosen in the bank list

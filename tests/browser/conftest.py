@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 
 from app.cli import upgrade_database
 from tests.conftest import make_app
-from tests.dashboard.conftest import PASSWORD
+from tests.dashboard.conftest import PASSWORD, SANDBOX
 from tests.support.servers import ThreadedServer, free_port
 
 CHROMIUM = "/usr/bin/chromium"
@@ -64,9 +64,10 @@ def sign_in(page: Page, base_url: str, email: str) -> None:
 
 
 def to_sandbox(page: Page) -> None:
-    """Flip the live/sandbox switch to sandbox."""
-    page.get_by_role("button", name="Sandbox").click()
+    """Follow the live/sandbox switch's Sandbox link: the same page, at its sandbox URL (/test/...)."""
+    page.get_by_role("navigation", name="Data shown").get_by_role("link", name="Sandbox").click()
     expect(page.get_by_role("note")).to_contain_text("Sandbox: test data only")
+    assert page.url.split("/", 3)[3].startswith(SANDBOX.lstrip("/") + "/"), page.url
 
 
 def htmx_settled(page: Page) -> None:

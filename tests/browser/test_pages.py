@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.dashboard.conftest import add_user
+from tests.dashboard.conftest import SANDBOX, add_user
 
-from .conftest import sign_in
+from .conftest import sign_in, to_sandbox
 
 WIDTHS = {"desktop": 1280, "phone": 390}
 UNLABELLED = """() => [...document.querySelectorAll('input, select, textarea')]
@@ -32,9 +32,10 @@ def pages(server, merchant, sandbox, live):
         "payment": {"paymentMethod": "card"}}).json()["transactionId"]
     sandbox.post(f"/sandbox/transactions/{payment}/outcome", {"status": "Captured"})
     sandbox.post("/transactions/refund", {"txNo": payment, "amount": 34.5, "reason": "Damaged item"})
-    return ["/transactions", "/transactions?q=nothing-matches-this", f"/transactions/{payment}",
-            "/transactions/SBX-DECLINED", "/payouts/new", "/webhooks", "/webhooks/inbox", "/audit",
-            "/settings", "/transactions/UNKNOWN-TX"]
+    return [SANDBOX + path for path in (
+        "/transactions", "/transactions?q=nothing-matches-this", f"/transactions/{payment}",
+        "/transactions/SBX-DECLINED", "/payouts/new", "/webhooks", "/webhooks/inbox", "/audit",
+        "/settings", "/transactions/UNKNOWN-TX")]
 
 
 @pytest.mark.parametrize("screen", WIDTHS)
@@ -43,7 +44,7 @@ def test_every_page_fits_the_screen_and_labels_its_inputs(page: Page, server, me
     page.goto(f"{server.url}/login")
     _check(page, "login", screen)
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "admin"))
-    page.get_by_role("button", name="Sandbox").click()
+    to_sandbox(page)
     for path in pages:
         page.goto(server.url + path)
         _check(page, path, screen)

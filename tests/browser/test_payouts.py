@@ -5,6 +5,11 @@ import re
 import uuid
 
 from playwright.sync_api import Page, expect
+from sqlalchemy import select
+
+from app.payments import services
+from app.payments.model import Caller, Mode, Status
+from app.store.tables import transactions
 
 from tests.dashboard.conftest import add_user
 from tests.dashboard.test_payouts import nuban
@@ -38,7 +43,8 @@ def test_payout_operator_picks_a_nigerian_bank_and_lands_on_the_payout(page: Pag
     page.get_by_label("Last name").fill("Okafor")
     page.get_by_label("E-mail").fill("chinedu@example.com")
     page.get_by_label("Customer reference").fill("cust-42")
-    page.get_by_role("button", name="Create payout").click()
+    page.get_by_role("button", name="Review payout").click()
+    page.get_by_role("button", name="Confirm payout").click()
 
     expect(page).to_have_title(re.compile(r"Payout POU-[0-9A-F]{16} · Paydesk"))
     expect(page.get_by_role("status").first).to_contain_text("created: Pending")
@@ -93,8 +99,95 @@ def test_a_sepa_payout_to_a_bank_that_is_not_the_ibans_is_refused_on_the_bank_fi
     page.get_by_label("Last name").fill("Mustermann")
     page.get_by_label("E-mail").fill("max@example.com")
     page.get_by_label("Customer reference").fill("cust-7")
-    page.get_by_role("button", name="Create payout").click()
+    page.get_by_role("button", name="Review payout").click()  # refused at review, before any confirm
 
     expect(page).to_have_title(re.compile(r"New payout"))
     expect(page.locator("#bank-picker .field-errors")).to_have_text(
         "Bank DEUTDEFF is not the bank of this IBAN, which belongs to Commerzbank (COBADEFF)")
+
+
+def _fill_kes_payout(page: Page, reference: str, amount: str = "1500") -> None:
+    """A mobile money payout (no bank list), every field filled in."""
+    page.get_by_label("Payout method").select_option(label="Mobile money payout")
+    expect(page.locator("#bank-refusal")).to_be_attached()
+    htmx_settled(page)
+    page.get_by_label("Account holder").fill("Wanjiru Kamau")
+    page.get_by_label("Account number").fill("+254712345678")
+    page.get_by_label("Amount", exact=True).fill(amount)
+    page.get_by_label("Reference", exact=True).fill(reference)
+    page.get_by_label("First name").fill("Wanjiru")
+    page.get_by_label("Last name").fill("Kamau")
+    page.get_by_label("E-mail").fill("wanjiru@example.com")
+    page.get_by_label("Customer reference").fill("cust-9")
+
+
+def _payouts_with_reference(server, reference: str) -> list[str]:
+    with server.app.extensions["paydesk"].uow(write=False) as uow:
+        return list(uow.conn.execute(select(transactions.c.tx_no).where(
+            transactions.c.reference == reference)).scalars())
+
+
+def test_a_payout_is_reviewed_edited_and_confirmed_once(page: Page, server, merchant):
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
+    page.get_by_role("link", name="New payout").first.click()
+    reference = f"KES-{uuid.uuid4().hex[:8]}"
+    _fill_kes_payout(page, reference, amount="150")
+    page.get_by_role("button", name="Review payout").click()
+
+    review = page.locator("#payout")
+    expect(review.get_by_role("heading", name="Review payout of 150.00 KES")).to_be_visible()
+    expect(review).to_contain_text("Wanjiru Kamau")
+    expect(review).to_contain_text("+254712345678")
+    confirm = page.get_by_role("button", name="Confirm payout")
+    expect(confirm).to_be_focused()  # the next action, not the top of the page
+    expect(page.locator("#announcer")).to_have_text(
+        "Review the payout of 150.00 KES to Wanjiru Kamau, then confirm it.")
+    assert _payouts_with_reference(server, reference) == []  # reviewing sends nothing
+
+    page.get_by_role("button", name="Edit").click()
+    amount = page.get_by_label("Amount", exact=True)
+    expect(amount).to_have_value("150")  # the form as it was filled in
+    expect(amount).to_be_focused()
+    expect(page.get_by_label("Account holder")).to_have_value("Wanjiru Kamau")
+    amount.fill("175")
+    page.get_by_role("button", name="Review payout").click()
+    expect(page.get_by_role("heading", name="Review payout of 175.00 KES")).to_be_visible()
+
+    page.get_by_role("button", name="Confirm payout").dblclick()  # a double click sends one payout
+    expect(page).to_have_title(re.compile(r"Payout POU-[0-9A-F]{16} · Paydesk"))
+    expect(page.locator(".tx-amount")).to_have_text("175.00 KES")
+    assert len(_payouts_with_reference(server, reference)) == 1
+
+
+def test_a_refused_review_moves_focus_to_the_errors_and_announces_them(page: Page, server, merchant):
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
+    page.get_by_role("link", name="New payout").first.click()
+    _fill_kes_payout(page, f"KES-{uuid.uuid4().hex[:8]}")
+    page.get_by_label("Account holder").fill("")
+    page.get_by_role("button", name="Review payout").click()
+    summary = page.locator("#error-summary")
+    expect(summary).to_contain_text("Account holder is required for payouts")
+    expect(summary).to_be_focused()
+    expect(page.locator("#announcer")).to_have_text("The payout was not created: 1 problem to fix.")
+
+
+def test_a_pending_payout_turns_final_on_its_page_without_a_reload(page: Page, server, merchant):
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
+    page.get_by_role("link", name="New payout").first.click()
+    reference = f"KES-{uuid.uuid4().hex[:8]}"
+    _fill_kes_payout(page, reference)
+    page.get_by_role("button", name="Review payout").click()
+    page.get_by_role("button", name="Confirm payout").click()
+    expect(page.locator("#tx-status")).to_contain_text("Pending")
+    page.evaluate("window.notReloaded = true")
+
+    (tx_no,) = _payouts_with_reference(server, reference)
+    deps = server.app.extensions["paydesk"]
+    caller = Caller(merchant.merchant_id, Mode.LIVE, "provider")
+    services.move_by_provider(deps, caller, tx_no, Status.CAPTURED, None, "provider")  # its answer arrives
+
+    expect(page.locator("#tx-status")).to_contain_text("Captured", timeout=10_000)
+    expect(page.locator("#history")).to_contain_text("Captured")
+    expect(page.locator("#announcer")).to_have_text(f"Payout {tx_no} is now Captured.")
+    assert page.evaluate("window.notReloaded") is True
+    expect(page.locator("#tx-status")).not_to_have_attribute("hx-trigger", "every 2s")  # polling stopped

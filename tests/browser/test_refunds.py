@@ -10,7 +10,7 @@ from app.payments import services
 from tests.store.test_worker import deps_at
 
 from tests.conftest import payment_body
-from tests.dashboard.conftest import add_user
+from tests.dashboard.conftest import SANDBOX, add_user
 
 from .conftest import sign_in, to_sandbox
 
@@ -32,7 +32,7 @@ def test_finance_finds_a_payment_by_reference_and_refunds_it_in_two_steps(page: 
     results = page.locator("#results tbody tr")
     expect(results).to_have_count(1)
     expect(results).to_contain_text(f"ORDER-{tag}-SHOES")
-    expect(page).to_have_url(f"{server.url}/transactions?q={tag[2:7].lower()}")
+    expect(page).to_have_url(f"{server.url}{SANDBOX}/transactions?q={tag[2:7].lower()}")
     results.get_by_role("link", name=tx_no).first.click()
     expect(page).to_have_title(f"Payment {tx_no} · Paydesk")
 
@@ -68,7 +68,7 @@ def test_a_refund_above_the_remaining_amount_shows_the_message_and_changes_nothi
     assert sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 60}).status_code == 200
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
     to_sandbox(page)
-    page.goto(f"{server.url}/transactions/{tx_no}")
+    page.goto(f"{server.url}{SANDBOX}/transactions/{tx_no}")
     panel = page.locator("#refund-panel")
     panel.get_by_label("Amount to refund (EUR)").fill("50")
     panel.get_by_role("button", name="Review refund").click()
@@ -85,7 +85,7 @@ def test_support_sees_no_refund_panel_and_a_forged_refund_is_refused(page: Page,
     tx_no = _captured(sandbox, f"ORDER-{uuid.uuid4().hex[:8]}")
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "support"))
     to_sandbox(page)
-    page.goto(f"{server.url}/transactions/{tx_no}")
+    page.goto(f"{server.url}{SANDBOX}/transactions/{tx_no}")
     expect(page.locator("#status-fields")).to_contain_text("Captured")
     expect(page.locator("#refund-panel")).to_have_count(0)
     expect(page.get_by_role("button", name="Review refund")).to_have_count(0)
@@ -103,7 +103,7 @@ def test_support_sees_no_refund_panel_and_a_forged_refund_is_refused(page: Page,
 def test_a_pending_refund_turns_captured_on_the_page_without_a_reload(page: Page, server, merchant):
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
     to_sandbox(page)
-    page.goto(f"{server.url}/transactions/SBX-REFUND-ASYNC")
+    page.goto(f"{server.url}{SANDBOX}/transactions/SBX-REFUND-ASYNC")
     panel = page.locator("#refund-panel")
     panel.get_by_label("Amount to refund (EUR)").fill("10.00")
     panel.get_by_role("button", name="Review refund").click()
@@ -129,7 +129,7 @@ def test_focus_follows_the_refund_steps_instead_of_jumping_to_the_top(page: Page
     tx_no = _captured(sandbox, f"FOCUS-{uuid.uuid4().hex[:8]}")
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
     to_sandbox(page)
-    page.goto(f"{server.url}/transactions/{tx_no}")
+    page.goto(f"{server.url}{SANDBOX}/transactions/{tx_no}")
     panel = page.locator("#refund-panel")
 
     panel.get_by_label("Amount to refund (EUR)").fill("ten")
@@ -149,5 +149,6 @@ def test_focus_follows_the_refund_steps_instead_of_jumping_to_the_top(page: Page
     result = panel.get_by_role("status")
     expect(result).to_contain_text("of 30.00 EUR is Captured.")
     expect(result).to_be_focused()  # the result, announced (role=status) and where the keyboard is
+    expect(page.locator("#announcer")).to_contain_text("of 30.00 EUR is Captured.")  # the page's one live region
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.closest('#refund-panel') !== null")

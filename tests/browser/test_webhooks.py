@@ -79,3 +79,34 @@ def test_the_logs_show_the_bytes_sent_and_name_each_received_event(page: Page, s
     expect(received.locator(".delivery-summary")).to_contain_text(f"payment.captured {tx_no}")
     received.get_by_text("Headers and body").click()
     assert received.get_by_label("Body").inner_text() == sent
+
+
+def test_a_resent_webhook_shows_its_new_attempt_without_a_reload(page: Page, server, merchant, sandbox):
+    app = server.app
+    created = sandbox.post("/transactions", payment_body(callbackUrl=merchant.inbox_url))
+    tx_no = created.json()["transactionId"]
+    sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"})
+    _deliver(app)
+
+    sign_in(page, server.url, add_user(app, merchant.merchant_id, "finance"))
+    to_sandbox(page)
+    page.get_by_role("link", name="Webhooks").click()
+    delivery = page.locator("article.delivery", has_text=tx_no)
+    expect(delivery).to_contain_text("Delivered")
+    delivery.get_by_role("button", name="Resend").click()
+    queued = delivery.get_by_role("status")
+    expect(queued).to_have_text("Queued: the worker sends it again within seconds.")
+    expect(queued).to_be_focused()  # the result of the click, not the top of the page
+    expect(page.locator("#announcer")).to_have_text("Queued: the worker sends it again within seconds.")
+    page.evaluate("window.notReloaded = true")
+
+    _deliver(app)  # the worker's job
+
+    expect(delivery.get_by_role("status")).to_have_text("Attempt 2: HTTP 204; the delivery is delivered.",
+                                                        timeout=10_000)
+    expect(delivery.locator(".attempt")).to_have_count(2)  # shown open, newest first
+    expect(delivery.locator(".attempt").first).to_contain_text("resent by hand")
+    expect(delivery.get_by_role("status")).to_be_focused()  # focus was in what the answer replaced
+    expect(page.locator("#announcer")).to_have_text("Attempt 2: HTTP 204; the delivery is delivered.")
+    assert page.evaluate("window.notReloaded") is True
+    expect(delivery).not_to_have_attribute("hx-trigger", "every 2s")  # polling stopped

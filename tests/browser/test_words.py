@@ -7,7 +7,7 @@ import re
 from playwright.sync_api import Page, expect
 
 from tests.conftest import payment_body
-from tests.dashboard.conftest import add_user
+from tests.dashboard.conftest import SANDBOX, add_user
 
 from .conftest import sign_in, to_sandbox
 
@@ -19,7 +19,7 @@ def test_payout_errors_name_the_forms_fields(page: Page, server, merchant):
     page.get_by_role("link", name="New payout").first.click()
     page.get_by_label("Payout method").select_option(label="NGN bank payout")
     page.get_by_label("Amount", exact=True).fill("100")
-    page.get_by_role("button", name="Create payout").click()
+    page.get_by_role("button", name="Review payout").click()
 
     summary = page.locator("#error-summary")
     expect(summary).to_contain_text("Customer first name is required")
@@ -30,7 +30,7 @@ def test_payout_errors_name_the_forms_fields(page: Page, server, merchant):
     page.get_by_label("Last name").fill("Lovelace")
     page.get_by_label("E-mail").fill("ada@example.com")
     page.get_by_label("Customer reference").fill("cust-1")
-    page.get_by_role("button", name="Create payout").click()
+    page.get_by_role("button", name="Review payout").click()
     expect(summary).to_contain_text("Account holder is required for payouts")
     expect(summary).to_contain_text("Account number is required for payouts")
     assert not API_WORDS.search(page.locator("main").inner_text()), page.locator("main").inner_text()
@@ -42,12 +42,12 @@ def test_the_transaction_page_and_the_token_dialog_use_no_api_names(page: Page, 
     sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"})
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "admin"))
     to_sandbox(page)
-    page.goto(f"{server.url}/transactions/{tx_no}")
+    page.goto(f"{server.url}{SANDBOX}/transactions/{tx_no}")
     expect(page.get_by_role("heading", name="Details")).to_be_visible()
     expect(page.locator("#refund-panel")).to_contain_text("Optional; kept with the refund")
     assert not API_WORDS.search(page.locator("main").inner_text())
 
-    page.goto(f"{server.url}/settings")
+    page.goto(f"{server.url}{SANDBOX}/settings")
     revoke = page.locator("form[data-confirm^='Revoke token']").first
     seconds = server.app.config["TOKEN_CACHE_SECONDS"]
     expect(revoke).to_have_attribute(
@@ -61,7 +61,7 @@ def test_the_sandbox_banner_is_in_a_landmark_and_error_links_are_24_px_targets(p
     banner = page.get_by_role("note")
     assert banner.evaluate("e => e.closest('header, main, nav, footer, aside, [role=region]') !== null")
     page.get_by_role("link", name="New payout").first.click()
-    page.get_by_role("button", name="Create payout").click()
+    page.get_by_role("button", name="Review payout").click()
     links = page.locator("#error-summary a")
     expect(links.first).to_be_visible()
     assert all(box["height"] >= 24 for box in (link.bounding_box() for link in links.all()))

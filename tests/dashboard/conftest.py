@@ -10,7 +10,11 @@ import requests
 from app.store.merchants import create_user
 
 PASSWORD = "correct horse battery staple"
+# Sandbox pages' URLs start with this; the sign-in pages have one URL for both modes.
+SANDBOX = "/test"
+_SIGN_IN_PAGES = ("/login", "/logout", "/password/")
 _CSRF = re.compile(r'"X-CSRFToken": "([^"]+)"')
+_SANDBOX_LINK = re.compile(r'<a href="([^"]*)" data-mode="sandbox"')
 
 
 def add_user(app, merchant_id: int, role: str, password: str = PASSWORD) -> str:
@@ -24,17 +28,25 @@ def add_user(app, merchant_id: int, role: str, password: str = PASSWORD) -> str:
 
 
 class Browserless:
-    """A requests session on the dashboard that keeps the CSRF token of the last page it read."""
+    """A requests session on the dashboard that keeps the CSRF token of the last page it read.
+    Its dashboard paths are those of the mode it looks at (`prefix`: "" for live, SANDBOX)."""
 
     def __init__(self, base_url: str):
         self.base_url = base_url
         self.session = requests.Session()
         self.csrf = None
+        self.prefix = ""
+
+    def url(self, path: str) -> str:
+        """The full URL of a dashboard path in the client's mode (a path already in it stays as it is)."""
+        if self.prefix and not path.startswith((self.prefix + "/", *_SIGN_IN_PAGES)):
+            path = self.prefix + path
+        return self.base_url + path
 
     def get(self, path: str, **kwargs) -> requests.Response:
         """GET a dashboard path (redirects not followed unless asked)."""
         kwargs.setdefault("allow_redirects", False)
-        response = self.session.get(self.base_url + path, timeout=30, **kwargs)
+        response = self.session.get(self.url(path), timeout=30, **kwargs)
         html = "text/html" in response.headers.get("Content-Type", "")
         found = _CSRF.search(response.text) if html else None
         if found:
@@ -50,8 +62,7 @@ class Browserless:
         if csrf:
             form["csrf_token"] = self.csrf
         kwargs.setdefault("allow_redirects", False)
-        return self.session.post(self.base_url + path, data=form, headers=headers, timeout=30,
-                                 **kwargs)
+        return self.session.post(self.url(path), data=form, headers=headers, timeout=30, **kwargs)
 
     def login(self, email: str, password: str = PASSWORD) -> requests.Response:
         """Sign in through the form; afterwards the session's CSRF token is the new one."""
@@ -81,5 +92,9 @@ def finance(dashboard, merchant) -> Browserless:
 
 
 def switch_to_sandbox(client: Browserless) -> None:
-    """Look at sandbox data from now on."""
-    assert client.post("/mode", {"mode": "sandbox"}).status_code == 303
+    """Look at sandbox data from now on: follow the switch's Sandbox link from the list, as a user
+    would, and use the sandbox's URLs (SANDBOX + path) afterwards."""
+    link = _SANDBOX_LINK.search(client.get("/transactions").text)
+    assert link and link.group(1) == SANDBOX + "/transactions"
+    client.prefix = SANDBOX
+    assert "Sandbox: test data only" in client.get("/transactions").text

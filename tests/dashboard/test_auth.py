@@ -59,12 +59,12 @@ def test_sign_in_starts_a_new_session_with_a_new_csrf_token(server, merchant):
     client.post("/login", {"email": add_user(server.app, merchant.merchant_id, "admin"),
                            "password": PASSWORD})
     assert client.session.cookies.get("session") != cookie_before
-    stale = client.session.post(server.url + "/mode", data={"mode": "sandbox", "csrf_token": token_before},
+    stale = client.session.post(server.url + "/settings/webhook-secret", data={"csrf_token": token_before},
                                 allow_redirects=False, timeout=30)
     assert stale.status_code == 400
     client.get("/transactions")
     assert client.csrf != token_before
-    assert client.post("/mode", {"mode": "sandbox"}).status_code == 303
+    assert client.post("/settings/webhook-secret").status_code == 200
 
 
 def test_outdated_password_hashes_are_upgraded_on_sign_in(server, merchant):

@@ -12,10 +12,10 @@ from app.store.merchants import create_merchant
 from app.store.tables import audit_log
 from tests.conftest import Api, payment_body
 
-from .conftest import switch_to_sandbox
+from .conftest import SANDBOX, switch_to_sandbox
 
 BUTTON = '<button type="submit" class="button danger-outline">Cancel payment</button>'
-CONFIRM = '<button type="submit" class="button danger" id="confirm-cancel">Confirm cancel</button>'
+CONFIRM = '<button type="submit" class="button danger" id="confirm-cancel" data-focus-after-swap>Confirm cancel</button>'
 DECLINE_BANNER = "<strong>Decline reason:</strong> Payment Cancelled By User"
 HTMX = {"HX-Request": "true"}
 
@@ -52,7 +52,7 @@ def test_finance_and_admin_see_the_button_on_pending_and_authorized_payments(das
     page = _in_sandbox(dashboard, merchant, role).get(f"/transactions/{tx_no}")
     assert page.status_code == 200
     assert BUTTON in page.text
-    assert f'action="/transactions/{tx_no}/cancel"' in page.text
+    assert f'action="{SANDBOX}/transactions/{tx_no}/cancel"' in page.text
 
 
 @pytest.mark.parametrize("role", ["support", "payouts"])
@@ -104,7 +104,7 @@ def test_confirming_cancels_and_the_page_shows_declined_with_a_flash_message(fin
                                                                            merchant):
     tx_no = _payment(sandbox)
     done = finance_in_sandbox.post(f"/transactions/{tx_no}/cancel", {"step": "confirm"})
-    assert (done.status_code, done.headers["Location"]) == (303, f"/transactions/{tx_no}")
+    assert (done.status_code, done.headers["Location"]) == (303, f"{SANDBOX}/transactions/{tx_no}")
     status = sandbox.status(tx_no)
     assert (status["Status"], status["DeclineReason"]) == ("Declined", "Payment Cancelled By User")
     page = finance_in_sandbox.get(f"/transactions/{tx_no}").text
@@ -123,7 +123,7 @@ def test_confirming_cancels_and_the_page_shows_declined_with_a_flash_message(fin
 def test_an_htmx_confirm_reloads_the_page(finance_in_sandbox, sandbox):
     tx_no = _payment(sandbox, "Authorized")
     done = _htmx_post(finance_in_sandbox, f"/transactions/{tx_no}/cancel", {"step": "confirm"})
-    assert (done.status_code, done.headers["HX-Redirect"], done.text) == (204, f"/transactions/{tx_no}", "")
+    assert (done.status_code, done.headers["HX-Redirect"], done.text) == (204, f"{SANDBOX}/transactions/{tx_no}", "")
     assert sandbox.status(tx_no)["Status"] == "Declined"
     assert "is cancelled: Declined, Payment Cancelled By User." in finance_in_sandbox.get(
         f"/transactions/{tx_no}").text
@@ -144,7 +144,8 @@ def test_a_cancel_refused_at_review_is_shown_in_the_panel(finance_in_sandbox, sa
     tx_no = _payment(sandbox, "Captured")
     refused = _htmx_post(finance_in_sandbox, f"/transactions/{tx_no}/cancel", {})
     assert refused.status_code == 422
-    assert ('<div class="alert alert-error" role="alert" id="cancel-error">Only Pending or Authorized '
+    assert ('<div class="alert alert-error" role="alert" id="cancel-error" tabindex="-1" data-focus-after-swap '
+            'data-announce>Only Pending or Authorized '
             "transactions can be cancelled. Current status: Captured</div>") in refused.text
     assert "Confirm cancel" not in refused.text
     assert sandbox.status(tx_no)["Status"] == "Captured"

@@ -1,4 +1,5 @@
-"""Users of merchant A never see or touch merchant B's data, over every dashboard URL."""
+"""Users of merchant A never see or touch merchant B's data, over every dashboard URL, live
+(/path) and sandbox (/test/path)."""
 from __future__ import annotations
 
 import hashlib
@@ -17,7 +18,7 @@ from app.store.tables import api_tokens, users, webhook_events
 from app.util import utcnow
 from tests.conftest import Api, payment_body
 
-from .conftest import Browserless, add_user
+from .conftest import SANDBOX, Browserless, add_user
 
 
 @dataclass
@@ -126,6 +127,7 @@ def _never_shows(response, other: OtherMerchant, typed: str = "") -> None:
 def _not_found(response) -> None:
     assert response.status_code == 404
     assert "There is nothing here in this mode." in response.text
+    assert "open it there" not in response.text  # the other mode's link is for one's own merchant only
 
 
 def _payment_untouched(other: OtherMerchant) -> None:
@@ -135,7 +137,7 @@ def _payment_untouched(other: OtherMerchant) -> None:
 
 # Endpoint -> what merchant A's admin does with merchant B's identifiers, and what must hold.
 def check_home(a, other):
-    assert a.get("/").headers["Location"] == "/transactions"
+    assert a.get("/").headers["Location"] == a.prefix + "/transactions"
 
 
 def check_transactions(a, other):
@@ -163,6 +165,11 @@ def check_transaction_refunds(a, other):
         _not_found(a.get(f"/transactions/{tx_no}/refunds"))
 
 
+def check_transaction_progress(a, other):
+    for tx_no in (other.payment, other.refund, other.payout, other.sandbox_payment):
+        _not_found(a.get(f"/transactions/{tx_no}/progress"))
+
+
 def check_review_refund(a, other):
     _not_found(a.post(f"/transactions/{other.payment}/refund/review", {"amount": "5.00"}))
 
@@ -170,13 +177,6 @@ def check_review_refund(a, other):
 def check_refund(a, other):
     _not_found(a.post(f"/transactions/{other.payment}/refund", {"amount": "5.00"}))
     _payment_untouched(other)
-
-
-def check_switch_mode(a, other):
-    assert a.post("/mode", {"mode": "sandbox"}).status_code == 303
-    _not_found(a.get(f"/transactions/{other.sandbox_payment}"))
-    _never_shows(a.get("/transactions"), other)
-    assert a.post("/mode", {"mode": "live"}).status_code == 303
 
 
 def check_cancel_payment(a, other):
@@ -211,6 +211,22 @@ def check_create_payout(a, other):
     assert response.status_code == 303
     tx_no = response.headers["Location"].rsplit("/", 1)[1]
     assert other.api.get(f"/transactions/{tx_no}/status").status_code == 404
+    assert other.sandbox.get(f"/transactions/{tx_no}/status").status_code == 404
+
+
+def check_review_payout(a, other):
+    # A payout is always reviewed for the signed-in user's merchant: B's reference is free for A.
+    response = a.post("/payouts/review", {"method": "mobile-money-payout", "currency": "KES", "amount": "5",
+                                          "reference": other.reference, "statement_descriptor": "A",
+                                          "callback_url": "https://a.example/h", "holder": "A",
+                                          "account_number": "+254712345678", "first_name": "A",
+                                          "last_name": "B", "email": "a@example.com", "customer_reference": "c"})
+    _never_shows(response, other, other.reference)
+    assert "Confirm payout" in response.text
+
+
+def check_webhook_progress(a, other):
+    _not_found(a.get(f"/webhooks/{other.webhook_id}/progress?after=0"))
 
 
 def check_webhooks(a, other):
@@ -264,6 +280,7 @@ def check_set_active(a, other):
 
 
 def check_reset_sandbox(a, other):
+    assert other.sandbox.post("/sandbox/reset").status_code == 200  # run once per mode on the same B
     refunded = other.sandbox.post("/transactions/refund", {"txNo": "SBX-CAPTURED", "amount": 100})
     assert refunded.status_code == 200
     assert a.post("/settings/sandbox/reset").status_code == 303
@@ -276,7 +293,8 @@ def check_providers(a, other):
 
 def check_connect_provider(a, other):
     # An account is always connected for the signed-in user's merchant: B's stays as it was.
-    response = a.post("/settings/providers", {"provider": "paystack", "secret_key": "sk_live_a0123456789",
+    key = "sk_test_a0123456789" if a.prefix == SANDBOX else "sk_live_a0123456789"  # each mode's own
+    response = a.post("/settings/providers", {"provider": "paystack", "secret_key": key,
                                               "webhook_secret": "", "base_url": ""})
     _never_shows(response, other)
     assert _provider_connected(other)
@@ -383,17 +401,19 @@ CHECKS = {
     "dashboard.export_transactions": check_export,
     "dashboard.transaction": check_transaction,
     "dashboard.transaction_refunds": check_transaction_refunds,
+    "dashboard.transaction_progress": check_transaction_progress,
     "dashboard.review_refund": check_review_refund,
     "dashboard.refund": check_refund,
     "dashboard.cancel_payment": check_cancel_payment,
-    "dashboard.switch_mode": check_switch_mode,
     "dashboard.new_payout": check_new_payout,
     "dashboard.payout_destination": check_payout_destination,
     "dashboard.payout_banks": check_payout_banks,
     "dashboard.iban_bank_hint": check_iban_bank,
     "dashboard.create_payout": check_create_payout,
+    "dashboard.review_payout": check_review_payout,
     "dashboard.webhooks": check_webhooks,
     "dashboard.resend_webhook": check_resend_webhook,
+    "dashboard.webhook_progress": check_webhook_progress,
     "dashboard.inbox": check_inbox,
     "dashboard.audit": check_audit,
     "dashboard.settings": check_settings,
@@ -432,7 +452,19 @@ def test_every_dashboard_url_has_an_isolation_check(app):
     assert endpoints == set(CHECKS)
 
 
+def test_every_dashboard_url_has_a_sandbox_twin(app):
+    """So the checks below, run on both prefixes, reach every URL there is."""
+    rules = {}
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint.startswith("dashboard."):
+            rules.setdefault(rule.endpoint, set()).add(rule.rule)
+    assert {endpoint: {path.removeprefix(SANDBOX) for path in paths} for endpoint, paths in rules.items()
+            if len(paths) != 2 or not any(path.startswith(SANDBOX + "/") for path in paths)} == {}
+
+
+@pytest.mark.parametrize("prefix", ["", SANDBOX], ids=["live", "sandbox"])
 @pytest.mark.parametrize("endpoint", sorted(CHECKS))
-def test_merchant_a_never_reaches_merchant_b(endpoint, dashboard, merchant, other):
+def test_merchant_a_never_reaches_merchant_b(endpoint, prefix, dashboard, merchant, other):
     admin_of_a = dashboard(merchant.merchant_id, "admin")
+    admin_of_a.prefix = prefix  # every dashboard path the check opens, in this mode
     CHECKS[endpoint](admin_of_a, other)

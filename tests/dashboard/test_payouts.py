@@ -1,13 +1,14 @@
 """New payouts from the dashboard: bank lists by method, the service's checks, masked accounts."""
 from __future__ import annotations
 
+import html
 import re
 import uuid
 
 import pytest
 from sqlalchemy import select
 
-from app.store.tables import audit_log
+from app.store.tables import audit_log, transactions
 
 NUBAN_WEIGHTS = (3, 7, 3, 3, 7, 3, 3, 7, 3, 3, 7, 3)
 
@@ -108,14 +109,109 @@ def test_a_payout_is_created_and_its_page_shows_the_account_masked(operator, mer
     ({"amount": "1" * 5000}, "Amount must be at most 1000000000"),
     ({"email": "not-an-address"}, "Customer e-mail must be a valid e-mail address"),
 ])
-def test_field_errors_are_the_services_and_shown_inline(operator, overrides, message):
-    response = operator.post("/payouts", _form(**overrides))
+@pytest.mark.parametrize("step", ["/payouts/review", "/payouts"])
+def test_field_errors_are_the_services_and_shown_inline(operator, overrides, message, step):
+    response = operator.post(step, _form(**overrides))
     assert response.status_code == 422
     assert response.text.count(message) == 2  # the summary at the top and beside the field
 
 
-def test_a_reused_reference_names_the_existing_payout(operator):
+@pytest.mark.parametrize("step", ["/payouts/review", "/payouts"])
+def test_a_reused_reference_names_the_existing_payout(operator, step):
     form = _form()
     operator.post("/payouts", form)
-    again = operator.post("/payouts", form)
-    assert f"Transaction with reference {form['reference']} already exists" in again.text
+    again = operator.post(step, form)
+    assert again.status_code == 422
+    assert again.text.count(f"Transaction with reference {form['reference']} already exists") == 2
+
+
+def _payouts_with_reference(app, merchant, reference: str) -> list[str]:
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        return list(uow.conn.execute(select(transactions.c.tx_no).where(
+            transactions.c.merchant_id == merchant.merchant_id,
+            transactions.c.reference == reference)).scalars())
+
+
+def _request_key(page: str) -> str:
+    return re.search(r'name="request_key" value="([^"]+)"', page).group(1)
+
+
+def _confirm_form(review_page: str) -> dict:
+    """The hidden inputs of the review's confirm form, as the browser would send them."""
+    confirm = review_page.split('class="payout-review"')[1].split("</form>")[0]
+    return {name: html.unescape(value) for name, value in
+            re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', confirm)
+            if name != "csrf_token"}
+
+
+def test_the_form_asks_for_a_review_not_a_create(operator):
+    page = operator.get("/payouts/new").text
+    assert 'action="/payouts/review"' in page
+    assert ">Review payout</button>" in page and "Create payout" not in page
+
+
+def test_the_review_shows_what_would_be_sent_and_creates_nothing(operator, app, merchant):
+    form = _form()
+    response = operator.post("/payouts/review", form)
+    assert response.status_code == 200
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.text))
+    for shown in ("Review payout of 150,000.50 NGN", "Amount 150,000.50 NGN", "Payout method NGN bank payout",
+                  "Bank Guaranty Trust Bank (058)", f"Account number {form['account_number']}",
+                  "Account holder Chinedu Okafor", "Customer Chinedu Okafor",
+                  "Customer e-mail chinedu@example.com", f"Reference {form['reference']}"):
+        assert shown in text
+    assert ">Confirm payout</button>" in response.text and ">Edit</button>" in response.text
+    assert _payouts_with_reference(app, merchant, form["reference"]) == []
+    assert _confirm_form(response.text) == {**form, "request_key": _request_key(response.text)}
+
+
+def test_edit_gives_the_form_back_as_it_was_filled_in(operator, app, merchant):
+    form = _form(holder="Ngozi Eze")
+    response = operator.post("/payouts/review", {**form, "step": "edit"})
+    assert response.status_code == 200
+    assert ">Review payout</button>" in response.text
+    for value in ("Ngozi Eze", form["account_number"], "150000.50", form["reference"], "chinedu@example.com"):
+        assert f'value="{value}"' in response.text
+    assert '<option selected value="ng-bank-payout">' in response.text
+    assert '<option value="058" selected' in response.text
+    assert _payouts_with_reference(app, merchant, form["reference"]) == []
+
+
+def test_a_confirmation_sent_twice_creates_one_payout(operator, app, merchant):
+    review = operator.post("/payouts/review", _form()).text
+    confirm = _confirm_form(review)
+    first = operator.post("/payouts", confirm)
+    again = operator.post("/payouts", confirm)
+    assert first.status_code == again.status_code == 303
+    assert first.headers["Location"] == again.headers["Location"]
+    created = _payouts_with_reference(app, merchant, confirm["reference"])
+    assert len(created) == 1 and first.headers["Location"].endswith(created[0])
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        audits = uow.conn.execute(select(audit_log).where(audit_log.c.target == created[0])).all()
+    assert [a.action for a in audits] == ["payout.create"]
+
+
+def test_a_confirmation_cannot_be_reused_for_another_payout(operator, app, merchant):
+    confirm = _confirm_form(operator.post("/payouts/review", _form()).text)
+    operator.post("/payouts", confirm)
+    other = {**confirm, "reference": f"po-{uuid.uuid4().hex[:10]}", "amount": "99"}
+    response = operator.post("/payouts", other)
+    assert response.status_code == 422
+    assert "This confirmation was already used for another payout; review the payout again." in response.text
+    assert _payouts_with_reference(app, merchant, other["reference"]) == []
+
+
+def test_htmx_steps_swap_the_payout_part_and_the_confirm_loads_the_payouts_page(operator, app, merchant):
+    htmx = {"HX-Request": "true"}
+    review = operator.post("/payouts/review", _form(), headers=htmx)
+    assert review.status_code == 200 and "HX-Request" in review.headers["Vary"]
+    assert review.text.lstrip().startswith('<div id="payout">') and "<html" not in review.text
+    assert 'id="confirm-payout" data-focus-after-swap' in review.text
+    confirm = _confirm_form(review.text)
+    created = operator.post("/payouts", confirm, headers=htmx)
+    assert created.status_code == 204
+    (tx_no,) = _payouts_with_reference(app, merchant, confirm["reference"])
+    assert created.headers["HX-Redirect"] == f"/transactions/{tx_no}"
+    refused = operator.post("/payouts/review", _form(holder=""), headers=htmx)
+    assert refused.status_code == 422 and refused.text.lstrip().startswith('<div id="payout">')
+    assert 'id="error-summary" tabindex="-1" data-focus-after-swap' in refused.text

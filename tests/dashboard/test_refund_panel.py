@@ -6,7 +6,7 @@ from sqlalchemy import select
 
 from app.store.tables import audit_log
 
-from .conftest import switch_to_sandbox
+from .conftest import SANDBOX, switch_to_sandbox
 
 REMAINING = '<dd id="remaining-refundable"><span class="money"><span class="money-amount">{}</span>'
 HTMX = {"HX-Request": "true"}
@@ -67,7 +67,7 @@ def test_errors_are_the_services_messages_and_change_nothing(panel, captured_pay
         assert message in answer.text
         assert REMAINING.format("70.00") in answer.text
     assert sandbox.status(tx_no)["Status"] == "Captured"
-    assert panel.get(f"/transactions/{tx_no}").text.count('href="/transactions/RFD-') == 1  # the first only
+    assert panel.get(f"/transactions/{tx_no}").text.count(f'href="{SANDBOX}/transactions/RFD-') == 1  # the first only
 
 
 
@@ -124,7 +124,7 @@ def test_without_javascript_the_refund_redirects_back_to_the_page(panel, capture
     assert review.text.startswith("<!doctype html>") and "Confirm refund of 40.00 EUR" in review.text
     done = panel.post(f"/transactions/{tx_no}/refund", {"amount": "40"})
     assert done.status_code == 303
-    assert done.headers["Location"] == f"/transactions/{tx_no}#refund"
+    assert done.headers["Location"] == f"{SANDBOX}/transactions/{tx_no}#refund"
     assert "of 40.00 EUR is Captured." in panel.get(f"/transactions/{tx_no}").text
 
 

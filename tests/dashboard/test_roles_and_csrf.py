@@ -8,7 +8,7 @@ import pytest
 
 from app.store.merchants import ROLES, create_merchant
 
-from .conftest import Browserless, add_user
+from .conftest import SANDBOX, Browserless, add_user
 
 ALLOWED = {
     "refund": {"finance", "admin"},
@@ -29,6 +29,7 @@ GUARDED = [
     ("payout", "get", "/payouts/banks?method=ng-bank-payout&currency=NGN"),
     ("payout", "get", "/payouts/iban-bank?account_number=DE89370400440532013000"),
     ("payout", "post", "/payouts"),
+    ("payout", "post", "/payouts/review"),
     ("settings", "get", "/settings"),
     ("settings", "post", "/settings/tokens/0/revoke"),
     ("settings", "post", "/settings/users/0/role"),
@@ -39,9 +40,12 @@ GUARDED = [
 ]
 READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit",
                      "/account", "/account/sessions", "/account/two-factor"]
+# What pages poll: every role that reads the page may (they name nothing here, so 404), no one signed out.
+PROGRESS = ["/transactions/PAY-NONE/progress", "/webhooks/msg_none/progress?after=0"]
 # Every POST of the dashboard; without the token none of them may do anything.
-POSTS = ["/login", "/logout", "/mode", "/transactions/PAY-NONE/refund/review",
-         "/transactions/PAY-NONE/refund", "/transactions/PAY-NONE/cancel", "/payouts", "/webhooks/msg_none/resend", "/settings/tokens",
+POSTS = ["/login", "/logout", "/transactions/PAY-NONE/refund/review",
+         "/transactions/PAY-NONE/refund", "/transactions/PAY-NONE/cancel", "/payouts", "/payouts/review",
+         "/webhooks/msg_none/resend", "/settings/tokens",
          "/settings/tokens/0/revoke", "/settings/webhook-secret", "/settings/users",
          "/settings/users/0/role", "/settings/users/0/active", "/settings/sandbox/reset",
          "/settings/users/0/reset-link", "/settings/users/0/two-factor/reset", "/settings/two-factor",
@@ -77,9 +81,25 @@ def test_each_role_may_do_only_what_it_is_allowed(signed_in, role, action, metho
 
 
 @pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("action, method, path", GUARDED)
+def test_each_role_may_do_only_what_it_is_allowed_in_the_sandbox_too(signed_in, role, action, method, path):
+    test_each_role_may_do_only_what_it_is_allowed(signed_in, role, action, method, SANDBOX + path)
+
+
+@pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("path", READ_FOR_EVERYONE)
 def test_every_role_reads_transactions_webhooks_and_the_audit_log(signed_in, role, path):
     assert signed_in[role].get(path).status_code == 200
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("path", PROGRESS)
+def test_every_role_may_ask_for_progress_and_no_one_signed_out(signed_in, server, role, path):
+    response = signed_in[role].get(path)
+    assert response.status_code == 404
+    assert "There is nothing here in this mode." in response.text
+    signed_out = Browserless(server.url).get(path)
+    assert signed_out.status_code == 302 and signed_out.headers["Location"].startswith("/login")
 
 
 def test_links_to_what_a_role_cannot_do_are_not_shown(signed_in):
@@ -99,9 +119,14 @@ def test_posts_without_a_csrf_token_are_refused(signed_in, path):
     assert forged.status_code == 400
 
 
+@pytest.mark.parametrize("path", [path for path in POSTS if not path.startswith(("/login", "/logout", "/password/"))])
+def test_sandbox_posts_without_a_csrf_token_are_refused(signed_in, path):
+    test_posts_without_a_csrf_token_are_refused(signed_in, SANDBOX + path)
+
+
 def test_htmx_posts_carry_the_token_in_a_header(signed_in):
     client = signed_in["admin"]
-    response = client.session.post(client.base_url + "/mode", data={"mode": "live"},
+    response = client.session.post(client.base_url + "/settings/webhook-secret",
                                    headers={"X-CSRFToken": client.csrf, "HX-Request": "true"},
                                    allow_redirects=False, timeout=30)
-    assert response.status_code == 303
+    assert response.status_code == 200

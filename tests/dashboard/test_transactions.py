@@ -13,7 +13,7 @@ from app.payments.model import Caller, Mode
 from app.store import listing as store
 from tests.conftest import payment_body
 
-from .conftest import switch_to_sandbox
+from .conftest import SANDBOX, switch_to_sandbox
 
 
 def _create(sandbox, reference: str, amount=100) -> str:
@@ -98,7 +98,7 @@ def test_the_page_links_carry_the_cursor_and_the_filters(sandbox, sandbox_financ
     created = [_create(sandbox, f"p-{tag}-{i}") for i in range(3)]
     first = sandbox_finance.get(f"/transactions?q=p-{tag}").text
     assert _tx_nos(first, created) == set(created[1:])
-    older = re.search(r'href="(/transactions\?older=[^"]+)" rel="next"', first).group(1).replace("&amp;", "&")
+    older = re.search(rf'href="({SANDBOX}/transactions\?older=[^"]+)" rel="next"', first).group(1).replace("&amp;", "&")
     assert older.endswith(f"&q=p-{tag}")
     second = sandbox_finance.get(older).text
     assert _tx_nos(second, created) == {created[0]}
@@ -159,3 +159,44 @@ def test_malformed_cursors_show_the_first_page_not_an_error(sandbox_finance, que
                                   "/audit?before=%C2%B2", "/audit?before=99999999999999999999"])
 def test_malformed_page_numbers_are_ignored(finance, path):
     assert finance.get(path).status_code == 200
+
+
+def test_a_pending_transaction_polls_its_progress_until_its_status_is_final(dashboard, merchant, sandbox):
+    support = dashboard(merchant.merchant_id, "support")  # reading a page is all it takes
+    switch_to_sandbox(support)
+    tx_no = sandbox.post("/transactions", payment_body(callbackUrl=merchant.inbox_url)).json()["transactionId"]
+    polling = f'hx-get="/transactions/{tx_no}/progress" hx-trigger="every 2s" hx-swap="outerHTML"'
+    page = support.get(f"/transactions/{tx_no}").text
+    assert polling in page and "Updates by itself" in page
+    pending = support.get(f"/transactions/{tx_no}/progress", headers={"HX-Request": "true"})
+    assert (pending.status_code, pending.text) == (204, "")
+
+    declined = sandbox.post(f"/sandbox/transactions/{tx_no}/outcome",
+                            {"status": "Declined", "declineReason": "Insufficient Funds"})
+    assert declined.status_code == 200
+    final = support.get(f"/transactions/{tx_no}/progress", headers={"HX-Request": "true"})
+    assert final.status_code == 200
+    status = final.text.split("</div>", 1)[0]
+    assert status.lstrip().startswith('<div id="tx-status" class="tx-status"')
+    assert "hx-trigger" not in final.text  # the new status stops the polling
+    assert f'data-announce="Payment {tx_no} is now Declined: Insufficient Funds."' in status
+    assert ">Declined<" in status
+    for part in ('id="tx-decline" hx-swap-oob="true"', 'id="status-fields" aria-labelledby="fields-title" hx-swap-oob="true"',
+                 'id="history" aria-labelledby="history-title" hx-swap-oob="true"',
+                 'id="deliveries" aria-labelledby="deliveries-title" hx-swap-oob="true"'):
+        assert part in final.text
+    assert "<strong>Decline reason:</strong> Insufficient Funds" in final.text
+    assert polling not in support.get(f"/transactions/{tx_no}").text and "Updates by itself" not in final.text
+    assert support.get("/transactions/PAY-NONE/progress").status_code == 404
+
+
+def test_the_side_panels_follow_the_final_status(dashboard, merchant, sandbox):
+    finance = dashboard(merchant.merchant_id, "finance")
+    switch_to_sandbox(finance)
+    tx_no = sandbox.post("/transactions", payment_body()).json()["transactionId"]
+    assert "Cancel payment" in finance.get(f"/transactions/{tx_no}").text
+    sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"})
+    final = finance.get(f"/transactions/{tx_no}/progress", headers={"HX-Request": "true"}).text
+    side = final.split('id="tx-side"', 1)[1]
+    assert side.startswith(' hx-swap-oob="true"')
+    assert "Review refund" in side and "Cancel payment" not in side

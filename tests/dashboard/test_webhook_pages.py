@@ -70,3 +70,32 @@ def test_the_inbox_shows_verified_invalid_and_duplicate_messages(sandbox_finance
     assert page.count("Signature verified") == 2 and page.count("Signature invalid") == 1
     assert page.count('<span class="state state-pending">Duplicate</span>') == 1
     assert msg_id in page and "Webhook-Signature" in page
+
+
+def test_a_resent_delivery_polls_until_its_new_attempt_is_made(sandbox_finance, event, app):
+    from app.webhooks.dispatcher import deliver_due
+    from app.webhooks.settings import DeliverySettings
+
+    htmx = {"HX-Request": "true"}
+    deliver_due(app.extensions["paydesk"], DeliverySettings.from_config(app.config))
+    page = sandbox_finance.get("/webhooks").text
+    webhook_id = page.split('id="delivery-', 1)[1].split('"', 1)[0]
+    attempts = int(page.split('id="delivery-', 1)[1].split("<dt>Attempts</dt><dd>", 1)[1].split("<", 1)[0])
+    assert "/progress" not in page  # nothing polls before a resend
+    answer = sandbox_finance.post(f"/webhooks/{webhook_id}/resend", headers=htmx)
+    progress = f"/webhooks/{webhook_id}/progress?after={attempts}"
+    assert f'hx-get="{progress}" hx-trigger="every 2s"' in answer.text
+    assert 'tabindex="-1" data-focus-after-swap data-announce>Queued' in answer.text
+    waiting = sandbox_finance.get(progress, headers=htmx)
+    assert (waiting.status_code, waiting.text) == (204, "")
+
+    deliver_due(app.extensions["paydesk"], DeliverySettings.from_config(app.config))
+    done = sandbox_finance.get(progress, headers=htmx)
+    assert done.status_code == 200
+    assert done.text.lstrip().startswith(f'<article class="delivery" id="delivery-{webhook_id}"')
+    assert "hx-trigger" not in done.text  # the new attempt stops the polling
+    assert f"Attempt {attempts + 1}: HTTP 204; the delivery is delivered." in done.text
+    assert 'data-focus-if-lost data-announce>' in done.text
+    assert '<details class="delivery-details" open>' in done.text
+    assert sandbox_finance.get(f"/webhooks/{webhook_id}/progress?after=x").status_code == 404
+    assert sandbox_finance.get("/webhooks/msg_unknown/progress?after=0").status_code == 404

@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from tests.support.strategies import hostile_text, path_segments, query_strings, url_quoted
 
+from tests.dashboard.conftest import SANDBOX
+
 from .conftest import assert_no_server_error, csrf_token_of, fresh_address
 
 PAYOUT_FORM = {
@@ -46,7 +48,8 @@ FORMS = {
                                       REFUND_FORM),
     "cancel": Form(st.one_of(st.sampled_from(["/transactions/SBX-PENDING/cancel"]),
                              path_segments.map("/transactions/{}/cancel".format)), {"step": "confirm"}),
-    "payout": Form(st.just("/payouts"), PAYOUT_FORM),
+    "payout": Form(st.just("/payouts"), {**PAYOUT_FORM, "request_key": "k1"}),
+    "payout review": Form(st.just("/payouts/review"), {**PAYOUT_FORM, "step": ""}),
     "new token": Form(st.just("/settings/tokens"), {"label": "checkout server"}),
     "new user": Form(st.just("/settings/users"), {"email": "new@shop.test", "role": "support"}),
     "role": Form(user_ids.map("/settings/users/{}/role".format), {"role": "finance"}),
@@ -54,7 +57,6 @@ FORMS = {
     "token revoke": Form(user_ids.map("/settings/tokens/{}/revoke".format)),
     "webhook secret, sandbox reset": Form(st.sampled_from(["/settings/webhook-secret",
                                                            "/settings/sandbox/reset"])),
-    "mode": Form(st.just("/mode"), {"mode": "sandbox"}),
     # A closed port as base URL: a connect that passes reaches no provider.
     "provider connect": Form(st.just("/settings/providers"),
                              {"provider": "paystack", "secret_key": "sk_test_hostile_corpus_0123456789",
@@ -76,6 +78,10 @@ PAGES = {
     "transactions and export": (st.sampled_from(["/transactions", "/transactions/export.csv", "/"]),
                                 ["q", "status", "kind", "from", "to", "older", "newer"]),
     "transaction": (path_segments.map("/transactions/{}".format), []),
+    "progress": (st.one_of(st.sampled_from(["/transactions/SBX-PENDING/progress",
+                                            "/transactions/SBX-CAPTURED/progress"]),
+                           path_segments.map("/transactions/{}/progress".format),
+                           path_segments.map("/webhooks/{}/progress".format)), ["after"]),
     "payout pages": (st.sampled_from(["/payouts/new", "/payouts/new/destination", "/payouts/banks"]),
                      ["method", "currency", "country", "q"]),
     "audit, webhooks, inbox, settings": (
@@ -122,7 +128,8 @@ PROPERTY = settings(max_examples=40, deadline=None,
 @PROPERTY
 @given(data=st.data())
 def test_hostile_form_posts_never_get_5xx(admin, colleague_id, form, data):
-    path = data.draw(FORMS[form].paths, label="path").replace("{colleague}", str(colleague_id))
+    """In the sandbox, where the test transactions (SBX-...) are."""
+    path = SANDBOX + data.draw(FORMS[form].paths, label="path").replace("{colleague}", str(colleague_id))
     body = data.draw(form_bodies(FORMS[form].valid, admin.csrf_token), label="body")
     note(f"POST {path[:300]} {body[:500]!r}")
     response = admin.client.post(path, data=body, content_type=data.draw(form_content_types),
@@ -166,7 +173,7 @@ def test_hostile_password_links_and_sign_in_codes_never_get_5xx(app, data):
 @given(data=st.data())
 def test_hostile_page_requests_never_get_5xx(admin, pages, data):
     paths, parameters = PAGES[pages]
-    path = data.draw(paths, label="path")
+    path = data.draw(st.sampled_from(["", SANDBOX]), label="mode") + data.draw(paths, label="path")
     query = data.draw(query_strings(parameters), label="query")
     note(f"GET {path[:300]}?{query[:500]}")
     response = admin.client.get(path, query_string=query, headers=data.draw(htmx))

@@ -155,3 +155,30 @@ def test_a_refusal_on_create_fails_the_payment_with_the_providers_words(deps, st
 ])
 def test_an_unreachable_provider_is_asked_again_later_the_longer_it_has_waited(waited, delay):
     assert services.retry_delay(waited) == delay
+
+
+def test_check_create_refuses_what_the_create_refuses_and_writes_nothing(deps, store, provider):
+    request = create_request(**{**PAYOUT, "bank": "999"}, account_number="12345")
+    with pytest.raises(FieldErrors) as checked:
+        services.check_create(deps, CALLER, request)
+    with pytest.raises(FieldErrors) as created:
+        services.create_transaction(deps, CALLER, request)
+    assert checked.value.errors == created.value.errors
+    assert list(checked.value.errors) == ["Payment.Bank", "Payment.AccountNumber"]
+    assert (store.commits, store.committed.transactions, provider.calls) == (0, {}, [])
+
+
+def test_check_create_refuses_a_reference_used_before(deps, store):
+    first = services.create_transaction(deps, CALLER, create_request(reference="order-7"))
+    commits = store.commits
+    with pytest.raises(DuplicateReference) as caught:
+        services.check_create(deps, CALLER, create_request(reference="order-7"))
+    assert caught.value.existing_tx_no == first.tx_no
+    assert store.commits == commits
+
+
+def test_check_create_gives_the_payouts_checked_account(deps, store):
+    checked = services.check_create(deps, CALLER, create_request(**PAYOUT, account_number="0123 456 785"))
+    assert checked.method.method_id == "ng-bank-payout"
+    assert checked.payment_details == {"bank": "058", "holder": "Ada Obi", "accountNumber": GTBANK_NUBAN}
+    assert store.committed.transactions == {}
