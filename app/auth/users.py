@@ -4,7 +4,7 @@ from __future__ import annotations
 from functools import cache, wraps
 
 from argon2.exceptions import InvalidHashError, VerificationError
-from flask import abort, g, jsonify, redirect, request, url_for
+from flask import abort, g, jsonify, redirect, request, session, url_for
 from flask_login import LoginManager, UserMixin, current_user, login_required
 
 from app.payments.model import Caller, Mode
