@@ -28,7 +28,7 @@ def test_a_session_ended_in_one_browser_is_signed_out_in_the_other(browser: Brow
         row = here.get_by_role("row", name=re.compile("Laptop browser 1.0"))
         expect(here.get_by_role("row", name=re.compile("this session"))).to_have_count(1)
         row.get_by_role("button", name=re.compile("^End")).click()
-        expect(here.get_by_role("status")).to_have_text(
+        expect(here.locator(".alert")).to_have_text(
             "The session is ended: it is signed out on its next request.")
         expect(here.get_by_role("row", name=re.compile("Laptop browser 1.0"))).to_have_count(0)
 
@@ -80,7 +80,7 @@ def test_an_invited_user_chooses_a_password_and_signs_in(browser: Browser, page:
     page.get_by_label("Role", exact=True).select_option("finance")
     page.get_by_role("button", name="Invite user").click()
     expect(page).to_have_title("Invitation · Paydesk")
-    expect(page.get_by_role("status")).to_contain_text(f"pass it on to {email} yourself")
+    expect(page.locator(".alert")).to_contain_text(f"pass it on to {email} yourself")
     link = page.get_by_label("One-time link").input_value()
 
     newcomer = browser.new_context()
@@ -95,7 +95,7 @@ def test_an_invited_user_chooses_a_password_and_signs_in(browser: Browser, page:
         theirs.get_by_label("New password", exact=True).fill(NEW_PASSWORD)
         theirs.get_by_label("New password again").fill(NEW_PASSWORD)
         theirs.get_by_role("button", name="Set password").click()
-        expect(theirs.get_by_role("status")).to_have_text("Your password is set. Sign in with it.")
+        expect(theirs.locator(".alert")).to_have_text("Your password is set. Sign in with it.")
         theirs.get_by_label("E-mail").fill(email)
         theirs.get_by_label("Password").fill(NEW_PASSWORD)
         theirs.get_by_role("button", name="Sign in").click()
@@ -120,5 +120,5 @@ def test_change_the_own_password(page: Page, server, merchant):
     page.get_by_label("New password", exact=True).fill(NEW_PASSWORD)
     page.get_by_label("New password again").fill(NEW_PASSWORD)
     page.get_by_role("button", name="Change password").click()
-    expect(page.get_by_role("status")).to_have_text(
+    expect(page.locator(".alert")).to_have_text(
         "Your password is changed. Your other sessions are signed out.")
