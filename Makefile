@@ -6,6 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 5000
 export BASE_URL ?= http://$(HOST):$(PORT)
 PRISM := tests/providers/prism/node_modules/.bin/prism
+AXE := tests/browser/axe/node_modules/axe-core/axe.min.js
 
 .PHONY: run test install install-test chromium wrk worker bench bench-smoke clean
 
@@ -21,12 +22,18 @@ $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 
 install: $(VENV)/.installed
 
-install-test: $(VENV)/.installed-test chromium wrk $(PRISM)
+install-test: $(VENV)/.installed-test chromium wrk $(PRISM) $(AXE)
 
 # Prism (npm @stoplight/prism-cli, pinned with its lock file) checks every request of the
 # Paystack connector against Paystack's OpenAPI document; installed under the tests, not globally.
 $(PRISM): tests/providers/prism/package.json tests/providers/prism/package-lock.json
 	npm ci --prefix tests/providers/prism --no-audit --no-fund --ignore-scripts
+	touch $@
+
+# axe-core (npm, pinned with its lock file) is injected into every dashboard page by the
+# accessibility tests to check it against WCAG 2.2 AA.
+$(AXE): tests/browser/axe/package.json tests/browser/axe/package-lock.json
+	npm ci --prefix tests/browser/axe --no-audit --no-fund --ignore-scripts
 	touch $@
 
 # Browser tests drive Debian's Chromium; Playwright cannot download its own here.

@@ -10,6 +10,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from app.cli import upgrade_database
+from app.dashboard.modes import PREFIXES
+from app.payments.model import Mode
 from tests.conftest import make_app
 from tests.dashboard.conftest import PASSWORD, SANDBOX
 from tests.support.servers import ThreadedServer, free_port
@@ -74,3 +76,9 @@ def htmx_settled(page: Page) -> None:
     """Wait until htmx has finished its swaps: content it swapped in gets its hx- behaviour only
     when it settles (about 20 ms later), and a change made before that would be missed."""
     expect(page.locator(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added")).to_have_count(0)
+
+
+def open_in_mode(page: Page, base_url: str, path: str, mode: str) -> None:
+    """Open a dashboard path ("/audit") in that mode ("live" or "sandbox"), at the URL the mode
+    gives it (sandbox pages start /test/, app/dashboard/modes.py)."""
+    page.goto(base_url + PREFIXES[Mode(mode)] + path)

@@ -165,7 +165,7 @@ def test_a_pending_transaction_polls_its_progress_until_its_status_is_final(dash
     support = dashboard(merchant.merchant_id, "support")  # reading a page is all it takes
     switch_to_sandbox(support)
     tx_no = sandbox.post("/transactions", payment_body(callbackUrl=merchant.inbox_url)).json()["transactionId"]
-    polling = f'hx-get="/transactions/{tx_no}/progress" hx-trigger="every 2s" hx-swap="outerHTML"'
+    polling = f'hx-get="{SANDBOX}/transactions/{tx_no}/progress" hx-trigger="every 2s" hx-swap="outerHTML"'
     page = support.get(f"/transactions/{tx_no}").text
     assert polling in page and "Updates by itself" in page
     pending = support.get(f"/transactions/{tx_no}/progress", headers={"HX-Request": "true"})

@@ -13,7 +13,7 @@ from standardwebhooks.webhooks import Webhook
 from app.store.tables import audit_log
 from tests.conftest import payment_body
 
-from .conftest import switch_to_sandbox
+from .conftest import SANDBOX, switch_to_sandbox
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_a_resent_delivery_polls_until_its_new_attempt_is_made(sandbox_finance, 
     assert "/progress" not in page  # nothing polls before a resend
     answer = sandbox_finance.post(f"/webhooks/{webhook_id}/resend", headers=htmx)
     progress = f"/webhooks/{webhook_id}/progress?after={attempts}"
-    assert f'hx-get="{progress}" hx-trigger="every 2s"' in answer.text
+    assert f'hx-get="{SANDBOX}{progress}" hx-trigger="every 2s"' in answer.text
     assert 'tabindex="-1" data-focus-after-swap data-announce>Queued' in answer.text
     waiting = sandbox_finance.get(progress, headers=htmx)
     assert (waiting.status_code, waiting.text) == (204, "")
