@@ -86,6 +86,15 @@ class Config:
         self.PERMANENT_SESSION_LIFETIME = timedelta(hours=8)
         self.WTF_CSRF_TIME_LIMIT = None  # tied to the session's lifetime instead
         self.MAX_CONTENT_LENGTH = 1024 * 1024
+        # Outgoing e-mail (password reset links, invitations). Without SMTP_HOST the links are
+        # written to the log instead, and are always shown to the admin who made them.
+        self.SMTP_HOST = env.get("SMTP_HOST", "")
+        self.SMTP_PORT = int(env.get("SMTP_PORT", "587"))
+        self.SMTP_USERNAME = env.get("SMTP_USERNAME", "")
+        self.SMTP_PASSWORD = env.get("SMTP_PASSWORD", "")
+        self.SMTP_STARTTLS = env.get("SMTP_STARTTLS", "1") == "1"
+        self.SMTP_FROM = env.get("SMTP_FROM", "Paydesk <paydesk@localhost>")
+        self.SMTP_TIMEOUT = float(env.get("SMTP_TIMEOUT", "10"))
         self.TESTING = False
         for key, value in overrides.items():
             setattr(self, key, value)

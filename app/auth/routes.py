@@ -1,9 +1,13 @@
-"""Sign in and sign out."""
+"""Sign in (password, then the second factor when the user has one), sign out, and the
+one-time links that let a user choose a password."""
 from __future__ import annotations
+
+from datetime import timedelta
 
 from flask import (
     flash,
     g,
+    make_response,
     redirect,
     render_template,
     request,
@@ -11,29 +15,42 @@ from flask import (
     url_for,
 )
 from flask_limiter import RateLimitExceeded
-from flask_login import current_user, login_required, login_user, logout_user
+from flask_login import current_user, login_required, login_user
 from flask_wtf.csrf import CSRFError
 
 from app.dashboard.navigation import landing_endpoint
+from app.payments.model import Caller, Mode
 from app.payments.formats import storable_text
+from app.store import password_links, two_factor as second_factors, user_sessions
 from app.store.merchants import password_hasher
-from app.store.users import record_login, user_for_sign_in
+from app.store.users import set_password_hash, user_by_id, user_for_sign_in
 from app.web import deps as app_deps
 
-from . import auth, limiter
-from .forms import LoginForm
-from .users import DashboardUser, check_password, local_path
+from . import auth, limiter, sessions
+from .forms import CodeForm, LoginForm, NewPasswordForm
+from .two_factor import hash_recovery_code, looks_like_recovery_code, matching_step
+from .users import check_password, load_user, local_path
 
 # Failed sign-ins only (successful ones do not count): per account, against guessing one
 # password, and per address, against trying many accounts.
 FAILED_LOGINS_PER_ACCOUNT = "5 per 15 minutes"
 FAILED_LOGINS_PER_ADDRESS = "30 per 15 minutes"
 WRONG_CREDENTIALS = "Incorrect e-mail or password."
+WRONG_CODE = "Incorrect or already used code."
 TOO_MANY_ATTEMPTS = "Too many failed sign-in attempts. Wait 15 minutes and try again."
+LINK_UNUSABLE = ("This link has expired or was already used. Ask your admin for a new one.")
+# Between the password and the code: the user id and when the password was right.
+PENDING_USER, PENDING_SINCE, PENDING_NEXT = "two_factor_user", "two_factor_since", "two_factor_next"
+# The code must follow the password within this time, or the password is asked again.
+CODE_WAIT = timedelta(minutes=5)
 
 
 def _account_key() -> str:
     return "login-account:" + (request.form.get("email") or "").strip().lower()[:254]
+
+
+def _pending_account_key() -> str:
+    return f"login-code:{session.get(PENDING_USER)}"
 
 
 def _failed(_response) -> bool:
@@ -60,25 +77,127 @@ def login():
         return render_template("auth/login.html", form=form, error=WRONG_CREDENTIALS), 401
     new_hash = (password_hasher.hash(form.password.data)
                 if password_hasher.check_needs_rehash(row.password_hash) else None)
-    with deps.uow() as uow:
-        record_login(uow.conn, row.id, deps.clock(), new_hash)
-        uow.commit()
-    # A new session: nothing from before sign-in survives, and the CSRF token is new.
-    session.clear()
-    g.pop("csrf_token", None)
-    login_user(DashboardUser(row))
+    target = local_path(request.args.get("next"))
+    if row.has_two_factor:
+        if new_hash:
+            with deps.uow() as uow:
+                set_password_hash(uow.conn, row.id, new_hash)
+                uow.commit()
+        # Nothing is signed in yet: the cookie only remembers whose code to ask for.
+        session.clear()
+        g.pop("csrf_token", None)
+        session.update({PENDING_USER: row.id, PENDING_SINCE: deps.clock().timestamp(),
+                        PENDING_NEXT: target})
+        return redirect(url_for("auth.login_code"), 303)
+    return _signed_in(row.id, target, new_hash)
+
+
+def _signed_in(user_id: int, target: str | None, new_hash: str | None = None):
+    """Start the user's session and go where they were heading."""
+    sessions.begin(user_id, new_hash)
+    login_user(load_user(str(user_id)))
     # Live unless `next` is a sandbox page (/test/...): a shared sandbox link works after sign-in.
-    return redirect(local_path(request.args.get("next")) or url_for(landing_endpoint(current_user)), 303)
+    return redirect(target or url_for(landing_endpoint(current_user)), 303)
+
+
+def _pending_user():
+    """The user whose password was right less than CODE_WAIT ago in this browser, or None."""
+    user_id, since = session.get(PENDING_USER), session.get(PENDING_SINCE)
+    if not isinstance(user_id, int) or not isinstance(since, float):
+        return None
+    if app_deps().clock().timestamp() - since > CODE_WAIT.total_seconds():
+        return None
+    with app_deps().uow(write=False) as uow:
+        row = user_by_id(uow.conn, user_id)
+    return row if row is not None and row.active and row.has_two_factor else None
+
+
+@auth.route("/login/code", methods=["GET", "POST"])
+@limiter.limit(FAILED_LOGINS_PER_ACCOUNT, key_func=_pending_account_key, methods=["POST"],
+               deduct_when=_failed)
+@limiter.limit(FAILED_LOGINS_PER_ADDRESS, methods=["POST"], deduct_when=_failed)
+def login_code():
+    """The second step of sign-in: a code from the authenticator app, or a recovery code."""
+    if current_user.is_authenticated:
+        return redirect(url_for(landing_endpoint(current_user)))
+    row = _pending_user()
+    if row is None:
+        flash("Sign in again to continue.", "info")
+        return redirect(url_for("auth.login"), 303 if request.method == "POST" else 302)
+    form = CodeForm()
+    if not form.validate_on_submit():
+        status = 422 if request.method == "POST" else 200
+        return render_template("auth/code.html", form=form), status
+    if not _second_factor_accepted(row, form.code.data):
+        g.login_failed = True
+        return render_template("auth/code.html", form=form, error=WRONG_CODE), 401
+    return _signed_in(row.id, session.get(PENDING_NEXT))
+
+
+def _second_factor_accepted(row, code: str) -> bool:
+    """A TOTP code of a time-step after the last accepted one, or an unused recovery code (spent
+    now, and audited)."""
+    deps = app_deps()
+    with deps.uow() as uow:
+        if looks_like_recovery_code(code):
+            accepted = second_factors.use_recovery_code(uow.conn, row.id, hash_recovery_code(code),
+                                                        deps.clock())
+            if accepted:
+                left = second_factors.unused_recovery_codes(uow.conn, row.id)
+                uow.audit(_user_caller(row), "user.recovery_code_use", target=row.email,
+                          detail={"left": left}, both_modes=True)
+        else:
+            sealed, _last = second_factors.sealed_totp_secret(uow.conn, row.id)
+            step = matching_step(deps.providers.box.open(sealed), code) if sealed else None
+            accepted = step is not None and second_factors.claim_step(uow.conn, row.id, step)
+        uow.commit()
+    return accepted
+
+
+def _user_caller(row) -> Caller:
+    """The user as the audit log's actor, before (or without) a session."""
+    return Caller(row.merchant_id, Mode.LIVE, row.email, request.remote_addr)
 
 
 @auth.post("/logout")
 @login_required
 def logout():
-    """End the session."""
-    logout_user()
-    session.clear()
+    """End the session: its row too, so a copy of the cookie signs in no one."""
+    sessions.end_current("signed out")
     flash("You are signed out.", "info")
     return redirect(url_for("auth.login"), 303)
+
+
+@auth.route("/password/<token>", methods=["GET", "POST"])
+def set_password(token: str):
+    """A reset link or invitation: the user chooses a password, once, before the link expires."""
+    deps = app_deps()
+    with deps.uow(write=False) as uow:
+        link = password_links.usable_link(uow.conn, token, deps.clock())
+    if link is None:
+        return _no_store(render_template("auth/link_unusable.html", error=LINK_UNUSABLE), 404)
+    form = NewPasswordForm(meta={"email": link.email})
+    if not form.validate_on_submit():
+        status = 422 if request.method == "POST" else 200
+        return _no_store(render_template("auth/set_password.html", form=form, link=link), status)
+    now = deps.clock()
+    with deps.uow() as uow:
+        if not password_links.use_link(uow.conn, link.id, now):
+            return _no_store(render_template("auth/link_unusable.html", error=LINK_UNUSABLE), 404)
+        set_password_hash(uow.conn, link.user_id, password_hasher.hash(form.new_password.data))
+        user_sessions.end_sessions_of(uow.conn, link.user_id, now, "password reset")
+        uow.audit(_user_caller(link), "user.password_set", target=link.email,
+                  detail={"through": link.purpose}, both_modes=True)
+        uow.commit()
+    flash("Your password is set. Sign in with it.", "success")
+    return redirect(url_for("auth.login"), 303)
+
+
+def _no_store(body, status: int):
+    """A page whose URL is a secret: kept out of caches (and its Referer is same-origin only)."""
+    response = make_response(body, status)
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 @auth.errorhandler(RateLimitExceeded)

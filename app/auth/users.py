@@ -4,13 +4,15 @@ from __future__ import annotations
 from functools import cache, wraps
 
 from argon2.exceptions import InvalidHashError, VerificationError
-from flask import abort, g, jsonify, redirect, request, url_for
+from flask import abort, g, jsonify, redirect, request, session, url_for
 from flask_login import LoginManager, UserMixin, current_user, login_required
 
 from app.payments.model import Caller, Mode
 from app.store.merchants import password_hasher
-from app.store.users import user_for_session
+from app.store.user_sessions import LAST_SEEN_EVERY, live_session_user, note_seen
 from app.web import deps as app_deps
+
+from .sessions import SESSION_KEY, sessions_started_after
 
 # What each role may do beyond reading; support reads and adds notes. decisions.md fixes the roles.
 PERMISSIONS = {
@@ -42,15 +44,20 @@ login_manager.login_message_category = "info"
 
 
 class DashboardUser(UserMixin):
-    """A signed-in member of a merchant's staff, read from the database on every request."""
+    """A signed-in member of a merchant's staff in one of their sessions, read from the database
+    on every request."""
 
     def __init__(self, row):
         self.id = row.id
+        self.session_id = row.session_id
         self.merchant_id = row.merchant_id
         self.merchant_name = row.merchant_name
         self.email = row.email
         self.role = row.role
         self.active = bool(row.active)
+        self.has_two_factor = bool(row.has_two_factor)
+        # The merchant requires a second factor and this user has none yet: enrol first.
+        self.must_enrol = bool(row.require_two_factor) and not self.has_two_factor
 
     @property
     def is_active(self) -> bool:
@@ -64,12 +71,21 @@ class DashboardUser(UserMixin):
 
 @login_manager.user_loader
 def load_user(user_id: str) -> DashboardUser | None:
-    """The session's user, fresh from the database, so role changes and deactivation apply at once."""
+    """The cookie's user if its session row is live, fresh from the database, so role changes,
+    deactivation and ended sessions apply at once."""
+    key = session.get(SESSION_KEY)
+    if not isinstance(key, str):
+        return None  # a cookie from before server-side sessions, or none
     deps = app_deps()
+    now = deps.clock()
     with deps.uow(write=False) as uow:
-        row = user_for_session(uow.conn, int(user_id))
-    if row is None or not row.active:
+        row = live_session_user(uow.conn, key, sessions_started_after(now))
+    if row is None or str(row.id) != user_id:
         return None
+    if now - row.last_seen_at >= LAST_SEEN_EVERY:
+        with deps.uow() as uow:
+            note_seen(uow.conn, row.session_id, now)
+            uow.commit()
     return DashboardUser(row)
 
 

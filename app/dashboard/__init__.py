@@ -84,6 +84,6 @@ def csrf_failed(_error):
 
 
 from . import (  # noqa: E402,F401
-    approvals, audit, cancel, notes, overview, payouts, providers, refunds, settings, transactions,
-    webhooks,
+    account, accounts_admin, approvals, audit, cancel, notes, overview, payouts, providers, refunds,
+    settings, transactions, webhooks,
 )

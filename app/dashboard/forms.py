@@ -9,7 +9,6 @@ from email_validator import EmailNotValidError, validate_email
 from flask_wtf import FlaskForm
 from wtforms import (
     EmailField,
-    PasswordField,
     SelectChoice,
     SelectField,
     StringField,
@@ -103,7 +102,7 @@ def sign_in_address(_form, field) -> None:
 
 
 class NewUserForm(FlaskForm):
-    """A new dashboard user of the merchant."""
+    """A new dashboard user of the merchant (who chooses their own password through an invitation)."""
 
     class Meta:
         csrf = False
@@ -111,9 +110,3 @@ class NewUserForm(FlaskForm):
     email = EmailField("E-mail", validators=[InputRequired("Enter an e-mail address"),
                                              Length(max=254), sign_in_address])
     role = SelectField("Role", choices=[SelectChoice(r, r.title()) for r in ROLES])
-    password = PasswordField("Initial password",
-                             validators=[InputRequired("Enter an initial password"),
-                                         Length(min=12, max=1024,
-                                                message="Use 12 to 1024 characters")],
-                             description="At least 12 characters; give it to the user privately",
-                             render_kw={"autocomplete": "new-password"})

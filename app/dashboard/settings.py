@@ -21,6 +21,8 @@ from app.auth.api_tokens import forget_checked_tokens
 from app.auth.users import ROLE_DESCRIPTIONS, current_caller, requires
 from app.payments import services
 from app.store import credentials
+from app.store.password_links import INVITE
+from app.store.user_sessions import end_sessions_of
 from app.store import users as staff
 from app.store.merchants import (
     ROLES,
@@ -35,6 +37,7 @@ from app.web import deps
 
 from . import dashboard
 from .forms import NewUserForm, TokenForm
+from .password_links import mail_link, new_link, show_link
 from .navigation import SETTINGS_TABS, nav_items
 
 # Row ids are 64-bit integers: a larger number in a URL names no row (and neither database
@@ -63,6 +66,7 @@ def _settings_page(status: int = 200, token_form=None, user_form=None):
         inbox_url=inbox_url(current_app.config["BASE_URL"], merchant.inbox_key),
         default_callback_url=merchant.default_callback_url, roles=ROLES,
         role_descriptions=ROLE_DESCRIPTIONS, token_form=token_form or TokenForm(formdata=None),
+        two_factor_required=merchant.require_two_factor,
         user_form=user_form or NewUserForm(formdata=None),
     ), status
 
@@ -134,7 +138,8 @@ def rotate_secret():
 @dashboard.post("/settings/users")
 @requires("manage_settings")
 def add_user():
-    """Create a dashboard user of the merchant with a role and an initial password."""
+    """Invite a dashboard user of the merchant with a role: they choose their own password
+    through a one-time link, shown here and e-mailed (app/dashboard/accounts_admin.py)."""
     form = NewUserForm()
     if not form.validate():
         return _settings_page(422, user_form=form)
@@ -143,12 +148,12 @@ def add_user():
         if staff.email_taken(uow.conn, email):
             form.email.errors = ["A user with this e-mail already exists"]
             return _settings_page(422, user_form=form)
-        create_user(uow.conn, caller.merchant_id, email, form.role.data, form.password.data)
+        user_id = create_user(uow.conn, caller.merchant_id, email, form.role.data, None)
         uow.audit(caller, "user.create", target=email, detail={"role": form.role.data},
                   both_modes=True)
+        link = new_link(uow, caller, user_id, email, INVITE)
         uow.commit()
-    flash(f"{email} can now sign in as {form.role.data}.", "success")
-    return redirect(url_for("dashboard.settings", _anchor="users"), 303)
+    return show_link(email, INVITE, link, mail_link(caller, email, INVITE, link))
 
 
 @dashboard.post(f"/settings/users/<{ROW_ID}:user_id>/role")
@@ -183,6 +188,8 @@ def set_active(user_id: int):
             flash(LAST_ADMIN, "error")
             return redirect(url_for("dashboard.settings", _anchor="users"), 303)
         staff.set_active(uow.conn, caller, user_id, active)
+        if not active:
+            end_sessions_of(uow.conn, user_id, deps().clock(), "deactivated")
         uow.audit(caller, "user.activate" if active else "user.deactivate", target=member.email,
                   both_modes=True)
         uow.commit()

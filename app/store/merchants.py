@@ -16,6 +16,7 @@ from app.util import utcnow
 
 from .repository import UnitOfWork
 from .tables import api_tokens, merchants, users, webhook_secrets
+from .users import NO_PASSWORD
 
 ROLES = ("support", "finance", "payouts", "admin")
 TOKEN_PREFIX = {Mode.LIVE: "pd_live_", Mode.SANDBOX: "pd_test_"}
@@ -175,13 +176,16 @@ def merchant_by_id(conn: Connection, merchant_id: int):
     return conn.execute(select(merchants).where(merchants.c.id == merchant_id)).first()
 
 
-def create_user(conn: Connection, merchant_id: int, email: str, role: str, password: str) -> int:
-    """A dashboard user of the merchant, with an Argon2id password hash."""
+def create_user(conn: Connection, merchant_id: int, email: str, role: str,
+                password: str | None) -> int:
+    """A dashboard user of the merchant, with an Argon2id password hash (none yet when invited:
+    no password signs them in until they choose one through their invitation link)."""
     if role not in ROLES:
         raise ValueError(f"role must be one of {', '.join(ROLES)}")
     return conn.execute(
         insert(users)
         .values(merchant_id=merchant_id, email=email.lower(), role=role,
-                password_hash=password_hasher.hash(password), created_at=utcnow())
+                password_hash=password_hasher.hash(password) if password is not None else NO_PASSWORD,
+                created_at=utcnow())
         .returning(users.c.id)
     ).scalar_one()

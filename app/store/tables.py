@@ -64,6 +64,8 @@ merchants = Table(
     Column("inbox_key", String(64), nullable=False, unique=True),
     Column("default_callback_url", String(2048)),
     Column("created_at", UtcDateTime(), nullable=False),
+    # Every user must have a second factor: those without one are sent to enrol after sign-in.
+    Column("require_two_factor", Boolean, nullable=False, server_default=text("false")),
 )
 
 api_tokens = Table(
@@ -340,6 +342,54 @@ users = Table(
     Column("active", Boolean, nullable=False, server_default=text("true")),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("last_login_at", UtcDateTime()),
+    # TOTP second factor: the secret as a Fernet token (app/store/encryption.py), NULL when none;
+    # the last time-step a code was accepted for, so a code is never accepted twice.
+    Column("totp_secret", Text),
+    Column("totp_last_step", BigInteger),
+)
+
+# One row per sign-in: the session cookie carries a random key whose SHA-256 is key_hash, and
+# every request checks the row is still live (ended_at NULL), so ending it signs the cookie out.
+user_sessions = Table(
+    "user_sessions",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("user_id", ForeignKey("users.id"), nullable=False),
+    Column("key_hash", String(64), nullable=False, unique=True),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("last_seen_at", UtcDateTime(), nullable=False),
+    Column("ip", String(64)),
+    Column("user_agent", String(300)),
+    Column("ended_at", UtcDateTime()),
+    Column("end_reason", String(40)),  # signed out | ended by user | password changed | ...
+    Index("ix_user_sessions_user", "user_id", "ended_at"),
+)
+
+# One-time links that let a user choose a password: an admin's reset link or an invitation.
+# Only the SHA-256 of the link's token is kept; used_at makes it single use.
+password_links = Table(
+    "password_links",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("user_id", ForeignKey("users.id"), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("purpose", String(10), nullable=False),  # reset | invite
+    Column("created_by", String(254), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("expires_at", UtcDateTime(), nullable=False),
+    Column("used_at", UtcDateTime()),
+    Index("ix_password_links_user", "user_id"),
+)
+
+# Ten one-time codes per user with a second factor, for a lost authenticator; SHA-256 only.
+recovery_codes = Table(
+    "recovery_codes",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("user_id", ForeignKey("users.id"), nullable=False),
+    Column("code_hash", String(64), nullable=False),
+    Column("used_at", UtcDateTime()),
+    Index("ix_recovery_codes_user", "user_id"),
 )
 
 # Every webhook a provider sent to a provider account's URL, verified or not, and what came of it.

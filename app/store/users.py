@@ -15,7 +15,10 @@ from .tables import merchants, users
 
 _USER_COLUMNS = (users.c.id, users.c.merchant_id, users.c.email, users.c.role, users.c.active,
                  users.c.password_hash, users.c.created_at, users.c.last_login_at,
+                 users.c.totp_secret.is_not(None).label("has_two_factor"),
                  merchants.c.name.label("merchant_name"))
+# Stored for a user who has not chosen a password yet (invited): no password verifies against it.
+NO_PASSWORD = "!"  # nosec B105 # not a password: a stored value no password verifies against
 
 
 def user_for_sign_in(conn: Connection, email: str):
@@ -23,8 +26,8 @@ def user_for_sign_in(conn: Connection, email: str):
     return _user_with_merchant_name(conn, users.c.email == email.strip().lower())
 
 
-def user_for_session(conn: Connection, user_id: int):
-    """The user a signed-in session belongs to and their merchant's name, or None."""
+def user_by_id(conn: Connection, user_id: int):
+    """The user with this id and their merchant's name, or None."""
     return _user_with_merchant_name(conn, users.c.id == user_id)
 
 
@@ -40,6 +43,11 @@ def record_login(conn: Connection, user_id: int, at: datetime, new_password_hash
     if new_password_hash:
         values["password_hash"] = new_password_hash
     conn.execute(update(users).where(users.c.id == user_id).values(**values))
+
+
+def set_password_hash(conn: Connection, user_id: int, password_hash: str) -> None:
+    """Store the user's new password (its Argon2id hash)."""
+    conn.execute(update(users).where(users.c.id == user_id).values(password_hash=password_hash))
 
 
 def email_taken(conn: Connection, email: str) -> bool:
@@ -58,7 +66,8 @@ def users_of(conn: Connection, caller: Caller) -> list:
     """The merchant's dashboard users, by e-mail."""
     return list(conn.execute(
         select(users.c.id, users.c.email, users.c.role, users.c.active, users.c.created_at,
-               users.c.last_login_at)
+               users.c.last_login_at, users.c.totp_secret.is_not(None).label("has_two_factor"),
+               (users.c.password_hash == NO_PASSWORD).label("invited"))
         .where(*scoped_to_merchant(users, caller)).order_by(users.c.email)
     ))
 
@@ -66,7 +75,8 @@ def users_of(conn: Connection, caller: Caller) -> list:
 def user_of(conn: Connection, caller: Caller, user_id: int):
     """One of the merchant's users, or None when the id is not theirs."""
     return conn.execute(
-        select(users.c.id, users.c.email, users.c.role, users.c.active)
+        select(users.c.id, users.c.email, users.c.role, users.c.active,
+               users.c.totp_secret.is_not(None).label("has_two_factor"))
         .where(*_callers_user(caller, user_id))
     ).first()
 

@@ -18,7 +18,7 @@ ix_transactions_provider_id (0001).
 transaction_notes holds the staff's notes on a transaction (app.store.notes).
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0008
 Create Date: 2026-11-25 14:30:00
 """
 import sqlalchemy as sa
@@ -26,7 +26,7 @@ from alembic import op
 
 
 revision = '0009'
-down_revision = '0007'
+down_revision = '0008'
 branch_labels = None
 depends_on = None
 

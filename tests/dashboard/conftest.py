@@ -12,7 +12,7 @@ from app.store.merchants import create_user
 PASSWORD = "correct horse battery staple"
 # Sandbox pages' URLs start with this; the sign-in pages have one URL for both modes.
 SANDBOX = "/test"
-_SIGN_IN_PAGES = ("/login", "/logout")
+_SIGN_IN_PAGES = ("/login", "/logout", "/password/")
 _CSRF = re.compile(r'"X-CSRFToken": "([^"]+)"')
 _SANDBOX_LINK = re.compile(r'<a href="([^"]*)" data-mode="sandbox"')
 

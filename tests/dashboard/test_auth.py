@@ -125,7 +125,8 @@ def test_htmx_requests_without_a_session_are_sent_to_the_login_page(server):
 
 
 @pytest.mark.parametrize("path", ["/", "/transactions", "/transactions/export.csv", "/transactions/PAY-1",
-                                  "/payouts/new", "/webhooks", "/webhooks/inbox", "/audit", "/settings"])
+                                  "/payouts/new", "/webhooks", "/webhooks/inbox", "/audit", "/settings",
+                                  "/account", "/account/sessions", "/account/two-factor"])
 def test_every_page_needs_sign_in(server, path):
     response = Browserless(server.url).get(path)
     assert response.status_code == 302

@@ -421,6 +421,73 @@ def check_set_user_limits(a, other):
                                                      "max_refund": "1", "max_payout": "1"}))
 
 
+def check_password_reset_link(a, other):
+    _not_found(a.post(f"/settings/users/{other.user_id}/reset-link"))
+
+
+def check_reset_two_factor(a, other):
+    _not_found(a.post(f"/settings/users/{other.user_id}/two-factor/reset"))
+
+
+def check_require_two_factor(a, other):
+    # The rule is always the signed-in user's merchant's: B's stays optional.
+    assert a.post("/settings/two-factor", {"required": "1"}).status_code == 303
+    b = Browserless(a.base_url)
+    b.login(other.user_email)
+    assert b.get("/transactions").status_code == 200  # not sent to enrol
+
+
+def check_account(a, other):
+    _never_shows(a.get("/account"), other)
+
+
+def check_change_password(a, other):
+    response = a.post("/account/password", {"current_password": "wrong", "new_password": "x",
+                                            "confirm": "x"})
+    assert response.status_code == 422
+    _never_shows_in(response, other)
+
+
+def check_two_factor(a, other):
+    _never_shows(a.get("/account/two-factor"), other)
+
+
+def check_enable_two_factor(a, other):
+    a.get("/account/two-factor")
+    response = a.post("/account/two-factor", {"code": "000000"})
+    assert response.status_code in (200, 422)
+    _never_shows_in(response, other)
+
+
+def check_account_sessions(a, other):
+    _never_shows(a.get("/account/sessions"), other)
+
+
+def check_end_session(a, other):
+    b = Browserless(a.base_url)
+    b.login(other.user_email)
+    with_id = b.get("/account/sessions").text
+    session_id = with_id.split("/account/sessions/")[1].split("/end")[0]
+    _not_found(a.post(f"/account/sessions/{session_id}/end"))
+    assert b.get("/transactions").status_code == 200  # B's user is still signed in
+
+
+def check_login_code(a, other):
+    assert a.get("/login/code").status_code == 302  # signed in already: off to the list
+
+
+def check_set_password(a, other):
+    response = a.get("/password/not-a-link-of-anyone")
+    assert response.status_code == 404
+    assert "This link has expired or was already used." in response.text
+
+
+def _never_shows_in(response, other: OtherMerchant) -> None:
+    """Nothing of B in a form's error answer."""
+    for secret in (other.user_email, other.token_prefix, other.payment):
+        assert secret not in response.text
+
+
 def check_login(a, other):
     assert a.get("/login").status_code == 302  # signed in already: off to the list
 
@@ -474,7 +541,18 @@ CHECKS = {
     "dashboard.approval_settings": check_approval_settings,
     "dashboard.set_approval_threshold": check_set_approval_threshold,
     "dashboard.set_user_limits": check_set_user_limits,
+    "dashboard.password_reset_link": check_password_reset_link,
+    "dashboard.reset_two_factor": check_reset_two_factor,
+    "dashboard.require_two_factor": check_require_two_factor,
+    "dashboard.account": check_account,
+    "dashboard.change_password": check_change_password,
+    "dashboard.two_factor": check_two_factor,
+    "dashboard.enable_two_factor": check_enable_two_factor,
+    "dashboard.account_sessions": check_account_sessions,
+    "dashboard.end_session": check_end_session,
     "auth.login": check_login,
+    "auth.login_code": check_login_code,
+    "auth.set_password": check_set_password,
     "auth.logout": check_logout,
 }
 

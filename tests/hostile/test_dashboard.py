@@ -51,8 +51,7 @@ FORMS = {
     "payout": Form(st.just("/payouts"), {**PAYOUT_FORM, "request_key": "k1"}),
     "payout review": Form(st.just("/payouts/review"), {**PAYOUT_FORM, "step": ""}),
     "new token": Form(st.just("/settings/tokens"), {"label": "checkout server"}),
-    "new user": Form(st.just("/settings/users"),
-                     {"email": "new@shop.test", "role": "support", "password": "a long password 1"}),
+    "new user": Form(st.just("/settings/users"), {"email": "new@shop.test", "role": "support"}),
     "role": Form(user_ids.map("/settings/users/{}/role".format), {"role": "finance"}),
     "access": Form(user_ids.map("/settings/users/{}/active".format), {"active": "0"}),
     "token revoke": Form(user_ids.map("/settings/tokens/{}/revoke".format)),
@@ -71,6 +70,15 @@ FORMS = {
     "approval threshold": Form(st.just("/settings/approvals/thresholds"), {"currency": "EUR", "amount": "50"}),
     "user limits": Form(st.just("/settings/approvals/limits"),
                         {"user_id": "1", "currency": "EUR", "max_refund": "20", "max_payout": "30"}),
+    "password link, two-factor reset": Form(st.one_of(
+        user_ids.map("/settings/users/{}/reset-link".format),
+        user_ids.map("/settings/users/{}/two-factor/reset".format))),
+    "two-factor rule": Form(st.just("/settings/two-factor"), {"required": "0"}),
+    "own password": Form(st.just("/account/password"),
+                         {"current_password": "not it", "new_password": "a fresh passphrase today",
+                          "confirm": "a fresh passphrase today"}),
+    "two-factor enrolment": Form(st.just("/account/two-factor"), {"code": "123456"}),
+    "session end": Form(user_ids.map("/account/sessions/{}/end".format)),
 }
 PAGES = {
     "transactions and export": (st.sampled_from(["/transactions", "/transactions/export.csv", "/"]),
@@ -86,6 +94,7 @@ PAGES = {
         st.sampled_from(["/audit", "/webhooks", "/webhooks/inbox", "/webhooks/providers", "/settings",
                          "/settings/providers"]), ["before", "page"]),
     "approvals": (st.sampled_from(["/approvals", "/settings/approvals"]), ["before", "page"]),
+    "account pages": (st.sampled_from(["/account", "/account/sessions", "/account/two-factor"]), []),
 }
 
 
@@ -147,6 +156,23 @@ def test_hostile_sign_ins_never_get_5xx(app, data):
     response = client.post(f"/login?next={next_page}", data=body,
                            content_type="application/x-www-form-urlencoded", environ_base=fresh_address())
     assert_no_server_error(response, "POST /login")
+
+
+@PROPERTY
+@given(data=st.data())
+def test_hostile_password_links_and_sign_in_codes_never_get_5xx(app, data):
+    """A password link's page and form with any token, and the sign-in code form, signed out."""
+    client = app.test_client()
+    path = data.draw(st.one_of(path_segments.map("/password/{}".format), st.just("/login/code")),
+                     label="path")
+    csrf_token = csrf_token_of(client.get("/login")) if data.draw(st.booleans()) else ""
+    body = data.draw(form_bodies({"new_password": "a fresh passphrase today",
+                                  "confirm": "a fresh passphrase today", "code": "123456"}, csrf_token))
+    note(f"POST {path[:300]} {body[:500]!r}")
+    assert_no_server_error(client.get(path), f"GET {path[:100]}")
+    response = client.post(path, data=body, content_type="application/x-www-form-urlencoded",
+                           environ_base=fresh_address())
+    assert_no_server_error(response, f"POST {path[:100]}")
 
 
 @pytest.mark.parametrize("pages", PAGES)

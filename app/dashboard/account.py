@@ -1,0 +1,217 @@
+"""The signed-in user's own account: password, second factor, sessions (every role may use it).
+
+Every change writes an audit entry of no mode in the same transaction.
+"""
+from __future__ import annotations
+
+from flask import (
+    abort,
+    flash,
+    g,
+    jsonify,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_limiter import RateLimitExceeded
+from flask_login import current_user, login_required
+
+from app.auth import limiter, sessions
+from app.auth.forms import ChangePasswordForm, ConfirmCodeForm
+from app.auth.two_factor import (
+    hash_recovery_code,
+    matching_step,
+    new_recovery_codes,
+    new_secret,
+    provisioning_uri,
+    qr_code_data_uri,
+)
+from app.auth.users import check_password, current_caller
+from app.store import two_factor as second_factors
+from app.store import user_sessions
+from app.store.merchants import password_hasher
+from app.store.users import set_password_hash, user_by_id
+from app.web import deps
+
+from . import dashboard
+from .settings import ROW_ID
+
+# The secret being enrolled, kept in the (signed) cookie until its first code confirms it.
+ENROLMENT_SESSION_KEY = "enrolling_totp_secret"
+# What a user who must enrol may still open.
+OPEN_BEFORE_ENROLMENT = frozenset({"dashboard.two_factor", "dashboard.enable_two_factor"})
+WRONG_CURRENT_PASSWORD = "Your current password is not correct."  # nosec B105 # a message, not a password
+# Wrong current passwords count like failed sign-ins: a borrowed session cannot guess it.
+WRONG_CURRENT_PASSWORDS = "5 per 15 minutes"
+TOO_MANY_WRONG = "Too many wrong current passwords. Wait 15 minutes and try again."
+# What the sessions list names a browser by: the first of its User-Agent's marks found, in
+# this order (Edge and Opera also say Chrome and Safari; Chrome also says Safari).
+BROWSER_MARKS = (("Edg/", "Edge"), ("OPR/", "Opera"), ("Firefox/", "Firefox"), ("Chrome/", "Chrome"),
+                 ("Safari/", "Safari"))
+SYSTEM_MARKS = (("Android", "Android"), ("iPhone", "iPhone"), ("iPad", "iPad"), ("Windows", "Windows"),
+                ("Mac OS X", "macOS"), ("CrOS", "ChromeOS"), ("Linux", "Linux"))
+
+
+@dashboard.before_request
+def enrol_first():
+    """A merchant that requires two-factor sign-in sends users without a second factor to enrol."""
+    if (current_user.is_authenticated and current_user.must_enrol
+            and request.endpoint not in OPEN_BEFORE_ENROLMENT):
+        target = url_for("dashboard.two_factor")
+        if request.headers.get("HX-Request"):
+            response = jsonify(error="Set up two-factor sign-in to continue")
+            response.headers["HX-Redirect"] = target
+            return response, 403
+        flash("Your organisation requires two-factor sign-in: set it up to continue.", "info")
+        return redirect(target, 303 if request.method == "POST" else 302)
+    return None
+
+
+def _account_page(status: int = 200, password_form=None):
+    with deps().uow(write=False) as uow:
+        codes_left = second_factors.unused_recovery_codes(uow.conn, current_user.id)
+    return render_template("dashboard/account.html", codes_left=codes_left,
+                           password_form=password_form or _password_form(formdata=None)), status
+
+
+def _password_form(**kwargs) -> ChangePasswordForm:
+    return ChangePasswordForm(meta={"csrf": False, "email": current_user.email}, **kwargs)
+
+
+@dashboard.get("/account")
+@login_required
+def account():
+    """The user's password, second factor and a link to their sessions."""
+    return _account_page()
+
+
+def _password_owner_key() -> str:
+    return f"password-change:{current_user.id}"
+
+
+def _wrong_current_password(_response) -> bool:
+    return g.get("wrong_current_password", False)
+
+
+@dashboard.post("/account/password")
+@login_required
+@limiter.limit(WRONG_CURRENT_PASSWORDS, key_func=_password_owner_key, deduct_when=_wrong_current_password)
+def change_password():
+    """A new password, the current one given; every other session of the user ends (this one stays)."""
+    form = _password_form()
+    if not form.validate():
+        return _account_page(422, form)
+    with deps().uow(write=False) as uow:
+        row = user_by_id(uow.conn, current_user.id)
+    if not check_password(row, form.current_password.data):
+        g.wrong_current_password = True
+        form.current_password.errors = [WRONG_CURRENT_PASSWORD]
+        return _account_page(422, form)
+    caller, now = current_caller(), deps().clock()
+    with deps().uow() as uow:
+        set_password_hash(uow.conn, current_user.id, password_hasher.hash(form.new_password.data))
+        ended = user_sessions.end_sessions_of(uow.conn, current_user.id, now, "password changed",
+                                              keep_session_id=current_user.session_id)
+        uow.audit(caller, "user.password_change", target=current_user.email,
+                  detail={"other_sessions_ended": ended}, both_modes=True)
+        uow.commit()
+    flash("Your password is changed. Your other sessions are signed out.", "success")
+    return redirect(url_for("dashboard.account"), 303)
+
+
+@dashboard.errorhandler(RateLimitExceeded)
+def too_many_wrong_passwords(_error):
+    """The account page again, saying why the password change refuses for now."""
+    flash(TOO_MANY_WRONG, "error")
+    return _account_page(429)
+
+
+@dashboard.get("/account/two-factor")
+@login_required
+def two_factor():
+    """Set up two-factor sign-in: a new secret's QR code, and the form for its first code."""
+    if current_user.has_two_factor:
+        return redirect(url_for("dashboard.account"))
+    secret = session.get(ENROLMENT_SESSION_KEY)
+    if not isinstance(secret, str):
+        secret = session[ENROLMENT_SESSION_KEY] = new_secret()
+    return _enrol_page(secret, ConfirmCodeForm(meta={"csrf": False}, formdata=None))
+
+
+def _enrol_page(secret: str, form, status: int = 200, error: str | None = None):
+    uri = provisioning_uri(secret, current_user.email)
+    response = make_response(render_template(
+        "dashboard/two_factor.html", form=form, secret=secret, qr_code=qr_code_data_uri(uri),
+        error=error), status)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@dashboard.post("/account/two-factor")
+@login_required
+def enable_two_factor():
+    """Confirm the new secret with a code from the app; show the ten recovery codes once."""
+    secret = session.get(ENROLMENT_SESSION_KEY)
+    if current_user.has_two_factor or not isinstance(secret, str):
+        return redirect(url_for("dashboard.two_factor"), 303)
+    form = ConfirmCodeForm(meta={"csrf": False})
+    if not form.validate():
+        return _enrol_page(secret, form, 422)
+    step = matching_step(secret, form.code.data)
+    if step is None:
+        return _enrol_page(secret, form, 422, "That code is not right. Check the app shows "
+                                              "Paydesk and your e-mail, and type its current code.")
+    codes = new_recovery_codes()
+    caller = current_caller()
+    with deps().uow() as uow:
+        second_factors.enable_totp(uow.conn, current_user.id, deps().providers.box.seal(secret), step,
+                                   [hash_recovery_code(code) for code in codes])
+        uow.audit(caller, "user.two_factor_enable", target=current_user.email, both_modes=True)
+        uow.commit()
+    session.pop(ENROLMENT_SESSION_KEY, None)
+    response = make_response(render_template("dashboard/recovery_codes.html", codes=codes))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@dashboard.get("/account/sessions")
+@login_required
+def account_sessions():
+    """Where the user is signed in, this session marked; each can be ended."""
+    with deps().uow(write=False) as uow:
+        rows = user_sessions.sessions_of(uow.conn, current_user.id,
+                                         sessions.sessions_started_after(deps().clock()))
+    return render_template("dashboard/sessions.html", rows=rows, browser_name=browser_name)
+
+
+def browser_name(user_agent: str | None) -> str:
+    """A short name such as "Chrome on Linux" for a well-known browser, else the User-Agent as sent."""
+    agent = user_agent or ""
+    browser = next((name for mark, name in BROWSER_MARKS if mark in agent), None)
+    system = next((name for mark, name in SYSTEM_MARKS if mark in agent), None)
+    if browser and system:
+        return f"{browser} on {system}"
+    return agent or "Unknown browser"
+
+
+@dashboard.post(f"/account/sessions/<{ROW_ID}:session_id>/end")
+@login_required
+def end_session(session_id: int):
+    """End one of the user's sessions (this one signs out); another user's is not found."""
+    caller = current_caller()
+    with deps().uow() as uow:
+        if not user_sessions.end_session(uow.conn, current_user.id, session_id, deps().clock(),
+                                         "ended by user"):
+            abort(404)
+        uow.audit(caller, "user.session_end", target=current_user.email,
+                  detail={"session": session_id}, both_modes=True)
+        uow.commit()
+    if session_id == current_user.session_id:
+        sessions.end_current("ended by user")
+        flash("You are signed out.", "info")
+        return redirect(url_for("auth.login"), 303)
+    flash("The session is ended: it is signed out on its next request.", "success")
+    return redirect(url_for("dashboard.account_sessions"), 303)
