@@ -20,6 +20,7 @@ import tempfile
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote
 
 import requests
 from sqlalchemy import create_engine, text
@@ -149,12 +150,14 @@ def commit() -> str:
 
 
 def write_data_files(seeded: Seeded, directory: Path) -> dict[str, Path]:
-    """What load.lua picks from: status numbers, refund targets, search terms."""
+    """What load.lua picks from: status numbers, refund targets, search terms (URL-encoded: a
+    customer's name has a space, an e-mail an @)."""
     files = {"status": directory / "status.txt", "refund": directory / "refund.txt",
              "search": directory / "search.txt"}
     files["status"].write_text("\n".join(seeded.status_tx_nos) + "\n")
     files["refund"].write_text("\n".join(seeded.refund_targets) + "\n")
-    files["search"].write_text("\n".join(t for terms in seeded.search_terms.values() for t in terms) + "\n")
+    files["search"].write_text("\n".join(quote(t, safe="") for terms in seeded.search_terms.values()
+                                         for t in terms) + "\n")
     return files
 
 

@@ -24,6 +24,7 @@ REFUNDERS = PERMISSIONS["refund"]
 CANCELLERS = PERMISSIONS["cancel"]
 PAYERS = PERMISSIONS["create_payout"]
 ADMINS = PERMISSIONS["manage_settings"]
+OVERVIEWERS = PERMISSIONS["view_overview"]
 SIGNED_OUT = frozenset({"signed out"})
 
 
@@ -55,6 +56,7 @@ def visits(sample: Sample) -> list[Visit]:
     return [
         Visit("Sign in", "/login", SIGNED_OUT),
         Visit("Sign in refused", "/login", SIGNED_OUT, then=sign_in_with_a_wrong_password),
+        Visit("Password link expired", "/password/not-a-link-of-anyone", SIGNED_OUT),
         Visit("Transactions", "/transactions"),
         Visit("Search without results", "/transactions?q=nothing-matches-this"),
         Visit("Payment", f"/transactions/{sample.payment}"),
@@ -81,6 +83,16 @@ def visits(sample: Sample) -> list[Visit]:
         Visit("Approvals", "/approvals", REFUNDERS | PAYERS),
         Visit("Approvals and limits", "/settings/approvals", ADMINS),
         Visit("Not allowed", "/approvals", EVERYONE - REFUNDERS - PAYERS),
+        Visit("Overview", "/overview", OVERVIEWERS),
+        Visit("Overview, 90 days", "/overview?days=90", OVERVIEWERS),
+        Visit("Overview range problem", "/overview?from=2026-13-01&to=2026-01-01", OVERVIEWERS),
+        Visit("Not allowed", "/overview", EVERYONE - OVERVIEWERS),
+        Visit("Search by customer", "/transactions?q=example"),
+        Visit("Audit log filtered", "/audit?action=refund.create&from=2020-01-01"),
+        Visit("Audit filter problem", "/audit?from=not-a-day"),
+        Visit("Your account", "/account"),
+        Visit("Your sessions", "/account/sessions"),
+        Visit("Two-factor enrolment", "/account/two-factor"),
     ]
 
 

@@ -99,7 +99,7 @@ def test_an_invited_user_chooses_a_password_and_signs_in(browser: Browser, page:
         theirs.get_by_label("E-mail").fill(email)
         theirs.get_by_label("Password").fill(NEW_PASSWORD)
         theirs.get_by_role("button", name="Sign in").click()
-        expect(theirs).to_have_title("Transactions · Paydesk")
+        expect(theirs).to_have_title("Overview · Paydesk")
         theirs.goto(link)
         expect(theirs.get_by_role("alert")).to_have_text(
             "This link has expired or was already used. Ask your admin for a new one.")

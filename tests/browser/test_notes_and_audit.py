@@ -10,7 +10,7 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from tests.conftest import payment_body
-from tests.dashboard.conftest import add_user
+from tests.dashboard.conftest import SANDBOX, add_user
 
 from .conftest import htmx_settled, sign_in, to_sandbox
 
@@ -61,7 +61,7 @@ def test_support_adds_notes_newest_first_and_finds_them_in_the_audit_log(page: P
     expect(rows).to_have_count(2)
     expect(rows.first).to_contain_text("Sent the tracking link")
     expect(rows.first).to_contain_text(email)
-    expect(page).to_have_url(f"{server.url}/audit?action=note.add&tx_no={tx_no}")  # only what is set
+    expect(page).to_have_url(f"{server.url}{SANDBOX}/audit?action=note.add&tx_no={tx_no}")  # only what is set
 
 
 def test_an_audit_filter_link_opens_the_same_entries_and_exports_them(page: Page, server, merchant,
@@ -83,7 +83,7 @@ def test_an_audit_filter_link_opens_the_same_entries_and_exports_them(page: Page
     expect(rows).to_contain_text(refund)
     expect(page.get_by_label("User")).to_have_value("api:")
     shared = page.url
-    assert shared == f"{server.url}/audit?user=api%3A&tx_no={tx_no.lower()}"
+    assert shared == f"{server.url}{SANDBOX}/audit?user=api%3A&tx_no={tx_no.lower()}"
 
     colleague = browser.new_page()  # a colleague of the same merchant opens the shared link
     sign_in(colleague, server.url, add_user(server.app, merchant.merchant_id, "support"))

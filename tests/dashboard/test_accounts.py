@@ -346,7 +346,7 @@ def test_an_admin_resets_a_second_factor_and_the_user_is_signed_out(server, merc
     admin.get("/settings")
     assert admin.post(f"/settings/users/{_user_id(app, email)}/two-factor/reset").status_code == 303
     assert not _is_signed_in(client)
-    assert Browserless(server.url).login(email).headers["Location"] == "/transactions"  # no code now
+    assert Browserless(server.url).login(email).headers["Location"] == "/overview"  # no code now (finance lands on the Overview)
     with _deps(app).uow(write=False) as uow:
         left = uow.conn.execute(select(recovery_codes.c.id).where(
             recovery_codes.c.user_id == _user_id(app, email))).all()

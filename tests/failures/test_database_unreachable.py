@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import logging
 
+from app.auth.sessions import SESSION_KEY
+
 from .conftest import bearer
 
 
@@ -30,7 +32,8 @@ def test_the_health_check_answers_503_json(unreachable_app):
 def test_the_dashboard_answers_a_friendly_503_page(unreachable_app):
     client = unreachable_app.test_client()
     with client.session_transaction() as session:
-        session["_user_id"] = "1"  # signed in: the page needs the user from the database
+        session["_user_id"] = "1"  # signed in: the page needs the user and its session row
+        session[SESSION_KEY] = "a-session-key"  # from the database
     response = client.get("/transactions")
     assert response.status_code == 503
     assert response.mimetype == "text/html"

@@ -3,6 +3,7 @@ checks them: it passes on the migrated rows and fails, naming the payment, on a 
 from __future__ import annotations
 
 import uuid
+from unittest.mock import patch
 from datetime import timedelta
 from decimal import Decimal
 
@@ -44,8 +45,10 @@ def tx_row(merchant_id: int, tx_no: str, kind: str, status: str, amount_minor: i
 
 def refunded_before_0006(url: str) -> dict[str, int]:
     """Payments with refunds in every status, written with the old schema; their ids by txNo."""
-    app = make_app(url)  # its merchant creation reads and writes no column 0006 adds
-    with app.extensions["paydesk"].uow() as uow:
+    app = make_app(url)
+    # Its merchant creation reads and writes no column 0006 adds; the sandbox's test payments it
+    # would install are written by today's code, with columns of later migrations, so not here.
+    with patch("app.store.merchants.install_fixtures"), app.extensions["paydesk"].uow() as uow:
         merchant_id = create_merchant(uow, f"Before {uuid.uuid4().hex[:8]}",
                                       "http://paydesk.test").merchant_id
         uow.commit()
@@ -91,7 +94,7 @@ def test_the_migration_fills_the_totals_from_the_refunds_made_before_it(database
         assert totals(app, ids["PAY-UNTOUCHED"]) == (0, 0)
         result = verify(app)
         assert (result.exit_code, result.output) == (
-            0, "ledger ok: 11 payments checked\n")  # with the merchant's 8 sandbox test payments
+            0, "ledger ok: 3 payments checked\n")  # the three written before 0006
 
         # The rules read the filled totals: 50.00 of PAY-PARTLY is left to refund.
         deps = app.extensions["paydesk"]
@@ -124,6 +127,6 @@ def test_ledger_verify_fails_on_a_payment_whose_totals_were_tampered_with(databa
             f"PAY-PARTLY (merchant {ids['merchant']}, sandbox, EUR): reserved 50.00 on the row, "
             "50.00 by its refunds; captured 30.01 on the row, 30.00 by its refunds; "
             "held 0.00 on the row, 0.00 by its requests awaiting approval\n"
-            "Error: ledger: 1 of 11 payments do not match their refunds\n")
+            "Error: ledger: 1 of 3 payments do not match their refunds\n")
     finally:
         app.extensions["paydesk.engine"].dispose()
