@@ -18,9 +18,8 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
 
-from .model import Caller, Mode, PaymentError, Transaction, TransactionNotFound, check_refund
+from .model import Caller, Mode, PaymentError, Transaction, TransactionNotFound
 from .money import format_amount, to_minor
-from .refunds import RefundArithmetic, refund_state
 from .requests import CreateRequest, RefundRequest, parse_create, parse_refund
 from . import services
 from .services import Deps
@@ -138,16 +137,8 @@ def request_refund(deps: Deps, caller: Caller, request: RefundRequest, form_key:
             existing = uow.approvals.by_form_key(caller, form_key)
             if existing is not None:
                 return existing
-            original = uow.transactions.hold_refund(caller, request.tx_no, request.amount)
-            if original is None:  # refused: the rules say why, on the locked row
-                original = uow.transactions.get(caller, request.tx_no, for_update=True)
-                method = uow.methods.of_transaction(original) if original else None
-                arithmetic = RefundArithmetic.of_payment(original, method) if original else None
-                check_refund(refund_state(original, arithmetic) if original else None,
-                             request.tx_no, request.amount)
-                original = uow.transactions.hold_refund(caller, request.tx_no, request.amount)
-                if original is None:
-                    raise RuntimeError(f"the store refused a hold on {request.tx_no} that the rules allow")
+            original = services.reserve_refund_or_refuse(uow, caller, request,
+                                                         uow.transactions.hold_refund)
             body = {"txNo": request.tx_no, "amount": str(request.amount), "reason": request.reason,
                     "description": request.description}
             approval = uow.approvals.add(caller, ApprovalKind.REFUND, request.amount, original.currency,

@@ -309,7 +309,7 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
             new_refund = None
     if new_refund is None:
         with deps.uow() as uow:
-            original = _reserve_refund(uow, caller, request)
+            original = reserve_refund_or_refuse(uow, caller, request)
             method = uow.methods.of_transaction(original)
             new_refund = pending_refund(caller, request, original, now)
             write_refund(uow, caller, request, new_refund, on_created)
@@ -364,14 +364,17 @@ def write_refund(uow, caller: Caller, request: RefundRequest, new_refund: Transa
     uow.commit()
 
 
-def _reserve_refund(uow, caller: Caller, request: RefundRequest) -> Transaction:
-    """Hold the refund's amount on the original's row and return the original; or raise the
+def reserve_refund_or_refuse(uow, caller: Caller, request: RefundRequest, reserve=None) -> Transaction:
+    """Take the refund's amount on the original's row and return the original; or raise the
     rule that refuses it, with the interface's message, in the interface's order.
 
-    The store reserves with one conditional update that checks every rule at once. Only when
-    it refuses is the original read, under a lock, for check_refund to say which rule failed.
+    `reserve` is the store's conditional update that takes the amount: reserve_refund (the
+    default) for a refund, hold_refund for a request awaiting approval. It checks every rule at
+    once; only when it refuses is the original read, under a lock, for check_refund to say which
+    rule failed.
     """
-    original = uow.transactions.reserve_refund(caller, request.tx_no, request.amount)
+    reserve = reserve or uow.transactions.reserve_refund
+    original = reserve(caller, request.tx_no, request.amount)
     if original is not None:
         return original
     original = uow.transactions.get(caller, request.tx_no, for_update=True)
@@ -379,7 +382,7 @@ def _reserve_refund(uow, caller: Caller, request: RefundRequest) -> Transaction:
     check_refund(_refund_state(original, method), request.tx_no, request.amount)
     # No rule refuses it now: between the two statements another refund of this payment
     # was settled as Failed or Declined and gave its amount back. The row is locked now.
-    original = uow.transactions.reserve_refund(caller, request.tx_no, request.amount)
+    original = reserve(caller, request.tx_no, request.amount)
     if original is None:
         raise RuntimeError(f"the store refused a refund of {request.tx_no} that the rules allow")
     return original
