@@ -1,5 +1,5 @@
 """Flask commands: db upgrade, merchant create, user create, provider connect/disconnect/reencrypt,
-ledger verify, demo, worker."""
+ledger verify, daily-totals verify/fold, demo, worker."""
 from __future__ import annotations
 
 import json
@@ -14,6 +14,7 @@ from flask.cli import AppGroup, with_appcontext
 from app.payments.model import Caller, FieldErrors, Mode
 from app.payments.money import format_amount, from_minor
 from app.providers import accounts
+from app.store.daily_totals import DailyMismatch, check_daily_totals, fold_changes
 from app.store.encryption import SecretBoxError
 from app.store.ledger import Mismatch, check_refund_totals
 from app.store.merchants import ROLES, create_merchant, create_user, merchant_by_name
@@ -30,6 +31,7 @@ def register_cli(app: Flask) -> None:
     app.cli.add_command(user)
     app.cli.add_command(provider)
     app.cli.add_command(ledger)
+    app.cli.add_command(daily_totals)
     app.cli.add_command(demo)
     app.cli.add_command(worker)
 
@@ -226,6 +228,43 @@ def _mismatch_text(mismatch: Mismatch) -> str:
             f"{amount(mismatch.captured_by_refunds)} by its refunds; "
             f"held {amount(mismatch.held_on_row)} on the row, "
             f"{amount(mismatch.held_by_requests)} by its requests awaiting approval")
+
+
+daily_totals = AppGroup("daily-totals", help="The Overview's per-day totals, kept by the database.")
+
+
+@daily_totals.command("verify")
+def daily_totals_verify():
+    """Check the daily totals against the transactions; exit 1 if any differ."""
+    with app_deps().uow(write=False) as uow:
+        mismatches = check_daily_totals(uow.conn)
+    for mismatch in mismatches:
+        click.echo(_daily_mismatch_text(mismatch))
+    if mismatches:
+        raise click.ClickException(f"daily totals: {len(mismatches)} groups do not match their transactions")
+    click.echo("daily totals ok")
+
+
+@daily_totals.command("fold")
+def daily_totals_fold():
+    """Fold every waiting change into the daily totals now (the worker does this each round)."""
+    folded = 0
+    while True:
+        with app_deps().uow() as uow:
+            batch = fold_changes(uow.conn)
+            uow.commit()
+        folded += batch
+        if not batch:
+            break
+    click.echo(f"folded {folded} change{'' if folded == 1 else 's'}")
+
+
+def _daily_mismatch_text(mismatch: DailyMismatch) -> str:
+    """One group whose transactions and total disagree (transactions minus total)."""
+    reason = f", {mismatch.decline_reason}" if mismatch.decline_reason else ""
+    return (f"merchant {mismatch.merchant_id}, {mismatch.mode}, {mismatch.day}, {mismatch.currency}, "
+            f"{mismatch.kind} {mismatch.status}{reason}: {mismatch.count_difference:+d} transactions, "
+            f"{mismatch.amount_difference:+d} in minor units")
 
 
 @click.command()

@@ -15,6 +15,7 @@ from flask import Flask
 from app.payments.idempotency import REPLAY_WINDOW
 from app.payments import approvals, services
 from app.store import idempotency
+from app.store.daily_totals import FOLD_BATCH, fold_changes
 from app.util import Backoff
 from app.webhooks.dispatcher import start_delivery
 from app.web import deps as app_deps
@@ -27,7 +28,7 @@ STOP_CHECK_INTERVAL = 0.1
 
 def run_round(app: Flask) -> bool:
     """Settle due provider answers, expire stale Pending transactions and approval requests,
-    purge old keys, send webhooks.
+    purge old keys, fold the daily totals' changes, send webhooks.
 
     Returns True when there was work, so the loop goes on without sleeping.
     """
@@ -39,9 +40,12 @@ def run_round(app: Flask) -> bool:
         with deps.uow() as uow:
             idempotency.purge_older_than(uow.conn, deps.clock() - REPLAY_WINDOW)
             uow.commit()
+        with deps.uow() as uow:
+            folded = fold_changes(uow.conn)
+            uow.commit()
         # Webhooks are delivered continuously by this process's own delivery threads.
         start_delivery(app)
-    return bool(settled or expired)
+    return bool(settled or expired or folded == FOLD_BATCH)
 
 
 class StopRequest:

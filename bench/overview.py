@@ -32,6 +32,7 @@ from app import create_app
 from app.cli import upgrade_database
 from app.config import Config
 from app.payments.model import Caller, Mode
+from app.store.daily_totals import check_daily_totals, fold_changes
 from app.store.db import make_engine
 from app.store.merchants import create_user
 from app.store.overview import overview
@@ -106,7 +107,7 @@ def time_sql(database: Database, caller: Caller, today: date, queries: int) -> d
 
 
 def rows_in_range(conn, caller: Caller, first: date, last: date) -> int:
-    """The caller's rows created in the range ending today (payouts too: the index holds them)."""
+    """The caller's transactions created in the range ending today (payouts too)."""
     start = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
     end = datetime.combine(last + timedelta(days=1), datetime.min.time(), tzinfo=UTC)
     return conn.execute(select(func.count()).where(
@@ -129,7 +130,7 @@ def plan(conn, caller: Caller, first: date, last: date) -> str:
     # Replayed as overview() sent them (its planner settings too), the query explained.
     found = ""
     for statement, parameters in statements:
-        if not statement.lstrip().upper().startswith("SELECT"):
+        if not statement.lstrip().upper().startswith(("SELECT", "WITH")):
             conn.exec_driver_sql(statement, parameters)
         elif conn.dialect.name == "postgresql":
             lines = conn.exec_driver_sql(f"EXPLAIN {statement}", parameters).scalars().all()
@@ -170,6 +171,29 @@ def time_page(database_url: str, merchant_id: int, queries: int) -> dict:
     return found
 
 
+def fold_everything(database_url: str) -> int:
+    """Fold the seeding's change rows into the daily totals, as the worker's rounds would, and
+    check the totals against the transactions (so the timed figures are the right ones)."""
+    engine = make_engine(database_url)
+    folded = 0
+    try:
+        while batch := _fold_once(engine):
+            folded += batch
+        with engine.connect() as conn:
+            mismatches = check_daily_totals(conn)
+        assert not mismatches, f"daily totals do not match the transactions: {mismatches[:3]}"
+        return folded
+    finally:
+        engine.dispose()
+
+
+def _fold_once(engine) -> int:
+    with UnitOfWork(engine) as uow:
+        batch = fold_changes(uow.conn)
+        uow.commit()
+    return batch
+
+
 def run_size(kind: str, rows: int, args) -> dict:
     """One database, one data set size: seed, then time the SQL and the page per range."""
     database = Database(kind, args.postgres_url, args.keep)
@@ -178,6 +202,10 @@ def run_size(kind: str, rows: int, args) -> dict:
         print(f"[overview {kind} {rows:,}] seeding", flush=True)
         seeded = seed(database.url, rows)
         print(f"[overview {kind} {rows:,}] seeded in {seeded.seconds:.1f} s", flush=True)
+        fold_started = time.perf_counter()
+        folded = fold_everything(database.url)
+        fold_seconds = time.perf_counter() - fold_started
+        print(f"[overview {kind} {rows:,}] folded {folded:,} changes in {fold_seconds:.1f} s", flush=True)
         caller = Caller(seeded.merchant_id, Mode.LIVE, "bench")
         sql = time_sql(database, caller, datetime.now(UTC).date(), args.queries)
         page = time_page(database.url, seeded.merchant_id, args.queries)
@@ -186,7 +214,8 @@ def run_size(kind: str, rows: int, args) -> dict:
                   f"SQL p95 {measured['p95_ms']:7.2f} ms  backend CPU {measured['backend_cpu_ms']:7.2f} ms"
                   + (f"  page p95 {page[days]['p95_ms']:7.2f} ms" if days in page else ""), flush=True)
         return {"rows": rows, "database_version": database.version(),
-                "seed_seconds": round(seeded.seconds, 1), "sql": sql, "page": page}
+                "seed_seconds": round(seeded.seconds, 1), "folded_changes": folded,
+                "fold_seconds": round(fold_seconds, 1), "sql": sql, "page": page}
     finally:
         database.drop()
 
@@ -207,7 +236,9 @@ def markdown(results: dict) -> str:
              "(SQL, charts, template), ranges ending today.", ""]
     for size in results["sizes"]:
         lines += [f"## {size['rows']:,} rows ({name} {size['database_version']}, seeded in "
-                  f"{size['seed_seconds']} s)", "",
+                  f"{size['seed_seconds']} s; the worker's fold of its {size['folded_changes']:,} "
+                  f"daily-total changes took {size['fold_seconds']} s, and the totals matched the "
+                  "transactions)", "",
                   "| Range | Rows in range | SQL p50 ms | SQL p95 ms | SQL p99 ms | DB CPU ms/query | Page p50 ms | Page p95 ms | Access path |",
                   "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
         for days, sql in size["sql"].items():

@@ -22,6 +22,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from app.payments.model import EXPIRED, searchable_customer
+from app.store.daily_totals import record_bulk_load
 from app.store.db import make_engine
 from app.store.merchants import create_merchant, create_user
 from app.store.repository import UnitOfWork
@@ -315,7 +316,8 @@ def _load_postgres(database_url: str, rows: Iterator[tuple], first_id: int) -> i
     with psycopg.connect(_postgres_dsn(database_url)) as conn:
         conn.execute("SET synchronous_commit = off")
         # The rows are consistent by construction: skip the per-row foreign-key
-        # triggers, the slowest part of a bulk load (needs a superuser, as locally).
+        # triggers, the slowest part of a bulk load (needs a superuser, as locally). That also
+        # skips the daily totals' triggers: seed() records the load's sums after it.
         conn.execute("SET session_replication_role = replica")
         with conn.cursor() as cursor:
             with cursor.copy(f"COPY transactions ({', '.join(TX_COLUMNS)}) FROM STDIN") as copy:
@@ -374,6 +376,8 @@ def seed(database_url: str, rows: int, merchants: int = len(MERCHANT_NAMES), see
         generator = _Generator(rows, merchant_ids, first_id, datetime.now(UTC), seed)
         if engine.dialect.name == "postgresql":
             history = _load_postgres(database_url, generator.rows_iter(), first_id)
+            with engine.begin() as conn:  # the COPY skipped the daily totals' triggers
+                record_bulk_load(conn, first_id)
         else:
             history = _load_sqlite(engine, generator.rows_iter(), first_id)
         _analyze(engine)

@@ -7,17 +7,16 @@ that day. Only payments and refunds count; payouts are not sales.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime, time, timedelta
+from dataclasses import dataclass, field
+from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
-from sqlalchemy import Connection, Date, cast, func, select
+from sqlalchemy import Connection, Date, and_, case, func, literal, null, select, union_all
 
 from app.payments.model import DECLINE_STATUSES, Caller, Kind, Status
 from app.payments.money import from_minor
 
-from .scope import scoped_to_mode
-from .tables import transactions
+from .daily_totals import in_range
 
 # A payment that took the customer's money counts as captured whatever came after it (a refund,
 # a chargeback): its refunds are subtracted on their own days.
@@ -25,9 +24,10 @@ CAPTURED_PAYMENT_STATUSES = (Status.CAPTURED, Status.REFUNDED, Status.CHARGEBACK
 # A refund returned money once its provider captured it; Pending, Failed and Declined ones did not.
 RETURNED_REFUND_STATUS = Status.CAPTURED
 NO_REASON = "No reason given"
-_CAPTURED = frozenset(s.value for s in CAPTURED_PAYMENT_STATUSES)
+_CAPTURED = sorted(s.value for s in CAPTURED_PAYMENT_STATUSES)
+_DECLINED = sorted(s.value for s in DECLINE_STATUSES)
 # The statuses some figure counts: Pending and Authorized rows stay in the database.
-_COUNTED_STATUSES = sorted(_CAPTURED | {s.value for s in DECLINE_STATUSES})
+_COUNTED_STATUSES = sorted({*_CAPTURED, *_DECLINED})
 
 
 @dataclass(frozen=True)
@@ -104,20 +104,37 @@ class CurrencyOverview:
             Decimal("0.1"), rounding=ROUND_HALF_UP)
 
 
-def _start_of_day(day: date) -> datetime:
-    return datetime.combine(day, time(0), tzinfo=UTC)
-
-
-def _utc_day(conn: Connection):
-    """The UTC day of created_at: PostgreSQL converts the timestamptz to UTC first (the session's
-    time zone may be any); SQLite stores naive UTC text already."""
-    if conn.dialect.name == "postgresql":
-        return cast(func.timezone("UTC", transactions.c.created_at), Date)
-    return func.date(transactions.c.created_at)
-
-
 def _as_date(value) -> date:
     return value if isinstance(value, date) else date.fromisoformat(value)
+
+
+def _figures_query(caller: Caller, first_day: date, last_day: date):
+    """One statement, so one snapshot, with two kinds of row: per day and currency, the figures
+    ("day" rows); per currency and decline reason, how many were declined ("reason" rows)."""
+    rows = in_range(caller, first_day, last_day, [Kind.PAYMENT.value, Kind.REFUND.value],
+                    _COUNTED_STATUSES)
+    is_payment, is_refund = rows.c.kind == Kind.PAYMENT.value, rows.c.kind == Kind.REFUND.value
+    captured = and_(is_payment, rows.c.status.in_(_CAPTURED))
+    returned = and_(is_refund, rows.c.status == RETURNED_REFUND_STATUS.value)
+    declined = and_(is_payment, rows.c.status.in_(_DECLINED))
+
+    def total(when, column):
+        return func.sum(case((when, column), else_=0))
+
+    count, amount = rows.c.transaction_count, rows.c.amount_minor
+    per_day = (select(literal("day").label("shape"), rows.c.day, rows.c.currency,
+                      literal("").label("reason"), func.sum(count).label("counted"),
+                      total(captured, amount).label("captured_minor"),
+                      total(captured, count).label("captured_count"),
+                      total(returned, amount).label("refunded_minor"),
+                      total(returned, count).label("refund_count"),
+                      total(declined, count).label("declined_count"))
+               .group_by(rows.c.day, rows.c.currency))
+    zero = literal(0)
+    per_reason = (select(literal("reason"), null().cast(Date), rows.c.currency, rows.c.decline_reason,
+                         func.sum(count), zero, zero, zero, zero, func.sum(count))
+                  .where(declined).group_by(rows.c.currency, rows.c.decline_reason))
+    return union_all(per_day, per_reason)
 
 
 def overview(conn: Connection, caller: Caller, first_day: date, last_day: date) -> list[CurrencyOverview]:
@@ -125,66 +142,34 @@ def overview(conn: Connection, caller: Caller, first_day: date, last_day: date) 
     with any payment or refund in the range, in alphabetical order (amounts in different
     currencies do not compare).
 
-    One scan of ix_transactions_overview (merchant, mode, created_at and every column read here):
-    the database counts and sums the rows of each day, currency, kind, status and decline reason;
-    Python only files those few groups under captured, refunded and declined.
+    The database keeps each day's counts and sums (app.store.daily_totals) and files them under
+    captured, refunded and declined: the range's days are read, not its transactions.
     """
-    day = _utc_day(conn).label("day")
-    query = (
-        select(day, transactions.c.currency, transactions.c.kind, transactions.c.status,
-               transactions.c.decline_reason, func.count().label("rows"),
-               func.sum(transactions.c.amount_minor).label("amount_minor"))
-        .where(*scoped_to_mode(transactions, caller),
-               transactions.c.created_at >= _start_of_day(first_day),
-               transactions.c.created_at < _start_of_day(last_day + timedelta(days=1)),
-               transactions.c.kind.in_([Kind.PAYMENT.value, Kind.REFUND.value]),
-               transactions.c.status.in_(_COUNTED_STATUSES))
-        .group_by(day, transactions.c.currency, transactions.c.kind, transactions.c.status,
-                  transactions.c.decline_reason)
-    )
-    totals: dict[str, dict[date, DayFigures]] = {}
-    reasons: dict[str, dict[str, int]] = {}
-    for row in _without_sorting(conn, query):
-        by_day = totals.setdefault(row.currency, {})
-        on_day = by_day.get(_as_date(row.day)) or DayFigures(_as_date(row.day))
+    by_currency: dict[str, dict[date, DayFigures]] = {}
+    reasons: dict[str, list[DeclineCount]] = {}
+    for row in conn.execute(_figures_query(caller, first_day, last_day)):
         # PostgreSQL's sum of a bigint is a numeric (a Decimal here): exact, made an int.
-        amount, count = int(row.amount_minor), int(row.rows)
-        if row.kind == Kind.REFUND.value:
-            if row.status == RETURNED_REFUND_STATUS.value:
-                on_day = replace(on_day, refunded_minor=on_day.refunded_minor + amount,
-                                 refund_count=on_day.refund_count + count)
-        elif row.status in _CAPTURED:
-            on_day = replace(on_day, captured_minor=on_day.captured_minor + amount,
-                             captured_count=on_day.captured_count + count)
-        else:  # a declined or failed payment
-            on_day = replace(on_day, declined_count=on_day.declined_count + count)
-            per_reason = reasons.setdefault(row.currency, {})
-            reason = row.decline_reason or NO_REASON
-            per_reason[reason] = per_reason.get(reason, 0) + count
-        by_day[on_day.day] = on_day
+        if not int(row.counted):
+            continue  # every transaction of the group moved on to a status not counted
+        if row.shape == "reason":
+            reasons.setdefault(row.currency, []).append(
+                DeclineCount(row.reason or NO_REASON, int(row.declined_count)))
+            continue
+        day = _as_date(row.day)
+        by_currency.setdefault(row.currency, {})[day] = DayFigures(
+            day, int(row.captured_minor), int(row.captured_count), int(row.refunded_minor),
+            int(row.refund_count), int(row.declined_count))
     every_day = [first_day + timedelta(days=n) for n in range((last_day - first_day).days + 1)]
-    found = []
-    for currency, by_day in totals.items():
-        declines = sorted((DeclineCount(r, c) for r, c in reasons.get(currency, {}).items()),
-                          key=lambda d: (-d.count, d.reason))
-        found.append(CurrencyOverview(currency, [by_day.get(d) or DayFigures(d) for d in every_day],
-                                      declines))
-    return sorted(found, key=lambda c: c.currency)
+    return [
+        CurrencyOverview(currency, [by_day.get(d) or DayFigures(d) for d in every_day],
+                         sorted(_merged(reasons.get(currency, [])), key=lambda d: (-d.count, d.reason)))
+        for currency, by_day in sorted(by_currency.items())
+    ]
 
 
-def _without_sorting(conn: Connection, query):
-    """The query's rows; on PostgreSQL planned without a sort.
-
-    The planner cannot tell that a range's rows fall into a few thousand groups (days times
-    currencies times statuses): it expects nearly one group per row and sorts them all for a
-    GroupAggregate, where a HashAggregate takes half the time (90 days at 1,000,000 rows:
-    about 100 ms of database CPU against 50; bench/overview.py). SET LOCAL lasts until the
-    transaction ends; the RESET after the query gives the rest of it the usual plans.
-    """
-    if conn.dialect.name != "postgresql":
-        return conn.execute(query).all()
-    conn.exec_driver_sql("SET LOCAL enable_sort = off")
-    try:
-        return conn.execute(query).all()
-    finally:
-        conn.exec_driver_sql("RESET enable_sort")
+def _merged(declines: list[DeclineCount]) -> list[DeclineCount]:
+    """No reason recorded and an empty reason are the one NO_REASON entry."""
+    counts: dict[str, int] = {}
+    for decline in declines:
+        counts[decline.reason] = counts.get(decline.reason, 0) + decline.count
+    return [DeclineCount(reason, count) for reason, count in counts.items()]

@@ -7,11 +7,13 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    Date,
     DateTime,
     ForeignKey,
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -196,10 +198,6 @@ transactions = Table(
     Index("ix_transactions_original", "original_id"),
     Index("ix_transactions_provider_check", "provider_check_at"),
     Index("ix_transactions_pending", "status", "created_at"),
-    # The Overview page's sums (app/store/overview.py): every column they read, so a range of
-    # days is one index-only scan (migration 0010).
-    Index("ix_transactions_overview", "merchant_id", "mode", "created_at", "kind", "status",
-          "currency", "amount_minor", "decline_reason"),
     # Provider webhooks that name a transaction only by the provider's id.
     Index("ix_transactions_provider_id", "merchant_id", "mode", "provider_transaction_id"),
     # A reference is unique per merchant and mode among payments and payouts;
@@ -241,6 +239,39 @@ transactions = Table(
 
 # A whole e-mail address typed in the search, any case (migration 0009).
 Index("ix_transactions_customer_email_lower", func.lower(transactions.c.customer_email))
+
+def _daily_total_columns() -> list[Column]:
+    """What a daily total is kept per (merchant, mode, UTC day, currency, kind, status, decline
+    reason, '' for none) and what it holds: a count of transactions and their amount."""
+    return [
+        Column("merchant_id", Id, nullable=False),
+        Column("mode", String(10), nullable=False),
+        Column("day", Date, nullable=False),
+        Column("currency", String(3), nullable=False),
+        Column("kind", String(10), nullable=False),
+        Column("status", String(20), nullable=False),
+        Column("decline_reason", String(100), nullable=False, server_default=""),
+        Column("transaction_count", BigInteger, nullable=False),
+        Column("amount_minor", BigInteger, nullable=False),
+    ]
+
+
+# Transactions counted and summed per UTC day (app/store/daily_totals.py, migration 0012).
+# Triggers on transactions write a change row in the same database transaction as every insert,
+# delete and change of a summed column; the worker folds the changes into daily_totals. No
+# foreign key: the triggers' inserts check nothing.
+daily_total_changes = Table(
+    "daily_total_changes",
+    metadata,
+    Column("id", Id, primary_key=True),
+    *_daily_total_columns(),
+)
+daily_totals = Table(
+    "daily_totals",
+    metadata,
+    *_daily_total_columns(),
+    PrimaryKeyConstraint("merchant_id", "mode", "day", "currency", "kind", "status", "decline_reason"),
+)
 
 status_history = Table(
     "status_history",
