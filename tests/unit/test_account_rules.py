@@ -50,6 +50,10 @@ def test_recovery_codes_are_ten_different_codes_hashed_whatever_their_spelling()
     ("password1234", "This is a very common password. Choose a longer phrase of uncommon words."),
     ("qwertyuiop12", "This is similar to a commonly used password. Choose a longer phrase of uncommon words."),
     ("correct horse battery staple", None),
+    # Longer than the 72 characters zxcvbn reads (it raised on them once: a 500 on the form).
+    ("correct horse battery staple " * 4, None),
+    ("correct horse battery staple " + "x" * 995, None),  # 1024, the longest allowed
+    ("a" * 73, "Repeats like \"aaa\" are easy to guess. Choose a longer phrase of uncommon words."),
 ])
 def test_passwords_must_be_long_and_uncommon(password, problem):
     assert password_problem(password) == problem
