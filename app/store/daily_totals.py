@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from sqlalchemy import CTE, Connection, Date, cast, func, insert, literal, or_, select, text, union_all
+from sqlalchemy import CTE, Connection, Date, cast, delete, func, insert, literal, or_, select, union_all
+from sqlalchemy.dialects import postgresql, sqlite
 
 from app.payments.model import Caller
 
@@ -68,30 +69,36 @@ def fold_changes(conn: Connection, batch: int = FOLD_BATCH) -> int:
     SQLite the unit's write lock (BEGIN IMMEDIATE) keeps every other writer out between the
     sum and the delete.
     """
-    key, sums = ", ".join(KEY), "sum(transaction_count), sum(amount_minor)"
-    upsert = (f"ON CONFLICT ({key}) DO UPDATE SET "
-              "transaction_count = daily_totals.transaction_count + excluded.transaction_count, "
-              "amount_minor = daily_totals.amount_minor + excluded.amount_minor")
+    changes = daily_total_changes
     if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": _FOLD_LOCK})
-        return conn.execute(text(
-            f"WITH moved AS (DELETE FROM daily_total_changes WHERE id IN ("
-            f"  SELECT id FROM daily_total_changes ORDER BY id LIMIT :batch)"
-            f"  RETURNING {key}, transaction_count, amount_minor), "
-            f"folded AS (INSERT INTO daily_totals ({key}, transaction_count, amount_minor) "
-            f"  SELECT {key}, {sums} FROM moved GROUP BY {key} ORDER BY {key} {upsert}) "
-            f"SELECT count(*) FROM moved"), {"batch": batch}).scalar_one()
-    last = conn.execute(text(
-        "SELECT max(id), count(*) FROM (SELECT id FROM daily_total_changes ORDER BY id LIMIT :batch)"),
-        {"batch": batch}).one()
-    if not last[1]:
+        conn.execute(select(func.pg_advisory_xact_lock(_FOLD_LOCK)))
+        moved = (delete(changes)
+                 .where(changes.c.id.in_(select(changes.c.id).order_by(changes.c.id).limit(batch)))
+                 .returning(*(changes.c[column] for column in KEY), changes.c.transaction_count,
+                            changes.c.amount_minor)
+                 .cte("moved"))
+        folded = _add_up(postgresql.insert, moved).cte("folded")
+        return conn.execute(select(func.count()).select_from(moved).add_cte(folded)).scalar_one()
+    oldest = select(changes.c.id).order_by(changes.c.id).limit(batch).subquery()
+    last, count = conn.execute(select(func.max(oldest.c.id), func.count())).one()
+    if not count:
         return 0
-    conn.execute(text(
-        f"INSERT INTO daily_totals ({key}, transaction_count, amount_minor) "
-        f"SELECT {key}, {sums} FROM daily_total_changes WHERE id <= :last GROUP BY {key} {upsert}"),
-        {"last": last[0]})
-    conn.execute(text("DELETE FROM daily_total_changes WHERE id <= :last"), {"last": last[0]})
-    return last[1]
+    conn.execute(_add_up(sqlite.insert, select(changes).where(changes.c.id <= last).subquery()))
+    conn.execute(delete(changes).where(changes.c.id <= last))
+    return count
+
+
+def _add_up(dialect_insert, rows):
+    """INSERT ... ON CONFLICT DO UPDATE adding the rows' counts and amounts, summed per group, to
+    daily_totals (groups in key order, so two folds lock totals in the same order)."""
+    group = [rows.c[column] for column in KEY]
+    summed = (select(*group, func.sum(rows.c.transaction_count), func.sum(rows.c.amount_minor))
+              .group_by(*group).order_by(*group))
+    upsert = dialect_insert(daily_totals).from_select([*KEY, "transaction_count", "amount_minor"], summed)
+    return upsert.on_conflict_do_update(index_elements=list(KEY), set_={
+        "transaction_count": daily_totals.c.transaction_count + upsert.excluded.transaction_count,
+        "amount_minor": daily_totals.c.amount_minor + upsert.excluded.amount_minor,
+    })
 
 
 def record_bulk_load(conn: Connection, first_id: int) -> int:
