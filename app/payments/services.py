@@ -146,7 +146,7 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
         raise DuplicateReference(request.reference, existing) from None
     if provider.in_process:
         return tx
-    return _ask_provider(deps, tx, lambda: provider.create(tx, method), source="provider")
+    return _ask_provider(deps, tx, None, lambda: provider.create(tx, method), source="provider")
 
 
 @dataclass(frozen=True)
@@ -180,8 +180,10 @@ def check_create(deps: Deps, caller: Caller, request: CreateRequest, *,
     return CheckedCreate(method, provider, payment_details)
 
 
-def _ask_provider(deps: Deps, tx: Transaction, ask: Callable[[], Outcome], *, source: str) -> Transaction:
-    """Ask the provider (outside any unit of work) and record its answer; Pending if it cannot.
+def _ask_provider(deps: Deps, tx: Transaction, original: Transaction | None, ask: Callable[[], Outcome],
+                  *, source: str) -> Transaction:
+    """Ask the provider (outside any unit of work) and record its answer on tx and its original
+    as the caller read them (apply_outcome's as_read); Pending if it cannot answer.
 
     While tx has a provider check due (a new refund, a payout, one the worker took up), the
     worker asks the same question again if the answer's commit is lost, so that commit may
@@ -194,7 +196,7 @@ def _ask_provider(deps: Deps, tx: Transaction, ask: Callable[[], Outcome], *, so
     except ProviderUnavailable as error:
         return _provider_unavailable(deps, tx, error)
     opens_a_payment = tx.kind is Kind.PAYMENT and not tx.opened_at_provider
-    return apply_outcome(deps, tx.id, outcome, source=source,
+    return apply_outcome(deps, tx.id, outcome, source=source, as_read=(tx, original),
                          recoverable=tx.provider_check_at is not None and not opens_a_payment)
 
 
@@ -427,7 +429,7 @@ def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
             return provider.create(tx, method)  # created, but the provider was never asked
         return provider.status(tx, original, deps.clock())
 
-    return _ask_provider(deps, tx, ask, source=source)
+    return _ask_provider(deps, tx, original, ask, source=source)
 
 
 def _provider_unavailable(deps: Deps, tx: Transaction, error: ProviderUnavailable) -> Transaction:
@@ -453,7 +455,8 @@ def _provider_unavailable(deps: Deps, tx: Transaction, error: ProviderUnavailabl
 
 def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
                   strict: bool = False, on_moved: OnCreated = None,
-                  recoverable: bool = False) -> Transaction:
+                  recoverable: bool = False,
+                  as_read: tuple[Transaction, Transaction | None] | None = None) -> Transaction:
     """Record a provider's answer: status, history, webhook and, for refunds, the original's
     refund totals and status.
 
@@ -462,41 +465,64 @@ def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
     unless strict. `recoverable`: the worker asks the provider again if this commit is lost,
     so it need not wait for the disk (the move is then recorded again, its event under the
     same webhook id).
+
+    `as_read`: the transaction and its original as the caller has just read them, unlocked.
+    The answer is then decided on them and written by one statement that first checks that
+    neither row has changed since; only when one has are the rows locked, read and decided
+    on again (the outcome is the same as without `as_read`).
     """
+    if as_read is not None and not strict:
+        tx, original = (replace(row) if row is not None else None for row in as_read)
+        try:
+            with deps.uow() as uow:
+                uow.transactions.expect_as_read(tx, original)
+                return _record_outcome(deps, uow, tx, original, outcome, source=source, strict=strict,
+                                       on_moved=on_moved, recoverable=recoverable)
+        except NotHeld:
+            pass  # changed since it was read: decided again below, on the locked rows
     with deps.uow() as uow:
         tx, original = uow.transactions.lock_with_original(tx_id)
-        if recoverable:
-            uow.relax_durability()  # after the lock: set with the writes, no statement of its own
-        now = deps.clock()
-        if outcome.status is tx.status:
-            if tx.status is Status.PENDING:
-                _take_provider_answer(tx, outcome)
-                if tx.kind is not Kind.PAYMENT and tx.provider_check_at is None:
-                    tx.provider_check_at = now + CLAIM_FOR  # the provider still owes an answer
-                tx.updated_at = now
-                uow.transactions.save_state(tx)
-                uow.commit()
-            return tx
-        if not can_move(tx.kind, tx.status, outcome.status):
-            if strict:
-                raise InvalidMove(tx.tx_no, tx.status, outcome.status)
-            return tx
-        previous = tx.status
-        tx.status = outcome.status
-        tx.decline_reason = outcome.decline_reason if outcome.status in DECLINE_STATUSES else None
-        _take_provider_answer(tx, outcome)
-        tx.provider_check_at = None
-        tx.updated_at = now
-        uow.transactions.save_state(tx)
-        uow.record_history(tx, previous, source, outcome.provider_message)
-        uow.enqueue_webhook(tx, move_webhook_id(tx))
-        if tx.kind is Kind.REFUND:  # a refund moves only from Pending to its final status
-            original = uow.transactions.settle_refund(tx, original)
-            if tx.status is Status.CAPTURED:
-                _settle_original(uow, original, now, source)
-        if on_moved:
-            on_moved(uow, tx)
+        return _record_outcome(deps, uow, tx, original, outcome, source=source, strict=strict,
+                               on_moved=on_moved, recoverable=recoverable)
+
+
+def _record_outcome(deps: Deps, uow, tx: Transaction, original: Transaction | None, outcome: Outcome,
+                    *, source: str, strict: bool, on_moved: OnCreated, recoverable: bool) -> Transaction:
+    """apply_outcome's decision on tx and its original as this unit holds them, committed (a
+    unit that changes nothing still commits: it may have to prove the rows unchanged)."""
+    if recoverable:
+        uow.relax_durability()  # set with the writes, no statement of its own
+    now = deps.clock()
+    if outcome.status is tx.status:
+        if tx.status is Status.PENDING:
+            _take_provider_answer(tx, outcome)
+            if tx.kind is not Kind.PAYMENT and tx.provider_check_at is None:
+                tx.provider_check_at = now + CLAIM_FOR  # the provider still owes an answer
+            tx.updated_at = now
+            uow.transactions.save_state(tx)
         uow.commit()
+        return tx
+    if not can_move(tx.kind, tx.status, outcome.status):
+        if strict:
+            raise InvalidMove(tx.tx_no, tx.status, outcome.status)
+        uow.commit()
+        return tx
+    previous = tx.status
+    tx.status = outcome.status
+    tx.decline_reason = outcome.decline_reason if outcome.status in DECLINE_STATUSES else None
+    _take_provider_answer(tx, outcome)
+    tx.provider_check_at = None
+    tx.updated_at = now
+    uow.transactions.save_state(tx)
+    uow.record_history(tx, previous, source, outcome.provider_message)
+    uow.enqueue_webhook(tx, move_webhook_id(tx))
+    if tx.kind is Kind.REFUND:  # a refund moves only from Pending to its final status
+        original = uow.transactions.settle_refund(tx, original)
+        if tx.status is Status.CAPTURED:
+            _settle_original(uow, original, now, source)
+    if on_moved:
+        on_moved(uow, tx)
+    uow.commit()
     return tx
 
 

@@ -144,6 +144,26 @@ _TX_AND_ORIGINAL_FOR_UPDATE = (
     .with_for_update(of=transactions)
 )
 
+# A transaction (and its original) still as a caller read them without a lock: the same status
+# and last change, and for the original the same captured refunds too (they decide whether it
+# becomes Refunded; a reservation may have changed its other totals meanwhile). Both rows are
+# locked, the original first as in lock_with_original: the transaction's row must pass the
+# original's sub-select before it is locked itself.
+_read_original = transactions.alias("read_original")
+_TX_AS_READ = select(transactions.c.id).where(
+    transactions.c.id == bindparam("read_tx_id"),
+    transactions.c.status == bindparam("read_tx_status"),
+    transactions.c.updated_at == bindparam("read_tx_updated_at"),
+).with_for_update(of=transactions)
+_TX_AND_ORIGINAL_AS_READ = _TX_AS_READ.where(exists(
+    select(_read_original.c.id).where(
+        _read_original.c.id == bindparam("read_original_id"),
+        _read_original.c.status == bindparam("read_original_status"),
+        _read_original.c.updated_at == bindparam("read_original_updated_at"),
+        _read_original.c.refund_captured_minor == bindparam("read_original_captured"),
+    ).with_for_update()
+))
+
 
 # A refund's amount in the minor units of its original's currency, chosen on the row by the
 # currency's digits. It is NULL where the amount has more decimals than the currency, so no
@@ -282,6 +302,21 @@ class TransactionRepository:
         by_id = {row.id: _row_to_transaction(row) for row in rows}
         tx = by_id.pop(tx_id)
         return tx, (next(iter(by_id.values())) if by_id else None)
+
+    def expect_as_read(self, tx: Transaction, original: Transaction | None) -> None:
+        """Make the unit's writes depend on tx (and its original) being still as they were read,
+        unlocked: checked and locked by the statement that sends the writes, first (one
+        statement on PostgreSQL). When either has changed, none of the writes are made and
+        commit() raises NotHeld: the caller locks the rows and decides again."""
+        params = {"read_tx_id": tx.id, "read_tx_status": tx.status.value,
+                  "read_tx_updated_at": tx.updated_at}
+        if original is None:
+            self.writes.only_if(_TX_AS_READ, params)
+            return
+        self.writes.only_if(_TX_AND_ORIGINAL_AS_READ, {
+            **params, "read_original_id": original.id, "read_original_status": original.status.value,
+            "read_original_updated_at": original.updated_at,
+            "read_original_captured": to_minor(original.refund_captured, original.currency)})
 
     def find_for_checkout(self, tx_no: str) -> Transaction | None:
         """A payment by its number alone (the hosted checkout has no token); None if not exactly one."""

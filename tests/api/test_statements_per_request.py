@@ -1,8 +1,9 @@
-"""What a create and a status read cost the database, on both databases: a create writes its
-transaction without reading first (a duplicate reference is the insert's to refuse), in one
-statement on PostgreSQL (tests/api/test_create_and_status.py checks the duplicate's answer);
-a status read is one SELECT. Issue 12's benchmark depends on both, and a
-read slipped into every create once without any test noticing."""
+"""What a create, a status read and a refund cost the database, on both databases: a create
+writes its transaction without reading first (a duplicate reference is the insert's to refuse),
+in one statement on PostgreSQL (tests/api/test_create_and_status.py checks the duplicate's
+answer); a status read is one SELECT; a refund reads its payment once, then writes twice, one
+statement each on PostgreSQL. Issue 12's benchmark depends on all three, and a read slipped
+into every create once without any test noticing."""
 from __future__ import annotations
 
 import threading
@@ -16,12 +17,14 @@ from tests.conftest import payment_body
 @pytest.fixture
 def sent(app):
     """The statements this test's request threads send that touch transactions (the webhook
-    delivery threads a worker round may have started send their own, about webhook events)."""
+    delivery threads a worker round may have started send their own, about webhook events;
+    a request's own writes insert them)."""
     engine, statements = app.extensions["paydesk.engine"], []
     main = threading.get_ident()
 
     def record(_conn, _cursor, statement, *_):
-        if threading.get_ident() != main and "transactions" in statement and "webhook_events" not in statement:
+        delivery = "webhook_events" in statement and "INSERT INTO webhook_events" not in statement
+        if threading.get_ident() != main and "transactions" in statement and not delivery:
             statements.append(" ".join(statement.split()))
 
     event.listen(engine, "before_cursor_execute", record)
@@ -46,3 +49,23 @@ def test_a_status_read_is_one_select(sandbox, sent):
     sent.clear()
     sandbox.status(tx_no)
     assert len(sent) == 1 and sent[0].startswith("SELECT"), sent
+
+
+def test_a_refund_reads_its_payment_once_and_writes_twice_without_locking_first(
+        app, sandbox, captured_payment, sent):
+    """Read the payment; write the Pending refund with its reservation; record the provider's
+    answer on the rows as read (checked and locked by the same statement, app.payments.services
+    apply_outcome's as_read). On PostgreSQL each write is one statement: no lock read before it."""
+    tx_no = captured_payment(100)
+    assert sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 10}).status_code == 200
+    sent.clear()
+    refunded = sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 10})
+    assert refunded.status_code == 200 and refunded.json()["status"] == "Captured", refunded.text
+    if app.extensions["paydesk.engine"].dialect.name == "postgresql":
+        assert [s.split()[0] for s in sent] == ["SELECT", "WITH", "WITH"], sent
+        assert "FOR UPDATE" not in sent[0], sent
+    else:  # plain statements: the read, the reservation and the Pending refund; the check that
+        # the refund and its payment are as read (instead of reading them again), the answer
+        assert [s.split()[0] for s in sent] == [
+            "SELECT", "UPDATE", "INSERT", "SELECT", "UPDATE", "UPDATE"], sent
+        assert sent[3].startswith("SELECT transactions.id FROM transactions WHERE"), sent
