@@ -203,7 +203,7 @@ def transaction_status(tx_no: str):
     """The stored status of a transaction (a refund's too), read without calling the provider."""
     if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
         raise TransactionNotFound(tx_no[:MAX_TX_NO_LENGTH])
-    return json_response(status_body(services.get_status(deps(), g.caller, tx_no)))
+    return json_response(status_body(services.stored_status(deps(), g.caller, tx_no)))
 
 
 @api.post("/transactions/refund")

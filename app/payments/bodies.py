@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .formats import iso_utc
-from .model import Kind, PaymentMethod, Transaction
+from .model import Kind, PaymentMethod, StoredStatus, Transaction
 from .money import quantize
 
 
@@ -20,7 +20,7 @@ def create_body(tx: Transaction, checkout_url: str) -> dict:
     }
 
 
-def status_body(tx: Transaction) -> dict:
+def status_body(tx: Transaction | StoredStatus) -> dict:
     """Status response, PascalCase as the interface shows it."""
     return {
         "TransactionId": tx.tx_no,

@@ -318,6 +318,29 @@ class Transaction:
         return bool(self.provider_transaction_id or self.provider_status or self.provider_redirect_url)
 
 
+@dataclass(frozen=True)
+class StoredStatus:
+    """What the status response shows of a transaction, read without the rest of its row (the
+    API's status read is the hottest request). Its fields are named as Transaction's."""
+
+    tx_no: str
+    status: Status
+    amount: Decimal
+    currency: str
+    reference: str
+    created_at: datetime
+    decline_reason: str | None
+    provider_transaction_id: str | None
+    provider_status: str | None
+    provider_message: str | None
+    success_url: str | None
+    pending_url: str | None
+    failure_url: str | None
+    udf1: str | None
+    udf2: str | None
+    udf3: str | None
+
+
 def searchable_customer(billing: dict | None) -> tuple[str | None, str | None]:
     """The e-mail and the "First Last" name a billing block is found by; None for what it lacks.
 

@@ -29,6 +29,7 @@ from .model import (
     ReferenceTaken,
     RefundState,
     Status,
+    StoredStatus,
     Transaction,
     TransactionNotFound,
     can_move,
@@ -85,6 +86,15 @@ def get_status(deps: Deps, caller: Caller, tx_no: str) -> Transaction:
     if tx is None:
         raise TransactionNotFound(tx_no)
     return tx
+
+
+def stored_status(deps: Deps, caller: Caller, tx_no: str) -> StoredStatus:
+    """get_status's answer as the status response shows it, read alone (its columns only)."""
+    with deps.uow(write=False) as uow:
+        found = uow.transactions.status_of(caller, tx_no)
+    if found is None:
+        raise TransactionNotFound(tx_no)
+    return found
 
 
 def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,

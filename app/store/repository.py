@@ -42,6 +42,7 @@ from app.payments.model import (
     PaymentMethod,
     ReferenceTaken,
     Status,
+    StoredStatus,
     Transaction,
 )
 from app.payments.money import (
@@ -127,6 +128,17 @@ _TX_BY_NUMBER = _SELECT_TX.where(
     transactions.c.tx_no == bindparam("tx_no"),
 )
 _TX_BY_NUMBER_FOR_UPDATE = _TX_BY_NUMBER.with_for_update(of=transactions)
+# The status response's columns alone, in StoredStatus's order.
+_STATUS_BY_NUMBER = select(
+    *(transactions.c[name] for name in ("tx_no", "status", "amount_minor", "currency", "reference",
+                                        "created_at", "decline_reason", "provider_transaction_id",
+                                        "provider_status", "provider_message", "success_url",
+                                        "pending_url", "failure_url", "udf1", "udf2", "udf3"))
+).where(
+    transactions.c.merchant_id == bindparam("merchant_id"),
+    transactions.c.mode == bindparam("mode"),
+    transactions.c.tx_no == bindparam("tx_no"),
+)
 _TX_BY_ID = _SELECT_TX.where(transactions.c.id == bindparam("tx_id"))
 _TX_BY_ID_FOR_UPDATE = _TX_BY_ID.with_for_update(of=transactions)
 _TX_BY_ID_IN_SCOPE = _TX_BY_ID.where(
@@ -275,6 +287,15 @@ class TransactionRepository:
         row = self.conn.execute(query, {"merchant_id": caller.merchant_id, "mode": caller.mode.value,
                                         "tx_no": tx_no}).first()
         return _row_to_transaction(row) if row else None
+
+    def status_of(self, caller: Caller, tx_no: str) -> StoredStatus | None:
+        """What the status response shows of the caller's transaction with this number, or None."""
+        row = self.conn.execute(_STATUS_BY_NUMBER, {"merchant_id": caller.merchant_id,
+                                                    "mode": caller.mode.value, "tx_no": tx_no}).first()
+        if row is None:
+            return None
+        tx_no, status, amount_minor, currency, *rest = row
+        return StoredStatus(tx_no, Status(status), from_minor(amount_minor, currency), currency, *rest)
 
     def get_by_id(self, caller: Caller, tx_id: int) -> Transaction | None:
         """The transaction with this database id in the caller's merchant and mode, or None."""

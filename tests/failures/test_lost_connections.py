@@ -96,7 +96,7 @@ def stored_with_reference(app, reference: str) -> int:
 
 
 def test_a_read_whose_connection_is_dropped_is_run_again(app, admin, token, caplog):
-    killer = ConnectionKiller(app, admin, "SELECT transactions.id")
+    killer = ConnectionKiller(app, admin, "SELECT transactions.tx_no")  # the status read
     response = app.test_client().get("/api/v1/transactions/SBX-CAPTURED/status", headers=bearer(token))
     assert response.status_code == 200, response.get_data(as_text=True)
     assert response.get_json()["Status"] == "Captured"
@@ -133,9 +133,9 @@ def test_a_write_whose_commit_may_have_reached_the_server_is_not_run_again(app, 
 
 def test_a_request_that_committed_before_losing_its_connection_is_not_run_again(
         app, admin, merchant):
-    # The refund commits its Pending refund, asks the provider, then records the answer
-    # under a lock on the refund: the connection is dropped at that lock.
-    killer = ConnectionKiller(app, admin, "SELECT transactions.id", after_commit=True)
+    # The refund commits its Pending refund, asks the provider, then records the answer in one
+    # statement that checks and locks the rows as read: the connection is dropped at it.
+    killer = ConnectionKiller(app, admin, "WITH", after_commit=True)
     response = app.test_client().post(
         "/api/v1/transactions/refund", json={"txNo": "SBX-CAPTURED", "amount": 5},
         headers=bearer(merchant.sandbox_token))
