@@ -319,7 +319,8 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
         new_refund = pending_refund(caller, request, original, now)
         try:
             with deps.uow() as uow:
-                uow.transactions.reserve_refund_with_writes(caller, request.tx_no, request.amount)
+                uow.transactions.reserve_refund_with_writes(caller, request.tx_no, request.amount,
+                                                            original.currency)
                 write_refund(uow, caller, request, new_refund, on_created)
         except NotHeld:
             new_refund = None

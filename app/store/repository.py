@@ -208,16 +208,21 @@ _PARTIAL_REFUNDS_REFUSED = exists().where(
 # which these statements reserve (or, for a request awaiting approval, hold) the refund's amount
 # on: what refunds reserve and awaiting requests hold together never pass the payment's amount
 # (the names of the bound values are not column names: update() keeps those for its SET clause).
-_REFUND_RULES = (
-    transactions.c.merchant_id == bindparam("caller_merchant_id"),
-    transactions.c.mode == bindparam("caller_mode"),
-    transactions.c.tx_no == bindparam("original_tx_no"),
-    transactions.c.kind == Kind.PAYMENT.value,
-    transactions.c.status == Status.CAPTURED.value,
-    transactions.c.amount_minor - transactions.c.refund_reserved_minor
-    - transactions.c.refund_held_minor >= _REFUND_MINOR,
-    (transactions.c.amount_minor == _REFUND_MINOR) | ~_PARTIAL_REFUNDS_REFUSED,
-)
+# `refund_minor` is the refund's amount in the payment's minor units.
+def _refund_rules(refund_minor) -> tuple:
+    return (
+        transactions.c.merchant_id == bindparam("caller_merchant_id"),
+        transactions.c.mode == bindparam("caller_mode"),
+        transactions.c.tx_no == bindparam("original_tx_no"),
+        transactions.c.kind == Kind.PAYMENT.value,
+        transactions.c.status == Status.CAPTURED.value,
+        transactions.c.amount_minor - transactions.c.refund_reserved_minor
+        - transactions.c.refund_held_minor >= refund_minor,
+        (transactions.c.amount_minor == refund_minor) | ~_PARTIAL_REFUNDS_REFUSED,
+    )
+
+
+_REFUND_RULES = _refund_rules(_REFUND_MINOR)
 _RESERVE_REFUND = (
     update(transactions)
     .where(*_REFUND_RULES)
@@ -246,7 +251,17 @@ _RELEASE_HOLD = (
     .values(refund_held_minor=transactions.c.refund_held_minor - bindparam("held_minor"))
 )
 _RESERVE_REFUND_NOW = _RESERVE_REFUND.returning(*transactions.c)
-_RESERVE_REFUND_WITH_WRITES = _RESERVE_REFUND.returning(transactions.c.id)
+# The same reservation when the payment's currency is known (it was read first): the amount is
+# bound in its minor units, and the statement is 1.4 kB shorter than with _REFUND_MINOR's three
+# CASEs, which keeps the batch it leads under psycopg's limit for converting a statement once.
+_RESERVE_REFUND_IN_CURRENCY = (
+    update(transactions)
+    .where(*_refund_rules(bindparam("refund_minor", type_=BigInteger)),
+           transactions.c.currency == bindparam("refund_currency"))
+    .values(refund_reserved_minor=transactions.c.refund_reserved_minor
+            + bindparam("refund_minor", type_=BigInteger))
+    .returning(transactions.c.id)
+)
 def _reserve_params(caller: Caller, tx_no: str, amount: Decimal) -> dict:
     return {"caller_merchant_id": caller.merchant_id, "caller_mode": caller.mode.value,
             "original_tx_no": tx_no, **_refund_minor_params(amount)}
@@ -452,10 +467,15 @@ class TransactionRepository:
         """Give back what a rejected, expired or failed request held on its payment."""
         self.conn.execute(_RELEASE_HOLD, {"payment_id": payment_id, "held_minor": held_minor})
 
-    def reserve_refund_with_writes(self, caller: Caller, tx_no: str, amount: Decimal) -> None:
-        """reserve_refund(), sent with the unit's writes and first: when a rule refuses it then,
-        none of the writes are made and commit() raises NotHeld."""
-        self.writes.only_if(_RESERVE_REFUND_WITH_WRITES, _reserve_params(caller, tx_no, amount))
+    def reserve_refund_with_writes(self, caller: Caller, tx_no: str, amount: Decimal, currency: str) -> None:
+        """reserve_refund() of a payment read before in this currency, sent with the unit's
+        writes and first: when a rule refuses it then (or the payment is not in that currency),
+        none of the writes are made and commit() raises NotHeld. The amount has no more
+        decimals than the currency allows (the rules checked on what was read say so)."""
+        self.writes.only_if(_RESERVE_REFUND_IN_CURRENCY, {
+            "caller_merchant_id": caller.merchant_id, "caller_mode": caller.mode.value,
+            "original_tx_no": tx_no, "refund_minor": to_minor(amount, currency),
+            "refund_currency": currency})
 
     def settle_refund(self, refund: Transaction, original: Transaction) -> Transaction:
         """Move a refund that reached its final status on its original's row, in the unit that

@@ -97,7 +97,14 @@ class Writes:
     _new_rows: dict[int, int] = field(default_factory=dict)  # id(obj) -> index in pending
 
     def insert(self, table: Table, values: dict[str, Any], *, row=None) -> None:
-        """Queue an INSERT; `row` is the object that takes the new row's id."""
+        """Queue an INSERT; `row` is the object that takes the new row's id.
+
+        A None for a column that is NULL by default is left out: fewer values to bind and send,
+        and a shorter statement (psycopg converts a statement's placeholders once, not on every
+        call, only while it is under 4096 bytes and 50 values)."""
+        null_by_default = _null_by_default(table)
+        values = {name: value for name, value in values.items()
+                  if value is not None or name not in null_by_default}
         if row is not None:
             self._new_rows[id(row)] = len(self.pending)
         self.pending.append(_Write(table, values, row=row))
@@ -169,6 +176,19 @@ def _send_one_by_one(conn: Connection, batch: list[_Write], condition) -> list[i
         result = conn.execute(statement, params)
         ids.append(result.scalar_one() if write.row is not None else None)
     return ids
+
+
+_NULL_BY_DEFAULT: dict[str, frozenset[str]] = {}
+
+
+def _null_by_default(table: Table) -> frozenset[str]:
+    """The table's columns that an INSERT leaving them out sets to NULL."""
+    found = _NULL_BY_DEFAULT.get(table.name)
+    if found is None:
+        found = _NULL_BY_DEFAULT[table.name] = frozenset(
+            column.name for column in table.columns
+            if column.nullable and column.default is None and column.server_default is None)
+    return found
 
 
 # Statements already built, by the shape of their batch (tables, columns, references).
