@@ -28,12 +28,18 @@ def could_be_key(text: str, max_length: int) -> bool:
 
 def dumps(value, *, sort_keys: bool = False) -> str:
     """JSON with Decimals and amounts written exactly, never through float."""
-    return simplejson.dumps(value, use_decimal=True, default=_default, ensure_ascii=False,
-                            sort_keys=sort_keys)
+    return (_SORTED_ENCODER if sort_keys else _ENCODER).encode(value)
 
 
 def _default(value):
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+# Built once (simplejson.dumps builds an encoder on every call given any option); an encoder
+# keeps no state between calls, so threads share them.
+_ENCODER = simplejson.JSONEncoder(use_decimal=True, default=_default, ensure_ascii=False)
+_SORTED_ENCODER = simplejson.JSONEncoder(use_decimal=True, default=_default, ensure_ascii=False,
+                                         sort_keys=True)
 
 
 class Backoff:

@@ -487,37 +487,42 @@ def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
         try:
             with deps.uow() as uow:
                 uow.transactions.expect_as_read(tx, original)
-                return _record_outcome(deps, uow, tx, original, outcome, source=source, strict=strict,
-                                       on_moved=on_moved, recoverable=recoverable)
+                if _record_outcome(deps, uow, tx, original, outcome, source=source, strict=strict,
+                                   on_moved=on_moved, recoverable=recoverable):
+                    return tx
         except NotHeld:
             pass  # changed since it was read: decided again below, on the locked rows
+        # (An answer that changes nothing is also decided on the locked rows, as it always was.)
     with deps.uow() as uow:
         tx, original = uow.transactions.lock_with_original(tx_id)
-        return _record_outcome(deps, uow, tx, original, outcome, source=source, strict=strict,
-                               on_moved=on_moved, recoverable=recoverable)
+        _record_outcome(deps, uow, tx, original, outcome, source=source, strict=strict,
+                        on_moved=on_moved, recoverable=recoverable)
+        return tx
 
 
 def _record_outcome(deps: Deps, uow, tx: Transaction, original: Transaction | None, outcome: Outcome,
-                    *, source: str, strict: bool, on_moved: OnCreated, recoverable: bool) -> Transaction:
-    """apply_outcome's decision on tx and its original as this unit holds them, committed (a
-    unit that changes nothing still commits: it may have to prove the rows unchanged)."""
-    if recoverable:
-        uow.relax_durability()  # set with the writes, no statement of its own
+                    *, source: str, strict: bool, on_moved: OnCreated, recoverable: bool) -> bool:
+    """apply_outcome's decision on tx and its original as this unit holds them: the writes, and
+    the commit; False when the answer changes nothing (nothing written, nothing committed)."""
     now = deps.clock()
     if outcome.status is tx.status:
-        if tx.status is Status.PENDING:
-            _take_provider_answer(tx, outcome)
-            if tx.kind is not Kind.PAYMENT and tx.provider_check_at is None:
-                tx.provider_check_at = now + CLAIM_FOR  # the provider still owes an answer
-            tx.updated_at = now
-            uow.transactions.save_state(tx)
+        if tx.status is not Status.PENDING:
+            return False
+        if recoverable:
+            uow.relax_durability()  # set with the writes, no statement of its own
+        _take_provider_answer(tx, outcome)
+        if tx.kind is not Kind.PAYMENT and tx.provider_check_at is None:
+            tx.provider_check_at = now + CLAIM_FOR  # the provider still owes an answer
+        tx.updated_at = now
+        uow.transactions.save_state(tx)
         uow.commit()
-        return tx
+        return True
     if not can_move(tx.kind, tx.status, outcome.status):
         if strict:
             raise InvalidMove(tx.tx_no, tx.status, outcome.status)
-        uow.commit()
-        return tx
+        return False
+    if recoverable:
+        uow.relax_durability()
     previous = tx.status
     tx.status = outcome.status
     tx.decline_reason = outcome.decline_reason if outcome.status in DECLINE_STATUSES else None
@@ -534,7 +539,7 @@ def _record_outcome(deps: Deps, uow, tx: Transaction, original: Transaction | No
     if on_moved:
         on_moved(uow, tx)
     uow.commit()
-    return tx
+    return True
 
 
 def _settle_original(uow, original: Transaction, now: datetime, source: str) -> None:

@@ -16,7 +16,7 @@ def broken(*_args, **_kwargs):
 
 
 def test_an_api_500_is_json_with_the_request_id(client, sandbox_token, monkeypatch, caplog):
-    monkeypatch.setattr(services, "get_status", broken)
+    monkeypatch.setattr(services, "stored_status", broken)  # what the status route calls
     response = client.get("/api/v1/transactions/SBX-CAPTURED/status", headers=bearer(sandbox_token))
     assert response.status_code == 500
     assert response.mimetype == "application/json"
@@ -29,7 +29,7 @@ def test_an_api_500_is_json_with_the_request_id(client, sandbox_token, monkeypat
 
 def test_the_caller_s_request_id_is_the_one_answered_and_logged(client, sandbox_token, monkeypatch,
                                                                 caplog):
-    monkeypatch.setattr(services, "get_status", broken)
+    monkeypatch.setattr(services, "stored_status", broken)  # what the status route calls
     response = client.get("/api/v1/transactions/SBX-CAPTURED/status",
                           headers={**bearer(sandbox_token), "X-Request-Id": "client-42"})
     assert response.get_json()["requestId"] == "client-42"

@@ -323,9 +323,25 @@ class FakeTransactions:
                                                                     found.currency))
         return self._lock(self._read(self.rows[found.id]))
 
-    def reserve_refund_with_writes(self, caller: Caller, tx_no: str, amount: Decimal) -> None:
-        if self.reserve_refund(caller, tx_no, amount) is None:
+    def reserve_refund_with_writes(self, caller: Caller, tx_no: str, amount: Decimal, currency: str) -> None:
+        found = next((tx for tx in self._in_scope(caller) if tx.tx_no == tx_no), None)
+        if found is None or found.currency != currency or self.reserve_refund(caller, tx_no, amount) is None:
             raise NotHeld()  # the store's unit raises it at commit; nothing is written either way
+
+    def expect_as_read(self, tx: Transaction, original: Transaction | None) -> None:
+        """The store's check, made at once here (the fake's units never overlap): the rows as
+        read, or NotHeld, and nothing written. Both are locked, the original first."""
+        current = self.rows.get(tx.id)
+        unchanged = current is not None and (current.status, current.updated_at) == (tx.status, tx.updated_at)
+        if original is not None:
+            now = self.rows.get(original.id)
+            unchanged = unchanged and now is not None and (
+                now.status, now.updated_at, now.refund_captured) == (
+                original.status, original.updated_at, original.refund_captured)
+        if not unchanged:
+            raise NotHeld()
+        for locked in sorted(filter(None, (tx, original)), key=lambda t: t.id):
+            self._lock(locked)
 
     def settle_refund(self, refund: Transaction, original: Transaction) -> Transaction:
         self.uow.writing()
