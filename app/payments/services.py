@@ -82,16 +82,17 @@ OnCreated = Callable[[Any, Transaction], None] | None
 def get_status(deps: Deps, caller: Caller, tx_no: str) -> Transaction:
     """The stored transaction (no provider call); TransactionNotFound outside the caller's scope."""
     with deps.uow(write=False) as uow:
-        tx = uow.transactions.get(caller, tx_no)
-    if tx is None:
-        raise TransactionNotFound(tx_no)
-    return tx
+        return _found(uow.transactions.get(caller, tx_no), tx_no)
 
 
 def stored_status(deps: Deps, caller: Caller, tx_no: str) -> StoredStatus:
     """get_status's answer as the status response shows it, read alone (its columns only)."""
     with deps.uow(write=False) as uow:
-        found = uow.transactions.status_of(caller, tx_no)
+        return _found(uow.transactions.status_of(caller, tx_no), tx_no)
+
+
+def _found(found, tx_no: str):
+    """What a read in the caller's scope found; TransactionNotFound when it found nothing."""
     if found is None:
         raise TransactionNotFound(tx_no)
     return found
@@ -504,12 +505,12 @@ def _record_outcome(deps: Deps, uow, tx: Transaction, original: Transaction | No
                     *, source: str, strict: bool, on_moved: OnCreated, recoverable: bool) -> bool:
     """apply_outcome's decision on tx and its original as this unit holds them: the writes, and
     the commit; False when the answer changes nothing (nothing written, nothing committed)."""
+    if recoverable:
+        uow.relax_durability()  # set with the writes, no statement of its own
     now = deps.clock()
     if outcome.status is tx.status:
         if tx.status is not Status.PENDING:
             return False
-        if recoverable:
-            uow.relax_durability()  # set with the writes, no statement of its own
         _take_provider_answer(tx, outcome)
         if tx.kind is not Kind.PAYMENT and tx.provider_check_at is None:
             tx.provider_check_at = now + CLAIM_FOR  # the provider still owes an answer
@@ -521,8 +522,6 @@ def _record_outcome(deps: Deps, uow, tx: Transaction, original: Transaction | No
         if strict:
             raise InvalidMove(tx.tx_no, tx.status, outcome.status)
         return False
-    if recoverable:
-        uow.relax_durability()
     previous = tx.status
     tx.status = outcome.status
     tx.decline_reason = outcome.decline_reason if outcome.status in DECLINE_STATUSES else None
