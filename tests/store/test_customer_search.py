@@ -20,7 +20,7 @@ from app.store.listing import TransactionFilter, customer_search, list_transacti
 from app.store.repository import UnitOfWork
 from app.store.tables import transactions
 from app.util import utcnow
-from tests.support.databases import create_postgres_database
+from tests.support.databases import database_at
 
 CUSTOMERS = [  # reference, first name, last name, e-mail, provider id
     ("c-1", "Ada", "Lovelace", "ada.lovelace@example.com", "pi_3AbC"),
@@ -33,13 +33,7 @@ CUSTOMERS = [  # reference, first name, last name, e-mail, provider id
 @pytest.fixture(params=["sqlite", "postgres"])
 def database_at_0007(request, tmp_path):
     """A new database migrated up to 0007, before the customer columns existed."""
-    if request.param == "sqlite":
-        url, drop = f"sqlite:///{tmp_path / 'before-0009.db'}", lambda: None
-    else:
-        url, drop = create_postgres_database()
-    command.upgrade(alembic_config(url), "0007")
-    yield url
-    drop()
+    yield from database_at("0007", request.param, tmp_path)
 
 
 def _merchant(engine) -> int:

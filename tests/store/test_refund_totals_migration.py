@@ -8,10 +8,9 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from alembic import command
 from sqlalchemy import create_engine, insert, select, update
 
-from app.cli import alembic_config, upgrade_database
+from app.cli import upgrade_database
 from app.payments import services
 from app.payments.model import Caller, Mode, RefundRejected, Status
 from app.payments.requests import RefundRequest
@@ -20,19 +19,13 @@ from app.store.tables import transactions
 from app.util import utcnow
 from tests.conftest import make_app
 from tests.store.test_worker import deps_at
-from tests.support.databases import create_postgres_database
+from tests.support.databases import database_at
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def database_at_0005(request, tmp_path):
     """A new database migrated up to 0005, before the refund totals existed."""
-    if request.param == "sqlite":
-        url, drop = f"sqlite:///{tmp_path / 'before-0006.db'}", lambda: None
-    else:
-        url, drop = create_postgres_database()
-    command.upgrade(alembic_config(url), "0005")
-    yield url
-    drop()
+    yield from database_at("0005", request.param, tmp_path)
 
 
 def tx_row(merchant_id: int, tx_no: str, kind: str, status: str, amount_minor: int, **fields) -> dict:

@@ -5,8 +5,11 @@ import os
 import uuid
 
 import pytest
+from alembic import command
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
+
+from app.cli import alembic_config
 
 DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
@@ -44,3 +47,18 @@ def create_postgres_database() -> tuple[str, callable]:
         admin.dispose()
 
     return url, drop
+
+
+def database_at(revision: str, backend: str, tmp_path):
+    """A new database of `backend` ("sqlite" or "postgres") migrated up to `revision` and no
+    further, for a test of the next migration; yields its URL and drops it afterwards.
+
+    Use as a parametrized fixture's body: `yield from database_at("0011", request.param, tmp_path)`.
+    """
+    if backend == "sqlite":
+        url, drop = f"sqlite:///{tmp_path / f'at-{revision}.db'}", lambda: None
+    else:
+        url, drop = create_postgres_database()
+    command.upgrade(alembic_config(url), revision)
+    yield url
+    drop()
