@@ -266,8 +266,12 @@ class FakeTransactions:
         return (tx for tx in self.rows.values()
                 if (tx.merchant_id, tx.mode) == (caller.merchant_id, caller.mode))
 
+    def _by_number(self, caller: Caller, tx_no: str) -> Transaction | None:
+        """The stored row (not a read copy) with this number in the caller's scope, or None."""
+        return next((tx for tx in self._in_scope(caller) if tx.tx_no == tx_no), None)
+
     def get(self, caller: Caller, tx_no: str, *, for_update: bool = False) -> Transaction | None:
-        found = next((tx for tx in self._in_scope(caller) if tx.tx_no == tx_no), None)
+        found = self._by_number(caller, tx_no)
         return self._lock(self._read(found)) if for_update else self._read(found)
 
     def get_by_id(self, caller: Caller, tx_id: int) -> Transaction | None:
@@ -311,7 +315,7 @@ class FakeTransactions:
     def reserve_refund(self, caller: Caller, tx_no: str, amount: Decimal) -> Transaction | None:
         """The conditional UPDATE of the store: every refund rule as one condition on the row."""
         self.uow.writing()
-        found = next((tx for tx in self._in_scope(caller) if tx.tx_no == tx_no), None)
+        found = self._by_number(caller, tx_no)
         if found is None or found.kind is not Kind.PAYMENT or found.status is not Status.CAPTURED \
                 or not fits_currency(amount, found.currency) \
                 or found.amount - found.refund_reserved < amount:
@@ -324,7 +328,7 @@ class FakeTransactions:
         return self._lock(self._read(self.rows[found.id]))
 
     def reserve_refund_with_writes(self, caller: Caller, tx_no: str, amount: Decimal, currency: str) -> None:
-        found = next((tx for tx in self._in_scope(caller) if tx.tx_no == tx_no), None)
+        found = self._by_number(caller, tx_no)
         if found is None or found.currency != currency or self.reserve_refund(caller, tx_no, amount) is None:
             raise NotHeld()  # the store's unit raises it at commit; nothing is written either way
 
