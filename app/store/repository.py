@@ -57,6 +57,7 @@ from app.util import dumps, utcnow
 
 from .approvals import ApprovalRepository
 from .db import note_commit_sent
+from . import driver
 from .method_cache import MethodCache
 from .notes import NoteRepository
 from .writes import Add, Writes
@@ -78,7 +79,8 @@ originals = transactions.alias("originals")
 
 
 def _row_to_transaction(row) -> Transaction:
-    m = row._mapping
+    """The Transaction of a row of transactions' columns (a Row, or a dict from app.store.driver)."""
+    m = row if isinstance(row, dict) else row._mapping
     return Transaction(
         id=m["id"],
         merchant_id=m["merchant_id"],
@@ -299,17 +301,17 @@ class TransactionRepository:
     def get(self, caller: Caller, tx_no: str, *, for_update: bool = False) -> Transaction | None:
         """The transaction with this number in the caller's merchant and mode, or None."""
         query = _TX_BY_NUMBER_FOR_UPDATE if for_update else _TX_BY_NUMBER
-        row = self.conn.execute(query, {"merchant_id": caller.merchant_id, "mode": caller.mode.value,
-                                        "tx_no": tx_no}).first()
-        return _row_to_transaction(row) if row else None
+        found = self._uow.rows(query, {"merchant_id": caller.merchant_id, "mode": caller.mode.value,
+                                       "tx_no": tx_no})
+        return _row_to_transaction(found[0]) if found else None
 
     def status_of(self, caller: Caller, tx_no: str) -> StoredStatus | None:
         """What the status response shows of the caller's transaction with this number, or None."""
-        row = self.conn.execute(_STATUS_BY_NUMBER, {"merchant_id": caller.merchant_id,
-                                                    "mode": caller.mode.value, "tx_no": tx_no}).first()
-        if row is None:
+        found = self._uow.rows(_STATUS_BY_NUMBER, {"merchant_id": caller.merchant_id,
+                                                   "mode": caller.mode.value, "tx_no": tx_no})
+        if not found:
             return None
-        tx_no, status, amount_minor, currency, *rest = row
+        tx_no, status, amount_minor, currency, *rest = found[0].values()
         return StoredStatus(tx_no, Status(status), from_minor(amount_minor, currency), currency, *rest)
 
     def get_by_id(self, caller: Caller, tx_id: int) -> Transaction | None:
@@ -732,17 +734,25 @@ class UnitOfWork:
         if self.writes.waiting and self.is_postgres and self._nothing_sent():
             # The writes are the whole transaction: one statement in autocommit, no BEGIN or
             # COMMIT (SQLAlchemy's commit below then finds no transaction open on the server).
-            driver = self.conn.connection.driver_connection
-            driver.autocommit = True
+            dbapi = self.conn.connection.driver_connection
+            dbapi.autocommit = True
             try:
                 note_commit_sent()  # from here on the writes may have taken effect
                 self._send_writes()
             finally:
-                if not driver.broken:  # (a lost connection is thrown away, not pooled)
-                    driver.autocommit = False
+                if not dbapi.broken:  # (a lost connection is thrown away, not pooled)
+                    dbapi.autocommit = False
         else:
             self._send_writes()
         self._tx.commit()
+
+    def rows(self, statement, params: dict) -> list[dict]:
+        """The rows of a hot read, each a dict, sent straight to the driver on PostgreSQL
+        (app.store.driver); the unit's queued writes go first, as before any statement."""
+        conn = self.conn
+        if self.write:
+            self._before_statement()
+        return driver.rows(conn, statement, params)
 
     def _nothing_sent(self) -> bool:
         """No statement of this unit has gone to PostgreSQL yet (no BEGIN either)."""

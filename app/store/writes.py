@@ -36,6 +36,8 @@ from sqlalchemy import (
     update,
 )
 
+from .driver import rows
+
 
 @dataclass(frozen=True)
 class NewRow:
@@ -240,11 +242,10 @@ def _send_as_one_statement(conn: Connection, batch: list[_Write], condition, *,
     params = dict(condition[1]) if condition else {}
     for index, write in enumerate(batch):
         params.update(_params(write, f"w{index}"))
-    row = conn.execute(statement, params).one()
-    if condition is not None and not row._mapping["held"]:
+    row, = rows(conn, statement, params)
+    if condition is not None and not row["held"]:
         return None
-    return [row._mapping[f"id{index}"] if write.row is not None else None
-            for index, write in enumerate(batch)]
+    return [row[f"id{index}"] if write.row is not None else None for index, write in enumerate(batch)]
 
 
 def _one_statement(batch: list[_Write], condition: Update | None, relaxed: bool):
