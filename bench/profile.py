@@ -5,7 +5,9 @@ per request and hardly disturbed by other load: Python CPU time, SQL statements,
 database round trips (BEGIN, pings and COMMIT included), the PostgreSQL backend's
 CPU time, and the functions of app/ that take the most time (cProfile). The
 baseline app (bench/baseline_app.py) is measured the same way in the same run,
-and Paydesk's CPU is reported as a ratio of it.
+and Paydesk's CPU is reported as a ratio of it. `--with-duties` also measures
+bench/duties_app.py (Paydesk's statements alone) on create and refund, executed
+through SQLAlchemy and through the driver.
 """
 from __future__ import annotations
 
@@ -34,6 +36,8 @@ from .seed import seed
 from .servers import cpu_seconds
 
 ENDPOINTS = ("status", "create", "refund", "banks")
+DUTIES = {"duties-sqlalchemy": "sqlalchemy", "duties-driver": "driver"}  # app name: DUTIES_EXECUTION
+DUTIES_ENDPOINTS = ("create", "refund")
 
 
 class Counters:
@@ -109,6 +113,18 @@ def baseline_app(database_url: str, seeded: dict):
     return create_baseline()
 
 
+def duties_app(database_url: str, seeded: dict, execution: str):
+    os.environ.update(DATABASE_URL=database_url, BENCH_MERCHANT_ID=str(seeded["merchant_id"]),
+                      DUTIES_EXECUTION=execution)
+    from .duties_app import create_app as create_duties
+
+    return create_duties()
+
+
+def serves(name: str, endpoint: str) -> bool:
+    return name not in DUTIES or endpoint in DUTIES_ENDPOINTS
+
+
 def profile(apps: dict, admin, database: str, counters: Counters, seeded: dict, requests: int,
             rounds: int, top: int) -> dict:
     """Per app and endpoint: the per-request figures, and the hottest app/ functions of Paydesk.
@@ -120,13 +136,14 @@ def profile(apps: dict, admin, database: str, counters: Counters, seeded: dict, 
     found = {name: {} for name in apps}
     per_round = max(1, requests // rounds)
     for endpoint in ENDPOINTS:
+        serving = [name for name in apps if serves(name, endpoint)]
         totals = {name: dict.fromkeys(("wall", "cpu", "backend", "statements", "round_trips", "n"), 0)
-                  for name in apps}
-        for name in apps:
+                  for name in serving}
+        for name in serving:
             for _ in range(50):  # warm up: pool, statement caches, imports
                 calls[name][endpoint]()
         for number in range(rounds):
-            for name in (list(apps) if number % 2 == 0 else list(apps)[::-1]):
+            for name in (serving if number % 2 == 0 else serving[::-1]):
                 call, total = calls[name][endpoint], totals[name]
                 backend_before = backend_cpu(admin, database)
                 counters.statements = counters.round_trips = 0
@@ -173,6 +190,8 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=10, help="turns the two apps take on each endpoint")
     parser.add_argument("--top", type=int, default=15, help="functions listed per endpoint")
     parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES)
+    parser.add_argument("--with-duties", action="store_true",
+                        help="also measure bench/duties_app.py (Paydesk's statements alone)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     database = Database("postgres", args.postgres_url, keep=False)
@@ -187,10 +206,13 @@ def main(argv=None) -> None:
                          "refund": seeded.refund_targets, "merchant_id": seeded.merchant_id}
         apps = {"paydesk": paydesk_app(database.url, requests_from),
                 "baseline": baseline_app(database.url, requests_from)}
+        if args.with_duties:
+            apps.update({name: duties_app(database.url, requests_from, execution)
+                         for name, execution in DUTIES.items()})
         result.update(profile(apps, admin, database.name, counters, requests_from, args.requests,
                               args.rounds, args.top))
-        apps["paydesk"].extensions["paydesk.engine"].dispose()
-        apps["baseline"].extensions["baseline.engine"].dispose()
+        for name, app in apps.items():
+            app.extensions["paydesk.engine" if name == "paydesk" else "baseline.engine"].dispose()
     finally:
         admin.dispose()
         database.drop()
@@ -202,6 +224,12 @@ def main(argv=None) -> None:
               f"{paydesk['statements']:.1f} / {baseline['statements']:.1f} statements, "
               f"{paydesk['round_trips']:.1f} / {baseline['round_trips']:.1f} round trips; "
               f"baseline CPU as a share of Paydesk's: {_share(baseline, paydesk):.2f}")
+        for name in DUTIES:
+            if name in result and endpoint in result[name]:
+                duties = result[name][endpoint]
+                print(f"  {name}: {duties['python_cpu_ms']:.2f} ms Python CPU, "
+                      f"{duties['postgres_cpu_ms']:.2f} ms PostgreSQL CPU; "
+                      f"baseline CPU as a share of its: {_share(baseline, duties):.2f}")
         for row in paydesk["hottest"]:  # measured apart, under cProfile: relative figures
             print(f"  {row['cumulative_ms']:7.2f} ms  {row['calls']:5.1f}×  {row['function']}")
     if args.json:

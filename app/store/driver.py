@@ -10,7 +10,8 @@ driver, 0.96-1.08.
 
 - the statement is built with SQLAlchemy Core and compiled by the connection's dialect,
   once per statement object; bound values go through their types' bind processors and
-  result values through their result processors (UtcDateTime), as SQLAlchemy would;
+  result values through their result processors (UtcDateTime), as SQLAlchemy would; a
+  row's keys are the statement's column names (the server's, for textual SQL);
 - before_cursor_execute and after_cursor_execute listeners see the statement;
 - an error binding a value or from the driver is handed to the Connection, which turns it
   into sqlalchemy.exc's error and invalidates a lost connection, exactly as for its own
@@ -54,12 +55,12 @@ class _Compiled:
                 values[name] = process(values[name])
         return values
 
-    def row(self, values: tuple) -> dict[str, Any]:
+    def row(self, keys: tuple[str, ...], values: tuple) -> dict[str, Any]:
         if self.result_processors:
             values = list(values)
             for index, process in self.result_processors:
                 values[index] = process(values[index])
-        return dict(zip(self.keys, values))
+        return dict(zip(keys, values))
 
 
 def _compiled(statement: Executable, dialect) -> _Compiled:
@@ -86,9 +87,12 @@ def rows(conn: Connection, statement: Executable, params: dict[str, Any]) -> lis
         cursor.execute(sql, values)
         if listening:
             conn.dispatch.after_cursor_execute(conn, cursor, sql, values, None, False)
-        found = cursor.fetchall() if cursor.description is not None else []
+        described = cursor.description
+        found = cursor.fetchall() if described is not None else []
     except Exception as error:
         conn._handle_dbapi_exception(error, sql, values, cursor, None)  # raises
     finally:
         cursor.close()
-    return [compiled.row(values) for values in found]
+    # Textual SQL names no columns to the compiler: the server's names are the keys.
+    keys = compiled.keys or tuple(column.name for column in described or ())
+    return [compiled.row(keys, values) for values in found]

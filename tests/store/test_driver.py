@@ -101,3 +101,10 @@ def test_a_statement_rendered_per_execution_is_refused_on_postgresql(engine, dat
     expanding = select(transactions.c.id).where(transactions.c.tx_no.in_(bindparam("numbers")))
     with engine.connect() as conn, pytest.raises(ValueError, match="rendered per execution"):
         driver.rows(conn, expanding, {"numbers": ["PAY-1"]})
+
+
+def test_rows_of_textual_sql_are_keyed_by_the_servers_column_names(engine, merchant):
+    with engine.connect() as conn:
+        found = driver.rows(conn, text("SELECT id, name AS merchant_name FROM merchants WHERE id = :id"),
+                            {"id": merchant.merchant_id})
+    assert list(found[0]) == ["id", "merchant_name"] and found[0]["id"] == merchant.merchant_id
