@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from psycopg.pq import ExecStatus
 from sqlalchemy import Connection
 from sqlalchemy.sql import Executable
 
@@ -87,12 +88,13 @@ def rows(conn: Connection, statement: Executable, params: dict[str, Any]) -> lis
         cursor.execute(sql, values)
         if listening:
             conn.dispatch.after_cursor_execute(conn, cursor, sql, values, None, False)
-        described = cursor.description
-        found = cursor.fetchall() if described is not None else []
+        returned = cursor.pgresult is not None and cursor.pgresult.status == ExecStatus.TUPLES_OK
+        found = cursor.fetchall() if returned else []
+        # Textual SQL names no columns to the compiler: the server's names are the keys.
+        # (cursor.description builds an object per column on every call: only then.)
+        keys = compiled.keys or (tuple(column.name for column in cursor.description) if returned else ())
     except Exception as error:
         conn._handle_dbapi_exception(error, sql, values, cursor, None)  # raises
     finally:
         cursor.close()
-    # Textual SQL names no columns to the compiler: the server's names are the keys.
-    keys = compiled.keys or tuple(column.name for column in described or ())
     return [compiled.row(keys, values) for values in found]

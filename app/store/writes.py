@@ -64,9 +64,25 @@ class _Write:
     def is_insert(self) -> bool:
         return self.row_id is None
 
-    def shape(self) -> tuple:
-        return (self.table.name, self.is_insert, self.row is not None,
-                tuple((name, _kind_of(value)) for name, value in self.values.items()))
+    def shape_and_params(self, prefix: str, params: dict[str, Any]) -> tuple:
+        """What this write's statement depends on (table, insert or update, the columns, which of
+        them add to a total or refer to a row of the batch); its bound values go into `params`
+        as `<prefix>_<column>` (an update's row as `<prefix>__id`). One pass over the values:
+        it runs for every write sent."""
+        columns = []
+        for name, value in self.values.items():
+            kind = value.__class__
+            if kind is NewRow:
+                columns.append((name, value.index))
+            elif kind is Add:
+                columns.append((name, "add"))
+                params[f"{prefix}_{name}"] = value.amount
+            else:
+                columns.append(name)
+                params[f"{prefix}_{name}"] = value
+        if self.row_id is not None:
+            params[f"{prefix}__id"] = self.row_id
+        return (self.table.name, self.row_id is None, self.row is not None, tuple(columns))
 
 
 def _then(values: dict[str, Any], name: str, value, *, inserted: bool = False) -> Any:
@@ -80,14 +96,6 @@ def _then(values: dict[str, Any], name: str, value, *, inserted: bool = False) -
         return value
     earlier = values[name]
     return Add(earlier.amount + value.amount) if isinstance(earlier, Add) else earlier + value.amount
-
-
-def _kind_of(value) -> Any:
-    if isinstance(value, NewRow):
-        return ("row", value.index)
-    if isinstance(value, Add):
-        return "add"
-    return None
 
 
 @dataclass
@@ -168,11 +176,11 @@ def _send_one_by_one(conn: Connection, batch: list[_Write], condition) -> list[i
         return None
     ids: list[int | None] = []
     for write in batch:
-        key = ("one", write.shape())
+        params: dict[str, Any] = {}
+        key = ("one", write.shape_and_params("p", params))
         statement = _STATEMENTS.get(key)
         if statement is None:
             statement = _STATEMENTS[key] = _statement(write, "p", lambda index: bindparam(f"ref{index}"))
-        params = _params(write, "p")
         params.update({f"ref{value.index}": ids[value.index] for value in write.values.values()
                        if isinstance(value, NewRow)})
         result = conn.execute(statement, params)
@@ -219,29 +227,15 @@ def _statement(write: _Write, prefix: str, row_ref, held=None):
     return statement.where(held) if held is not None else statement
 
 
-def _params(write: _Write, prefix: str) -> dict:
-    """The bound values of _statement(write, prefix)."""
-    params = {}
-    for name, value in write.values.items():
-        if isinstance(value, Add):
-            params[f"{prefix}_{name}"] = value.amount
-        elif not isinstance(value, NewRow):
-            params[f"{prefix}_{name}"] = value
-    if not write.is_insert:
-        params[f"{prefix}__id"] = write.row_id
-    return params
-
-
 def _send_as_one_statement(conn: Connection, batch: list[_Write], condition, *,
                            relaxed: bool) -> list[int | None] | None:
-    key = (tuple(write.shape() for write in batch), id(condition[0]) if condition else None, relaxed)
+    params = dict(condition[1]) if condition else {}
+    shapes = tuple(write.shape_and_params(f"w{index}", params) for index, write in enumerate(batch))
+    key = (shapes, id(condition[0]) if condition else None, relaxed)
     statement = _STATEMENTS.get(key)
     if statement is None:
         statement = _STATEMENTS[key] = _one_statement(batch, condition[0] if condition else None,
                                                       relaxed)
-    params = dict(condition[1]) if condition else {}
-    for index, write in enumerate(batch):
-        params.update(_params(write, f"w{index}"))
     row, = rows(conn, statement, params)
     if condition is not None and not row["held"]:
         return None
