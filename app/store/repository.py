@@ -690,6 +690,8 @@ class UnitOfWork:
 
     def __enter__(self) -> "UnitOfWork":
         self._conn: Connection | None = None
+        self._tx = None  # SQLAlchemy's transaction (none for a read unit on PostgreSQL)
+        self._autocommit = None  # the driver connection a read unit put in autocommit
         self.writes = Writes()
         self._relax = False  # relax_durability() was asked for
         self._relaxed = False  # ... and the database was told
@@ -710,11 +712,16 @@ class UnitOfWork:
             if self.write:
                 _send_writes_before_statements(self.engine)
                 conn = conn.execution_options(write=True, **{_BEFORE_STATEMENT: self._before_statement})
+                self._tx = conn.begin()
             elif self.is_postgres:
                 # Reads see committed data statement by statement; without BEGIN and
-                # ROLLBACK they cost one round trip each instead of three.
-                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
-            self._tx = conn.begin()
+                # ROLLBACK they cost one round trip each instead of three. The driver's own
+                # switch, set back before the connection returns to the pool: SQLAlchemy's
+                # isolation_level option costs more than this unit's statement.
+                self._autocommit = conn.connection.driver_connection
+                self._autocommit.autocommit = True
+            else:
+                self._tx = conn.begin()
             self._conn = conn
         return self._conn
 
@@ -722,10 +729,19 @@ class UnitOfWork:
         if self._conn is None:
             return
         try:
-            if self._tx.is_active:
+            if self._tx is not None and self._tx.is_active:
                 self._tx.rollback()
         finally:
+            if self._autocommit is not None:
+                self._leave_autocommit()
             self._conn.close()
+
+    def _leave_autocommit(self) -> None:
+        """The driver connection out of autocommit, or thrown away: never pooled in autocommit."""
+        try:
+            self._autocommit.autocommit = False
+        except Exception:  # noqa: BLE001 - a broken connection: discarded, not returned
+            self._conn.invalidate()
 
     def commit(self) -> None:
         """Make everything done in this unit permanent."""
@@ -744,7 +760,8 @@ class UnitOfWork:
                     dbapi.autocommit = False
         else:
             self._send_writes()
-        self._tx.commit()
+        if self._tx is not None:  # (a read unit on PostgreSQL commits each statement itself)
+            self._tx.commit()
 
     def rows(self, statement, params: dict) -> list[dict]:
         """The rows of a hot read, each a dict, sent straight to the driver on PostgreSQL
