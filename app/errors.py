@@ -37,6 +37,18 @@ class PaydeskFlask(Flask):
     """Flask, plus one more run of a request whose database connection was lost before any COMMIT,
     503 while the database is unreachable, and the request id in the log line of every 500."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._made_sync: dict = {}
+
+    def ensure_sync(self, func):
+        """Flask's, remembered per function: Flask inspects each hook and view again on
+        every request otherwise."""
+        made = self._made_sync.get(func)
+        if made is None:
+            made = self._made_sync[func] = super().ensure_sync(func)
+        return made
+
     def full_dispatch_request(self) -> Response:
         """Flask's dispatch, with the request's COMMITs watched from its start."""
         forget_commits()

@@ -12,13 +12,13 @@ def iso_utc(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-# C0 control characters other than tab, newline and carriage return.
-_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 # What a "\ud800" escape without its pair leaves in a str: no UTF-8 text holds it.
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# C0 control characters other than tab, newline and carriage return, and lone surrogates.
+_UNSTORABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
 
 
 def storable_text(text: str) -> bool:
     """Text both databases can store and search for: no NUL or other C0 control but tab,
     newline and carriage return, and valid UTF-8 (no lone surrogates)."""
-    return not _CONTROL_CHARACTER.search(text) and not LONE_SURROGATE.search(text)
+    return _UNSTORABLE.search(text) is None

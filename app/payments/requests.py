@@ -86,19 +86,18 @@ class _Fields:
 
     def string(self, key: str, *, required: bool, max_length: int) -> str | None:
         value = self.body.get(key)
-        label = self.name(key)
         if value is None or (isinstance(value, str) and not value.strip()):
             if required:
-                self.fail(key, f"{label} is required")
+                self.fail(key, f"{self.name(key)} is required")
             return None
         if not isinstance(value, str):
-            self.fail(key, f"{label} must be a string")
+            self.fail(key, f"{self.name(key)} must be a string")
             return None
         if len(value) > max_length:
-            self.fail(key, f"{label} must be at most {max_length} characters")
+            self.fail(key, f"{self.name(key)} must be at most {max_length} characters")
             return None
         if not storable_text(value):
-            self.fail(key, f"{label} must not contain control characters")
+            self.fail(key, f"{self.name(key)} must not contain control characters")
             return None
         return value
 

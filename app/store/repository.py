@@ -711,7 +711,9 @@ class UnitOfWork:
             conn = self.engine.connect()
             if self.write:
                 _send_writes_before_statements(self.engine)
-                conn = conn.execution_options(write=True, **{_BEFORE_STATEMENT: self._before_statement})
+                _WRITE_UNITS[conn] = self
+                if not self.is_postgres:
+                    conn = conn.execution_options(write=True)  # BEGIN IMMEDIATE (app.store.db)
                 self._tx = conn.begin()
             elif self.is_postgres:
                 # Reads see committed data statement by statement; without BEGIN and
@@ -875,8 +877,9 @@ class UnitOfWork:
         ))
 
 
-# Execution option of a write unit's connection: what runs before each of its statements.
-_BEFORE_STATEMENT = "paydesk_before_statement"
+# The write unit each connection serves, for the statement listener below (a dictionary rather
+# than an execution option: setting one costs a write unit a third of its pool checkout).
+_WRITE_UNITS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _ENGINES_WITH_UNITS: weakref.WeakSet = weakref.WeakSet()
 _REGISTERING = threading.Lock()
 
@@ -891,10 +894,10 @@ def _send_writes_before_statements(engine: Engine) -> None:
             return
 
         @event.listens_for(engine, "before_execute")
-        def _before(_conn, _statement, _multiparams, _params, execution_options):
-            before = execution_options.get(_BEFORE_STATEMENT)
-            if before is not None:
-                before()
+        def _before(conn, _statement, _multiparams, _params, _execution_options):
+            unit = _WRITE_UNITS.get(conn)
+            if unit is not None:
+                unit._before_statement()
 
         _ENGINES_WITH_UNITS.add(engine)
 
