@@ -17,6 +17,7 @@ driver, 0.96-1.08.
   into sqlalchemy.exc's error and invalidates a lost connection, exactly as for its own
   statements (app.store.db and app.errors depend on both).
 
+What it does not keep: SQLAlchemy's echo log does not show these statements.
 On SQLite (in process, whose statements cost little) the statement runs through
 SQLAlchemy. Only statements without expanding or literal-execute parameters can be sent
 this way (those are rendered per execution); compiling one raises ValueError.

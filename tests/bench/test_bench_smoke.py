@@ -76,3 +76,25 @@ def test_smoke_run_puts_both_databases_side_by_side(report):
     assert "PostgreSQL (3,000 rows) Paydesk req/s" in text and "SQLite (3,000 rows) Paydesk req/s" in text
     for title in ENDPOINT_TITLES.values():
         assert f"| {title} |" in text
+
+
+@pytest.mark.postgres
+def test_profile_measures_paydesk_the_baseline_and_the_duties_apps(tmp_path):
+    """`python -m bench.profile --with-duties` on a small data set: every app answers each request
+    it is given with 200 (the run stops otherwise); the duties apps serve create and refund only."""
+    _url, drop = create_postgres_database()  # skips (or fails, in CI) without PostgreSQL
+    drop()
+    out = tmp_path / "profile.json"
+    finished = subprocess.run(
+        [sys.executable, "-m", "bench.profile", "--rows", "3000", "--requests", "40", "--rounds", "2",
+         "--top", "3", "--with-duties", "--postgres-url", postgres_admin_url(), "--json", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    found = json.loads(out.read_text())
+    assert set(found["paydesk"]) == set(found["baseline"]) == {"status", "create", "refund", "banks"}
+    for duties in ("duties-sqlalchemy", "duties-driver"):
+        assert set(found[duties]) == {"create", "refund"}
+        assert found[duties]["refund"]["round_trips"] == 3  # read, reserve + write, answer
+    assert found["paydesk"]["refund"]["round_trips"] == 3
+    assert "duties-driver" in finished.stdout
