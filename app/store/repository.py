@@ -736,6 +736,7 @@ class UnitOfWork:
         finally:
             if self._autocommit is not None:
                 self._leave_autocommit()
+            _WRITE_UNITS.pop(self._conn, None)  # (the unit holds its connection: never collected)
             self._conn.close()
 
     def _leave_autocommit(self) -> None:
@@ -877,9 +878,10 @@ class UnitOfWork:
         ))
 
 
-# The write unit each connection serves, for the statement listener below (a dictionary rather
-# than an execution option: setting one costs a write unit a third of its pool checkout).
-_WRITE_UNITS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# The write unit each connection serves while the unit lasts, for the statement listener below
+# (a dictionary rather than an execution option: setting one costs a write unit a third of its
+# pool checkout). The unit removes itself when it ends.
+_WRITE_UNITS: dict = {}
 _ENGINES_WITH_UNITS: weakref.WeakSet = weakref.WeakSet()
 _REGISTERING = threading.Lock()
 

@@ -123,3 +123,21 @@ def test_a_batch_whose_condition_fails_writes_nothing_and_says_so(app, engine, m
     assert row.refund_reserved_minor == 0
     assert row.provider_message != "must not be written"
     assert "must not be written" not in notes
+
+
+def test_a_unit_leaves_nothing_of_itself_behind_when_it_ends(engine):
+    """Whatever a unit registers for its connection's statements goes when the unit ends, however
+    it ends: a thousand units later, nothing of theirs is kept."""
+    from app.store.repository import _WRITE_UNITS
+
+    before = len(_WRITE_UNITS)
+    for number in range(1000):
+        try:
+            with UnitOfWork(engine) as uow:
+                uow.conn.execute(select(transactions.c.id).limit(1)).all()
+                if number % 2:
+                    raise RuntimeError("the unit ends with an error")
+                uow.commit()
+        except RuntimeError:
+            pass
+    assert len(_WRITE_UNITS) == before
