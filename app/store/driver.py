@@ -74,7 +74,10 @@ def _compiled(statement: Executable, dialect) -> _Compiled:
 
 
 def rows(conn: Connection, statement: Executable, params: dict[str, Any]) -> list[dict[str, Any]]:
-    """The rows the statement returns, each a dict of its columns in order."""
+    """The rows the statement returns, each a dict of its columns in order.
+
+    `statement` is built once (a module's constant, or kept as app.store.writes keeps its
+    batches' statements): each statement object is compiled once and kept for good."""
     if conn.dialect.name != "postgresql":
         return [dict(row._mapping) for row in conn.execute(statement, params)]
     compiled = _compiled(statement, conn.dialect)
