@@ -26,12 +26,12 @@ import os
 import secrets
 from datetime import UTC, datetime, timedelta
 
-from flask import Flask, Response, request
+from flask import Flask, request
 from sqlalchemy import create_engine, text
 
 from app.store import driver
 
-from .baseline_app import POOL_SIZE
+from .baseline_app import POOL_SIZE, _json
 
 CREATE = text("""
 WITH w0 AS (INSERT INTO transactions (merchant_id, mode, tx_no, kind, status, amount_minor, currency,
@@ -81,10 +81,6 @@ w3 AS (UPDATE transactions SET refund_reserved_minor = refund_reserved_minor + 0
         refund_captured_minor = refund_captured_minor + :amount
     WHERE id = :original_id AND EXISTS (SELECT id FROM c))
 SELECT EXISTS (SELECT id FROM c) AS held, set_config('synchronous_commit', 'off', true) AS relaxed""")
-
-
-def _json(body, status: int = 200) -> Response:
-    return Response(json.dumps(body, default=str), status=status, mimetype="application/json")
 
 
 def create_app() -> Flask:

@@ -187,7 +187,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000, help="transactions to seed")
     parser.add_argument("--requests", type=int, default=500, help="requests per endpoint")
-    parser.add_argument("--rounds", type=int, default=10, help="turns the two apps take on each endpoint")
+    parser.add_argument("--rounds", type=int, default=10, help="turns the apps take on each endpoint")
     parser.add_argument("--top", type=int, default=15, help="functions listed per endpoint")
     parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES)
     parser.add_argument("--with-duties", action="store_true",

@@ -735,14 +735,15 @@ class UnitOfWork:
                 self._tx.rollback()
         finally:
             if self._autocommit is not None:
-                self._leave_autocommit()
+                self._leave_autocommit(self._autocommit)
             _WRITE_UNITS.pop(self._conn, None)  # (the unit holds its connection: never collected)
             self._conn.close()
 
-    def _leave_autocommit(self) -> None:
-        """The driver connection out of autocommit, or thrown away: never pooled in autocommit."""
+    def _leave_autocommit(self, dbapi) -> None:
+        """The unit's driver connection out of autocommit, or thrown away (a broken one): never
+        pooled in autocommit."""
         try:
-            self._autocommit.autocommit = False
+            dbapi.autocommit = False
         except Exception:  # noqa: BLE001 - a broken connection: discarded, not returned
             self._conn.invalidate()
 
@@ -759,8 +760,7 @@ class UnitOfWork:
                 note_commit_sent()  # from here on the writes may have taken effect
                 self._send_writes()
             finally:
-                if not dbapi.broken:  # (a lost connection is thrown away, not pooled)
-                    dbapi.autocommit = False
+                self._leave_autocommit(dbapi)
         else:
             self._send_writes()
         if self._tx is not None:  # (a read unit on PostgreSQL commits each statement itself)
