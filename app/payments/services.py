@@ -309,7 +309,8 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
     on what was read, or the payment changed since) the rules decide on the payment's locked
     row, and a refusal is answered from there. The provider is asked after the commit, never
     while a lock is held; if it cannot answer, the refund stays Pending and the worker
-    finishes it.
+    finishes it. A provider that answers in process (the simulator) is asked first instead,
+    and the refund is written with its answer (_refund_with_answer).
     """
     now = deps.clock()
     with deps.uow(write=False) as uow:
@@ -319,6 +320,10 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
     if _refund_allowed(original, method, request):
         new_refund = pending_refund(caller, request, original, now)
         try:
+            provider = _answering_in_process(deps, method)
+            if provider is not None:
+                return _refund_with_answer(deps, caller, request, new_refund, original, provider,
+                                           on_created)
             with deps.uow() as uow:
                 uow.transactions.reserve_refund_with_writes(caller, request.tx_no, request.amount,
                                                             original.currency)
@@ -333,6 +338,39 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
             write_refund(uow, caller, request, new_refund, on_created)
     return settle_with_provider(deps, new_refund.id, source="provider",
                                 known=(new_refund, original, method))
+
+
+def _answering_in_process(deps: Deps, method: PaymentMethod | None) -> Provider | None:
+    """The method's provider when it answers in process (the simulator); None otherwise, and
+    when it cannot be used now (the Pending refund then waits for it, as with any provider)."""
+    if method is None:
+        return None
+    try:
+        provider = deps.providers.for_method(method)
+    except ProviderUnavailable:
+        return None
+    return provider if provider.in_process else None
+
+
+def _refund_with_answer(deps: Deps, caller: Caller, request: RefundRequest, new_refund: Transaction,
+                        original: Transaction, provider: Provider, on_created: OnCreated) -> Transaction:
+    """A refund the rules allowed on its payment as read, written with its provider's answer.
+
+    The provider answers in process and nothing is written before it answers, so there is
+    nothing to recover if this process stops: the refund, its reservation and the answer are
+    one unit, made only if the payment's row is still as it was read (NotHeld otherwise, and
+    nothing written). The rows it leaves are those of the Pending refund followed by
+    apply_outcome: the same history, webhook, totals and, when it is refunded in full, the
+    payment Refunded.
+    """
+    outcome = provider.refund(new_refund, original, deps.clock())
+    with deps.uow() as uow:
+        reserved = uow.transactions.reserve_refund_as_read(original, new_refund.amount)
+        record_refund(uow, caller, request, new_refund, on_created)
+        if not _record_outcome(deps, uow, new_refund, reserved, outcome, source="provider",
+                               strict=False, on_moved=None, recoverable=False):
+            uow.commit()  # an answer that changes nothing: the Pending refund alone
+    return new_refund
 
 
 def _refund_allowed(original: Transaction | None, method: PaymentMethod | None,
@@ -373,13 +411,19 @@ def pending_refund(caller: Caller, request: RefundRequest, original: Transaction
 def write_refund(uow, caller: Caller, request: RefundRequest, new_refund: Transaction,
                   on_created: OnCreated) -> None:
     """Commit the Pending refund with its history and audit row."""
+    record_refund(uow, caller, request, new_refund, on_created)
+    uow.commit()
+
+
+def record_refund(uow, caller: Caller, request: RefundRequest, new_refund: Transaction,
+                  on_created: OnCreated) -> None:
+    """The Pending refund with its history and audit row, in the unit's writes (not committed)."""
     uow.transactions.add(new_refund)
     uow.record_history(new_refund, None, caller.actor)
     uow.audit(caller, "refund.create", new_refund.tx_no, new_refund.amount, new_refund.currency,
               {"originalTxNo": new_refund.original_tx_no, "reason": request.reason})
     if on_created:
         on_created(uow, new_refund)
-    uow.commit()
 
 
 def reserve_refund_or_refuse(uow, caller: Caller, request: RefundRequest, reserve=None) -> Transaction:

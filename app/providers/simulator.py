@@ -21,11 +21,16 @@ class SimulatorProvider:
     """A provider with no network: hosted checkout, refunds and payouts answered from rules."""
 
     name = "simulator"
-    in_process = True  # no I/O: it may answer inside a unit of work
 
     def __init__(self, latency: float = 0.0):
         # Seconds every refund call takes, to rehearse slow providers and crashes mid-call.
         self.latency = latency
+
+    @property
+    def in_process(self) -> bool:
+        """No I/O: it may answer inside a unit of work. Not when it rehearses a slow provider
+        (`latency`): then it is asked as a provider behind a network is, after the commit."""
+        return not self.latency
 
     def create(self, tx: Transaction, method: PaymentMethod) -> Outcome:
         """Open a checkout session (payments) or queue a payout that settles shortly."""

@@ -17,6 +17,11 @@ driver, 0.96-1.08.
   into sqlalchemy.exc's error and invalidates a lost connection, exactly as for its own
   statements (app.store.db and app.errors depend on both).
 
+The statement goes to psycopg with PostgreSQL's own placeholders ($1, $2 ...; converted from
+the compiled text once) through a RawCursor, which sends it as it is: psycopg's cursor parses
+a statement's %(name)s placeholders on every call, except for statements under 4096 bytes
+and 50 values, whose parse it keeps (0.2 ms for a 5 kB refund).
+
 What it does not keep: SQLAlchemy's echo log does not show these statements.
 On SQLite (in process, whose statements cost little) the statement runs through
 SQLAlchemy. Only statements without expanding or literal-execute parameters can be sent
@@ -24,8 +29,10 @@ this way (those are rendered per execution); compiling one raises ValueError.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from psycopg import RawCursor
 from psycopg.pq import ExecStatus
 from sqlalchemy import Connection
 from sqlalchemy.sql import Executable
@@ -41,7 +48,7 @@ class _Compiled:
         if compiled.post_compile_params or compiled.literal_execute_params:
             raise ValueError("a statement with expanding or literal-execute parameters "
                              "is rendered per execution; run it through SQLAlchemy")
-        self.sql = compiled.string
+        self.sql, self.names = _numbered(compiled.string)
         self.compiled = compiled
         self.bind_processors = tuple(compiled._bind_processors.items())
         columns = compiled._result_columns
@@ -50,12 +57,13 @@ class _Compiled:
             (index, processor) for index, column in enumerate(columns)
             if (processor := column.type._cached_result_processor(dialect, None)) is not None)
 
-    def params(self, given: dict[str, Any]) -> dict[str, Any]:
+    def params(self, given: dict[str, Any]) -> list[Any]:
+        """The values of $1, $2 ..., processed by their types."""
         values = self.compiled.construct_params(given)
         for name, process in self.bind_processors:
             if name in values:
                 values[name] = process(values[name])
-        return values
+        return [values[name] for name in self.names]
 
     def row(self, keys: tuple[str, ...], values: tuple) -> dict[str, Any]:
         if self.result_processors:
@@ -63,6 +71,24 @@ class _Compiled:
             for index, process in self.result_processors:
                 values[index] = process(values[index])
         return dict(zip(keys, values))
+
+
+# What psycopg's dialect compiles: %(name)s placeholders, and %% for a literal %.
+_PYFORMAT = re.compile(r"%\(([^)]+)\)s|%%")
+
+
+def _numbered(sql: str) -> tuple[str, tuple[str, ...]]:
+    """The compiled SQL with $1, $2 ... for its %(name)s placeholders (one number per name,
+    however often it appears) and % for %%; and the names in their numbers' order."""
+    names: dict[str, int] = {}
+
+    def number(match: re.Match) -> str:
+        name = match.group(1)
+        if name is None:
+            return "%"
+        return f"${names.setdefault(name, len(names) + 1)}"
+
+    return _PYFORMAT.sub(number, sql), tuple(names)
 
 
 def _compiled(statement: Executable, dialect) -> _Compiled:
@@ -82,7 +108,7 @@ def rows(conn: Connection, statement: Executable, params: dict[str, Any]) -> lis
         return [dict(row._mapping) for row in conn.execute(statement, params)]
     compiled = _compiled(statement, conn.dialect)
     sql, values = compiled.sql, params
-    cursor = conn.connection.driver_connection.cursor()
+    cursor = RawCursor(conn.connection.driver_connection)
     try:
         values = compiled.params(params)
         listening = conn._has_events or conn.engine._has_events

@@ -264,6 +264,21 @@ _RESERVE_REFUND_IN_CURRENCY = (
             + bindparam("refund_minor", type_=BigInteger))
     .returning(transactions.c.id)
 )
+# A payment still as a caller read it without a lock, when the refund rules allowed a refund on
+# what was read: the same status, last change and refund totals (the rules' inputs, with the
+# amount and currency, which never change), and its method still allowing a partial refund
+# (read from the method cache). Locked, so the rules' decision on the read row holds at commit.
+_REFUNDABLE_AS_READ = select(transactions.c.id).where(
+    transactions.c.id == bindparam("read_original_id"),
+    transactions.c.status == bindparam("read_original_status"),
+    transactions.c.updated_at == bindparam("read_original_updated_at"),
+    transactions.c.refund_reserved_minor == bindparam("read_original_reserved"),
+    transactions.c.refund_captured_minor == bindparam("read_original_captured"),
+    transactions.c.refund_held_minor == bindparam("read_original_held"),
+    (transactions.c.amount_minor == bindparam("refund_minor", type_=BigInteger)) | ~_PARTIAL_REFUNDS_REFUSED,
+).with_for_update(of=transactions)
+
+
 def _reserve_params(caller: Caller, tx_no: str, amount: Decimal) -> dict:
     return {"caller_merchant_id": caller.merchant_id, "caller_mode": caller.mode.value,
             "original_tx_no": tx_no, **_refund_minor_params(amount)}
@@ -478,6 +493,23 @@ class TransactionRepository:
             "caller_merchant_id": caller.merchant_id, "caller_mode": caller.mode.value,
             "original_tx_no": tx_no, "refund_minor": to_minor(amount, currency),
             "refund_currency": currency})
+
+    def reserve_refund_as_read(self, original: Transaction, amount: Decimal) -> Transaction:
+        """Reserve a refund's amount on a payment the refund rules allowed it on as read in the
+        caller's scope, unlocked: made with the unit's writes, and only if the payment's row is
+        still as read when they arrive (checked and locked first; one statement on PostgreSQL).
+        Otherwise none of the writes are made and commit() raises NotHeld. Returns the payment
+        with the amount reserved, as its row will be."""
+        minor = to_minor(amount, original.currency)
+        self.writes.only_if(_REFUNDABLE_AS_READ, {
+            "read_original_id": original.id, "read_original_status": original.status.value,
+            "read_original_updated_at": original.updated_at,
+            "read_original_reserved": to_minor(original.refund_reserved, original.currency),
+            "read_original_captured": to_minor(original.refund_captured, original.currency),
+            "read_original_held": to_minor(original.refund_held, original.currency),
+            "refund_minor": minor})
+        self.writes.update(transactions, original.id, dict(refund_reserved_minor=Add(minor)))
+        return replace(original, refund_reserved=original.refund_reserved + amount)
 
     def settle_refund(self, refund: Transaction, original: Transaction) -> Transaction:
         """Move a refund that reached its final status on its original's row, in the unit that

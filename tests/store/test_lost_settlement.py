@@ -36,7 +36,7 @@ def stored(app, merchant, tx_no: str):
 
 
 def test_a_lost_refund_settlement_is_redone_by_the_worker_under_the_same_webhook_id(
-        app, sandbox, merchant, captured_payment):
+        app, sandbox, merchant, captured_payment, simulator_behind_a_network):
     tx_no = captured_payment(100)
     deps = app.extensions["paydesk"]
     lost = LostCommits()

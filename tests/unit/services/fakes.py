@@ -332,6 +332,19 @@ class FakeTransactions:
         if found is None or found.currency != currency or self.reserve_refund(caller, tx_no, amount) is None:
             raise NotHeld()  # the store's unit raises it at commit; nothing is written either way
 
+    def reserve_refund_as_read(self, original: Transaction, amount: Decimal) -> Transaction:
+        """The store's check, made at once: the payment as read (status, last change, refund
+        totals), or NotHeld; then the amount reserved on it, locked."""
+        now = self.rows.get(original.id)
+        fields = ("status", "updated_at", "refund_reserved", "refund_captured", "refund_held")
+        if now is None or any(getattr(now, name) != getattr(original, name) for name in fields):
+            raise NotHeld()
+        method = self.uow.conn.methods.get((now.merchant_id, now.payment_method))
+        if amount != now.amount and method is not None and not method.partial_refunds:
+            raise NotHeld()
+        self.rows[now.id] = replace(now, refund_reserved=_money(now.refund_reserved + amount, now.currency))
+        return self._lock(self._read(self.rows[now.id]))
+
     def expect_as_read(self, tx: Transaction, original: Transaction | None) -> None:
         """The store's check, made at once here (the fake's units never overlap): the rows as
         read, or NotHeld, and nothing written. Both are locked, the original first."""
