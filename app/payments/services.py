@@ -321,9 +321,10 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
         new_refund = pending_refund(caller, request, original, now)
         try:
             provider = _answering_in_process(deps, method)
-            if provider is not None:
-                return _refund_with_answer(deps, caller, request, new_refund, original, provider,
-                                           on_created)
+            answered = provider and _refund_with_answer(deps, caller, request, new_refund, original,
+                                                        provider, on_created)
+            if answered:
+                return answered
             with deps.uow() as uow:
                 uow.transactions.reserve_refund_with_writes(caller, request.tx_no, request.amount,
                                                             original.currency)
@@ -353,7 +354,8 @@ def _answering_in_process(deps: Deps, method: PaymentMethod | None) -> Provider 
 
 
 def _refund_with_answer(deps: Deps, caller: Caller, request: RefundRequest, new_refund: Transaction,
-                        original: Transaction, provider: Provider, on_created: OnCreated) -> Transaction:
+                        original: Transaction, provider: Provider,
+                        on_created: OnCreated) -> Transaction | None:
     """A refund the rules allowed on its payment as read, written with its provider's answer.
 
     The provider answers in process and nothing is written before it answers, so there is
@@ -361,9 +363,12 @@ def _refund_with_answer(deps: Deps, caller: Caller, request: RefundRequest, new_
     one unit, made only if the payment's row is still as it was read (NotHeld otherwise, and
     nothing written). The rows it leaves are those of the Pending refund followed by
     apply_outcome: the same history, webhook, totals and, when it is refunded in full, the
-    payment Refunded.
+    payment Refunded. None when the provider cannot answer now: nothing is written.
     """
-    outcome = provider.refund(new_refund, original, deps.clock())
+    try:
+        outcome = provider.refund(new_refund, original, deps.clock())
+    except ProviderUnavailable:
+        return None
     with deps.uow() as uow:
         reserved = uow.transactions.reserve_refund_as_read(original, new_refund.amount)
         record_refund(uow, caller, request, new_refund, on_created)

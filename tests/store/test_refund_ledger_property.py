@@ -213,6 +213,17 @@ class RefundLedger(RuleBasedStateMachine):
     def refund(self, fraction, extra_digit, answer):
         self._refund(self.deps, fraction, extra_digit, answer)
 
+    @rule(fraction=st.sampled_from([0.1, 0.25, 0.5, 1.0, 1.2]) | st.floats(0, 1.1),
+          extra_digit=st.booleans(), answer=st.sampled_from(ANSWERS))
+    def refund_answered_in_process(self, fraction, extra_digit, answer):
+        """The provider answers in process, as the simulator does: it is asked before anything
+        is written, and the refund is written with its answer (or, unreachable, as usual)."""
+        self.provider.in_process = True
+        try:
+            self._refund(self.deps, fraction, extra_digit, answer)
+        finally:
+            self.provider.in_process = False
+
     @rule(fraction=st.sampled_from([0.25, 0.5, 1.0]), answer=st.sampled_from(ANSWERS))
     def refund_whose_settlement_a_crash_loses(self, fraction, answer):
         self._refund(self.crashing, fraction, False, answer)

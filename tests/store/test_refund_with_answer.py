@@ -1,0 +1,174 @@
+"""A refund whose provider answers in process (the simulator) is written with its answer, in one unit.
+
+The rules decide on the payment as read; the unit's one statement (PostgreSQL) checks and locks
+the payment unchanged, reserves the amount, inserts the refund and records the answer. The rows
+it leaves are those the Pending refund and its answer leave when they are two units (a provider
+behind a network). When the payment changed between the read and the write, nothing of it is
+written and the rules decide again on the locked row. Both databases.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import select
+
+from app.payments import services
+from app.payments.model import Caller, Mode, RefundRejected, Status
+from app.payments.provider import Outcome, ProvidersByName
+from app.payments.requests import RefundRequest
+from app.store.tables import audit_log, status_history, transactions, webhook_events
+from tests.store.test_refund_ledger_property import ScriptedProvider
+
+
+def stored(app, merchant, tx_no: str):
+    """What the merchant's sandbox transaction left in the database, without what differs from
+    one row to the next (ids, numbers, times): its row's outcome, history, events and audit."""
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        row = uow.conn.execute(select(transactions).where(
+            transactions.c.merchant_id == merchant.merchant_id, transactions.c.mode == "sandbox",
+            transactions.c.tx_no == tx_no)).one()
+        history = uow.conn.execute(
+            select(status_history.c.from_status, status_history.c.to_status, status_history.c.source,
+                   status_history.c.note)
+            .where(status_history.c.transaction_id == row.id)
+            .order_by(status_history.c.at, status_history.c.id)).all()
+        events = uow.conn.execute(select(webhook_events.c.event_type)
+                                  .where(webhook_events.c.transaction_id == row.id)).scalars().all()
+        audited = uow.conn.execute(select(audit_log.c.action, audit_log.c.amount_minor)
+                                   .where(audit_log.c.target == tx_no)).all()
+    outcome = (row.kind, row.status, row.amount_minor, row.decline_reason, row.provider_status,
+               row.provider_message, row.provider_check_at is None, row.refund_reserved_minor,
+               row.refund_captured_minor, (row.provider_transaction_id or "").replace(tx_no, "<txNo>"))
+    return outcome, [tuple(h) for h in history], events, [tuple(a) for a in audited]
+
+
+def refunds_of(sandbox, app, merchant, tx_no: str, amounts) -> list:
+    """Refund the payment by each amount through the API; what each refund and, at the end, the
+    payment left behind."""
+    refunds = []
+    for amount in amounts:
+        answer = sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": amount})
+        assert answer.status_code == 200, answer.text
+        refunds.append(stored(app, merchant, answer.json()["refundTxNo"]))
+    return refunds + [stored(app, merchant, tx_no)]
+
+
+@pytest.mark.parametrize("amounts", [[60, 40], [100], [25]])
+def test_a_refund_written_with_its_answer_leaves_what_the_pending_refund_and_its_answer_leave(
+        app, merchant, sandbox, captured_payment, amounts):
+    simulator = app.extensions["paydesk"].providers.simulators.by_name["simulator"]
+    assert simulator.in_process
+    in_one_unit = refunds_of(sandbox, app, merchant, captured_payment(100), amounts)
+    simulator.latency = 0.001  # asked after the Pending refund is committed, as behind a network
+    try:
+        assert not simulator.in_process
+        in_two_units = refunds_of(sandbox, app, merchant, captured_payment(100), amounts)
+    finally:
+        simulator.latency = 0.0
+    assert in_one_unit == in_two_units
+    payment, payment_history, _, _ = in_one_unit[-1]
+    assert payment[1] == ("Refunded" if sum(amounts) == 100 else "Captured")
+    assert [h[:2] for h in in_one_unit[0][1]] == [(None, "Pending"), ("Pending", "Captured")]
+    assert in_one_unit[0][2] == ["refund.captured"]
+
+
+@pytest.mark.parametrize("fixture", ["SBX-REFUND-DECLINED", "SBX-REFUND-FAILED", "SBX-REFUND-ASYNC"])
+def test_a_sandbox_refund_declined_failed_or_answered_later_leaves_the_same_rows_in_one_unit(
+        app, merchant, sandbox, fixture):
+    simulator = app.extensions["paydesk"].providers.simulators.by_name["simulator"]
+    in_one_unit = refunds_of(sandbox, app, merchant, fixture, [1])
+    simulator.latency = 0.001
+    try:
+        in_two_units = refunds_of(sandbox, app, merchant, fixture, [1])
+    finally:
+        simulator.latency = 0.0
+    assert in_one_unit[0] == in_two_units[0]
+    status = in_one_unit[0][0][1]
+    assert status == {"SBX-REFUND-DECLINED": "Declined", "SBX-REFUND-FAILED": "Failed",
+                      "SBX-REFUND-ASYNC": "Pending"}[fixture]
+
+
+class ChangesThePaymentFirst(ScriptedProvider):
+    """A provider answering in process that, while it is asked, lets another process change the
+    payment (`meanwhile`): what happens between this refund's read and its write."""
+
+    in_process = True
+
+    def __init__(self, meanwhile):
+        super().__init__()
+        self.meanwhile = meanwhile
+
+    def refund(self, refund, original, now):
+        if self.meanwhile:
+            self.meanwhile(original)
+            self.meanwhile = None
+        return super().refund(refund, original, now)
+
+
+def another_refund(deps, caller: Caller, amount: int, answer: str):
+    """Another process refunds the payment, its provider (behind a network) answering `answer`."""
+    other = ScriptedProvider()
+    other.answer = answer
+    deps = replace(deps, providers=ProvidersByName({"simulator": other}))
+    return lambda original: services.refund(deps, caller, RefundRequest(original.tx_no, Decimal(amount)))
+
+
+def payment_row(app, tx_no: str):
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        return uow.conn.execute(select(transactions).where(transactions.c.tx_no == tx_no)).one()
+
+
+def test_a_payment_refunded_meanwhile_is_decided_again_on_its_locked_row_and_refused(
+        app, merchant, sandbox, captured_payment):
+    tx_no, caller = captured_payment(100), Caller(merchant.merchant_id, Mode.SANDBOX, "api:test")
+    deps = app.extensions["paydesk"]
+    provider = ChangesThePaymentFirst(another_refund(deps, caller, 50, "Pending"))
+    with pytest.raises(RefundRejected) as refused:
+        services.refund(replace(deps, providers=ProvidersByName({"simulator": provider})), caller,
+                        RefundRequest(tx_no, Decimal(60)))
+    assert str(refused.value) == "Refund amount (60.00) exceeds remaining refundable amount (50.00)"
+    payment = payment_row(app, tx_no)
+    assert (payment.status, payment.refund_reserved_minor, payment.refund_captured_minor) == (
+        "Captured", 5000, 0)  # the other refund alone, still Pending
+    assert len(provider.refund_calls) == 1  # asked before the write; not again once refused
+
+
+def test_a_payment_refunded_meanwhile_still_allowing_the_refund_gets_it_on_its_locked_row(
+        app, merchant, sandbox, captured_payment):
+    tx_no, caller = captured_payment(100), Caller(merchant.merchant_id, Mode.SANDBOX, "api:test")
+    deps = app.extensions["paydesk"]
+    provider = ChangesThePaymentFirst(another_refund(deps, caller, 60, "Captured"))
+    refund = services.refund(replace(deps, providers=ProvidersByName({"simulator": provider})), caller,
+                             RefundRequest(tx_no, Decimal(40)))
+    assert refund.status is Status.CAPTURED
+    outcome, history, events, _ = stored(app, merchant, refund.tx_no)
+    assert history == [(None, "Pending", "api:test", None), ("Pending", "Captured", "provider",
+                                                            "Captured by the script")]
+    assert events == ["refund.captured"]
+    payment = payment_row(app, tx_no)
+    assert (payment.status, payment.refund_reserved_minor, payment.refund_captured_minor) == (
+        "Refunded", 10000, 10000)
+    assert len(provider.refund_calls) == 2  # asked before the write, and again for the Pending refund
+
+
+def test_a_refund_captured_meanwhile_counts_when_the_payment_is_refunded_in_full(
+        app, merchant, sandbox, captured_payment):
+    """Its Pending refund of 60 is captured between this refund's read and its write: the
+    payment's captured total moves and nothing else of its row. This refund of 40 then refunds it
+    in full: Refunded, which a decision on the payment as read (nothing captured) would miss."""
+    tx_no, caller = captured_payment(100), Caller(merchant.merchant_id, Mode.SANDBOX, "api:test")
+    deps = app.extensions["paydesk"]
+    pending = another_refund(deps, caller, 60, "Pending")(payment_row(app, tx_no))
+    assert pending.status is Status.PENDING
+
+    def captured_meanwhile(_original):
+        services.apply_outcome(deps, pending.id, Outcome(Status.CAPTURED, "re_1", "SUCCESS"), source="worker")
+
+    refund = services.refund(replace(deps, providers=ProvidersByName(
+        {"simulator": ChangesThePaymentFirst(captured_meanwhile)})), caller, RefundRequest(tx_no, Decimal(40)))
+    assert refund.status is Status.CAPTURED
+    payment = payment_row(app, tx_no)
+    assert (payment.status, payment.refund_reserved_minor, payment.refund_captured_minor) == (
+        "Refunded", 10000, 10000)
