@@ -96,5 +96,7 @@ def test_profile_measures_paydesk_the_baseline_and_the_duties_apps(tmp_path):
     for duties in ("duties-sqlalchemy", "duties-driver"):
         assert set(found[duties]) == {"create", "refund"}
         assert found[duties]["refund"]["round_trips"] == 3  # read, reserve + write, answer
-    assert found["paydesk"]["refund"]["round_trips"] == 3
+    # read; reserve + write + answer, the simulator answering in process (a statement prepared
+    # by a connection during the run is one more round trip)
+    assert round(found["paydesk"]["refund"]["round_trips"]) == 2
     assert "duties-driver" in finished.stdout

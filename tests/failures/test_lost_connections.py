@@ -134,7 +134,10 @@ def test_a_write_whose_commit_may_have_reached_the_server_is_not_run_again(app, 
 def test_a_request_that_committed_before_losing_its_connection_is_not_run_again(
         app, admin, merchant):
     # The refund commits its Pending refund, asks the provider, then records the answer in one
-    # statement that checks and locks the rows as read: the connection is dropped at it.
+    # statement that checks and locks the rows as read: the connection is dropped at it. (The
+    # simulator rehearses a provider behind a network here; answering in process, it is asked
+    # before the refund is written, and its answer is written with it.)
+    app.extensions["paydesk"].providers.simulators.by_name["simulator"].latency = 0.001
     killer = ConnectionKiller(app, admin, "WITH", after_commit=True)
     response = app.test_client().post(
         "/api/v1/transactions/refund", json={"txNo": "SBX-CAPTURED", "amount": 5},
@@ -166,3 +169,28 @@ def test_a_unit_sent_as_one_statement_is_not_run_again_when_its_connection_drops
     again = app.test_client().post("/api/v1/transactions", json=body, headers=bearer(token))
     assert again.status_code == 200, again.get_data(as_text=True)
     assert stored_with_reference(app, body["reference"]) == 1
+
+
+def test_a_refund_written_with_its_answer_is_not_run_again_when_its_connection_drops_at_it(
+        app, admin, merchant):
+    # The simulator answers in process: the refund, its reservation and the answer are one
+    # statement in autocommit, its own COMMIT; once it may have gone out the request is not
+    # run again (the client's retry, with an Idempotency-Key, gets the first answer or makes it).
+    killer = ConnectionKiller(app, admin, "WITH")
+    refund = {"txNo": "SBX-CAPTURED", "amount": 5}
+    response = app.test_client().post("/api/v1/transactions/refund", json=refund,
+                                      headers=bearer(merchant.sandbox_token))
+    assert response.status_code == 503, response.get_data(as_text=True)
+    assert response.get_json() == {"error": "Service temporarily unavailable"}
+    assert (killer.killed, killer.seen) == (True, 1)
+    originals = transactions.alias()
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        refunds = uow.conn.execute(
+            sql_select(transactions.c.status)
+            .join(originals, originals.c.id == transactions.c.original_id)
+            .where(originals.c.tx_no == "SBX-CAPTURED", originals.c.mode == "sandbox",
+                   originals.c.merchant_id == merchant.merchant_id)).scalars().all()
+    assert refunds == []  # (here it had not reached the server)
+    again = app.test_client().post("/api/v1/transactions/refund", json=refund,
+                                   headers=bearer(merchant.sandbox_token))
+    assert again.status_code == 200 and again.get_json()["status"] == "Captured", again.get_data(as_text=True)
