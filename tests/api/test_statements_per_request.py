@@ -53,16 +53,22 @@ def test_a_status_read_is_one_select(sandbox, sent):
     assert " JOIN " not in sent[0] and "billing" not in sent[0], sent  # the response's columns alone
 
 
-def test_a_refund_reads_its_payment_once_and_writes_twice_without_locking_first(
-        app, sandbox, captured_payment, sent, simulator_behind_a_network):
-    """Read the payment; write the Pending refund with its reservation; record the provider's
-    answer on the rows as read (checked and locked by the same statement, app.payments.services
-    apply_outcome's as_read). On PostgreSQL each write is one statement: no lock read before it."""
+def a_second_refund(sandbox, captured_payment, sent) -> None:
+    """Refund a payment twice; `sent` then holds the second refund's statements (the first one's
+    read the token and the method into their caches)."""
     tx_no = captured_payment(100)
     assert sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 10}).status_code == 200
     sent.clear()
     refunded = sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 10})
     assert refunded.status_code == 200 and refunded.json()["status"] == "Captured", refunded.text
+
+
+def test_a_refund_reads_its_payment_once_and_writes_twice_without_locking_first(
+        app, sandbox, captured_payment, sent, simulator_behind_a_network):
+    """Read the payment; write the Pending refund with its reservation; record the provider's
+    answer on the rows as read (checked and locked by the same statement, app.payments.services
+    apply_outcome's as_read). On PostgreSQL each write is one statement: no lock read before it."""
+    a_second_refund(sandbox, captured_payment, sent)
     if app.extensions["paydesk.engine"].dialect.name == "postgresql":
         assert [s.split()[0] for s in sent] == ["SELECT", "WITH", "WITH"], sent
         assert "FOR UPDATE" not in sent[0], sent
@@ -78,11 +84,7 @@ def test_a_refund_the_simulator_answers_reads_its_payment_once_and_writes_once(
     """The simulator answers in process: it is asked before anything is written, and the refund,
     its reservation and the answer are one write, made only if the payment is still as read
     (checked and locked by the same statement). On PostgreSQL that write is one statement."""
-    tx_no = captured_payment(100)
-    assert sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 10}).status_code == 200
-    sent.clear()
-    refunded = sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 10})
-    assert refunded.status_code == 200 and refunded.json()["status"] == "Captured", refunded.text
+    a_second_refund(sandbox, captured_payment, sent)
     if app.extensions["paydesk.engine"].dialect.name == "postgresql":
         assert [s.split()[0] for s in sent] == ["SELECT", "WITH"], sent
         assert "FOR UPDATE" not in sent[0], sent

@@ -131,6 +131,17 @@ def test_a_write_whose_commit_may_have_reached_the_server_is_not_run_again(app, 
     assert stored_with_reference(app, body["reference"]) == 0  # (here it had not reached it)
 
 
+def refunds_of_sbx_captured(app, merchant) -> list[str]:
+    """The statuses of the refunds of the merchant's sandbox payment SBX-CAPTURED."""
+    originals = transactions.alias()
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        return uow.conn.execute(
+            sql_select(transactions.c.status)
+            .join(originals, originals.c.id == transactions.c.original_id)
+            .where(originals.c.tx_no == "SBX-CAPTURED", originals.c.mode == "sandbox",
+                   originals.c.merchant_id == merchant.merchant_id)).scalars().all()
+
+
 def test_a_request_that_committed_before_losing_its_connection_is_not_run_again(
         app, admin, merchant):
     # The refund commits its Pending refund, asks the provider, then records the answer in one
@@ -144,13 +155,7 @@ def test_a_request_that_committed_before_losing_its_connection_is_not_run_again(
         headers=bearer(merchant.sandbox_token))
     assert response.status_code == 503, response.get_data(as_text=True)
     assert (killer.killed, killer.seen) == (True, 1)
-    originals = transactions.alias()
-    with app.extensions["paydesk"].uow(write=False) as uow:
-        refunds = uow.conn.execute(
-            sql_select(transactions.c.status)
-            .join(originals, originals.c.id == transactions.c.original_id)
-            .where(originals.c.tx_no == "SBX-CAPTURED", originals.c.mode == "sandbox",
-                   originals.c.merchant_id == merchant.merchant_id)).scalars().all()
+    refunds = refunds_of_sbx_captured(app, merchant)
     assert refunds == ["Pending"]  # one refund, which the worker finishes: never a second one
 
 
@@ -183,13 +188,7 @@ def test_a_refund_written_with_its_answer_is_not_run_again_when_its_connection_d
     assert response.status_code == 503, response.get_data(as_text=True)
     assert response.get_json() == {"error": "Service temporarily unavailable"}
     assert (killer.killed, killer.seen) == (True, 1)
-    originals = transactions.alias()
-    with app.extensions["paydesk"].uow(write=False) as uow:
-        refunds = uow.conn.execute(
-            sql_select(transactions.c.status)
-            .join(originals, originals.c.id == transactions.c.original_id)
-            .where(originals.c.tx_no == "SBX-CAPTURED", originals.c.mode == "sandbox",
-                   originals.c.merchant_id == merchant.merchant_id)).scalars().all()
+    refunds = refunds_of_sbx_captured(app, merchant)
     assert refunds == []  # (here it had not reached the server)
     again = app.test_client().post("/api/v1/transactions/refund", json=refund,
                                    headers=bearer(merchant.sandbox_token))
