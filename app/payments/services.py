@@ -321,10 +321,11 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
         new_refund = pending_refund(caller, request, original, now)
         try:
             provider = _answering_in_process(deps, method)
-            answered = provider and _refund_with_answer(deps, caller, request, new_refund, original,
-                                                        provider, on_created)
-            if answered:
-                return answered
+            if provider is not None:
+                answered = _refund_with_answer(deps, caller, request, new_refund, original,
+                                               provider, on_created)
+                if answered is not None:
+                    return answered
             with deps.uow() as uow:
                 uow.transactions.reserve_refund_with_writes(caller, request.tx_no, request.amount,
                                                             original.currency)

@@ -20,7 +20,7 @@ driver, 0.96-1.08.
 The statement goes to psycopg with PostgreSQL's own placeholders ($1, $2 ...; converted from
 the compiled text once) through a RawCursor, which sends it as it is: psycopg's cursor parses
 a statement's %(name)s placeholders on every call, except for statements under 4096 bytes
-and 50 values, whose parse it keeps (0.2 ms for a 5 kB refund).
+and 50 values, whose parse it keeps (about 0.2 ms a call for a 5 kB statement).
 
 What it does not keep: SQLAlchemy's echo log does not show these statements.
 On SQLite (in process, whose statements cost little) the statement runs through
