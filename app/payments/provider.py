@@ -91,6 +91,10 @@ class Providers(Protocol):
     def for_method(self, method: PaymentMethod) -> Provider:
         """The method's provider; ProviderUnavailable when it cannot be used now (disconnected)."""
 
+    def in_process_provider(self, method: PaymentMethod) -> Provider | None:
+        """The method's provider when it answers in process (the simulator), found without I/O;
+        None for any other (a provider behind a network is not looked up for this)."""
+
 
 class ProvidersByName:
     """Providers chosen by the method's provider name alone: the simulator, and tests."""
@@ -104,3 +108,8 @@ class ProvidersByName:
             return self.by_name[method.provider]
         except KeyError:
             raise ProviderUnavailable(f"no provider {method.provider!r} is configured") from None
+
+    def in_process_provider(self, method: PaymentMethod) -> Provider | None:
+        """The provider named by method.provider when it answers in process."""
+        provider = self.for_method(method)
+        return provider if provider.in_process else None

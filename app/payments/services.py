@@ -348,10 +348,9 @@ def _answering_in_process(deps: Deps, method: PaymentMethod | None) -> Provider 
     if method is None:
         return None
     try:
-        provider = deps.providers.for_method(method)
+        return deps.providers.in_process_provider(method)
     except ProviderUnavailable:
         return None
-    return provider if provider.in_process else None
 
 
 def _refund_with_answer(deps: Deps, caller: Caller, request: RefundRequest, new_refund: Transaction,

@@ -43,6 +43,13 @@ class ProviderRegistry:
             return self.simulators.for_method(method)
         return self.for_account(self.read_account(method.provider_account_id))
 
+    def in_process_provider(self, method: PaymentMethod) -> Provider | None:
+        """The simulator serving the method when it answers in process; None for a provider
+        account's method, whose connector is behind a network (its account is not read)."""
+        if method.provider_account_id is not None:
+            return None
+        return self.simulators.in_process_provider(method)
+
     def for_account(self, account: ProviderAccount | None) -> Connector:
         """The connector of a connected account (built once per version of its secrets)."""
         if account is None or not account.connected:

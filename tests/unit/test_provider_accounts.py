@@ -129,6 +129,19 @@ def test_the_simulators_methods_get_the_simulator_without_reading_an_account():
     assert (isinstance(found, SimulatorProvider), accounts.reads) == (True, 0)
 
 
+@pytest.mark.parametrize("provider", ["paystack", "stripe"])
+def test_only_the_simulator_answers_in_process_and_asking_reads_no_account(provider):
+    box = SecretBox(OLD_KEY)
+    accounts = Accounts(account(box, provider))
+    providers = registry(box, accounts)
+    assert isinstance(providers.in_process_provider(DEFAULT_METHODS[0]), SimulatorProvider)
+    method = replace(PROVIDER_METHODS[provider][0], provider_account_id=7)
+    assert providers.in_process_provider(method) is None
+    assert accounts.reads == 0  # a refund of that method reads its account once, to ask it
+    providers.simulators.by_name["simulator"].latency = 0.5  # rehearsing a slow provider
+    assert providers.in_process_provider(DEFAULT_METHODS[0]) is None
+
+
 @pytest.mark.parametrize(("provider", "connector"), [("paystack", PaystackConnector),
                                                      ("stripe", StripeConnector)])
 def test_an_accounts_method_gets_its_connector_kept_until_the_secrets_change(provider, connector):
