@@ -134,17 +134,22 @@ def test_search_finds_the_merchants_live_rows_by_customer_or_provider_id(migrate
     assert found(engine, merchant_id, term) == expected
 
 
-def test_new_transactions_are_written_with_their_customer(migrated):
-    engine, merchant_id = migrated
+def _write_payment(engine, merchant_id: int, tx_no: str, reference: str, first: str, last: str,
+                   email: str) -> None:
+    """A new payment of this customer, written as the services write one."""
     now = utcnow()
-    tx = Transaction(merchant_id=merchant_id, mode=Mode.LIVE, tx_no="PAY-NEW", kind=Kind.PAYMENT,
-                     status=Status.PENDING, amount=Decimal("1.00"), currency="EUR", reference="new-one",
+    tx = Transaction(merchant_id=merchant_id, mode=Mode.LIVE, tx_no=tx_no, kind=Kind.PAYMENT,
+                     status=Status.PENDING, amount=Decimal("1.00"), currency="EUR", reference=reference,
                      payment_method="card", created_at=now, updated_at=now,
-                     billing={"firstName": "Chinua", "lastName": "Achebe", "email": "chinua@books.example",
-                              "customerReference": "c"})
+                     billing={"firstName": first, "lastName": last, "email": email, "customerReference": "c"})
     with UnitOfWork(engine) as uow:
         uow.transactions.add(tx)
         uow.commit()
+
+
+def test_new_transactions_are_written_with_their_customer(migrated):
+    engine, merchant_id = migrated
+    _write_payment(engine, merchant_id, "PAY-NEW", "new-one", "Chinua", "Achebe", "chinua@books.example")
     with engine.connect() as conn:
         stored = conn.execute(select(transactions.c.customer_email, transactions.c.customer_name)
                               .where(transactions.c.tx_no == "PAY-NEW")).one()
@@ -159,15 +164,8 @@ def test_postgres_finds_a_new_customer_through_the_index_while_it_waits_in_the_p
     engine, merchant_id = migrated
     if engine.dialect.name != "postgresql":
         pytest.skip("PostgreSQL's GIN pending list")
-    now = utcnow()
-    tx = Transaction(merchant_id=merchant_id, mode=Mode.LIVE, tx_no="PAY-PENDING-LIST", kind=Kind.PAYMENT,
-                     status=Status.PENDING, amount=Decimal("1.00"), currency="EUR", reference="pending-list",
-                     payment_method="card", created_at=now, updated_at=now,
-                     billing={"firstName": "Wole", "lastName": "Soyinka", "email": "wole@plays.example",
-                              "customerReference": "c"})
-    with UnitOfWork(engine) as uow:
-        uow.transactions.add(tx)
-        uow.commit()
+    _write_payment(engine, merchant_id, "PAY-PENDING-LIST", "pending-list", "Wole", "Soyinka",
+                   "wole@plays.example")
     for column, term in (("customer_email", "PLAYS.ex"), ("customer_name", "soyink")):
         with engine.begin() as conn:
             conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pgstattuple")  # pgstatginindex
