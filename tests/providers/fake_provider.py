@@ -8,6 +8,13 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from app.providers.http import ALLOWED_NETWORKS_SETTING
+from app.webhooks.guard import AddressGuard, parse_networks
+from tests.support.network import LOOPBACK
+
+# What a connector must be allowed to reach the fake (or Prism) on loopback: PROVIDER_ALLOWED_NETWORKS.
+LOOPBACK_GUARD = AddressGuard(ALLOWED_NETWORKS_SETTING, parse_networks(LOOPBACK))
+
 
 @dataclass
 class Answer:

@@ -111,7 +111,7 @@ def test_only_http_and_https_urls_are_used_even_if_stored(merchant, fake_deps, c
     ("240.0.0.1", True),
 ])
 def test_address_classification(address, refused):
-    guard = AddressGuard(parse_networks(""))
+    guard = AddressGuard("WEBHOOK_ALLOWED_NETWORKS", parse_networks(""))
     assert (guard.refusal(ipaddress.ip_address(address)) is not None) is refused
 
 
