@@ -24,6 +24,7 @@ class Answer:
     body: object = None  # dict/list as JSON, str/bytes as given
     delay: float = 0.0  # seconds to wait before answering (timeouts)
     content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)  # more headers (a redirect's Location)
 
 
 @dataclass
@@ -97,6 +98,8 @@ def _handler(provider: FakeProvider):
                 self.send_response(answer.status)
                 self.send_header("Content-Type", answer.content_type)
                 self.send_header("Content-Length", str(len(payload)))
+                for name, value in answer.headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(payload)
             except (BrokenPipeError, ConnectionResetError):
