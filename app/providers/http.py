@@ -36,6 +36,7 @@ RETRY_LATER_CODES = frozenset({408, 409, 429})
 
 # Eight or more digits in a row: an account or card number a provider may echo in its message.
 _LONG_NUMBER = re.compile(r"\d{4,}(\d{4})(?!\d)")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,10 @@ def answered(provider: str, http_status: int) -> str:
 
 
 def redact(text: str) -> str:
-    """Provider words fit for a log line: long digit runs (account numbers) cut to their last 4."""
-    return _LONG_NUMBER.sub(lambda match: "****" + match.group(1), text)
+    """Provider words fit for a log line: long digit runs (account numbers) cut to their last 4,
+    line breaks and other control characters escaped (an answer cannot forge log lines)."""
+    cut = _LONG_NUMBER.sub(lambda match: "****" + match.group(1), text)
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode(), cut)
 
 
 def retry_later(http_status: int | None) -> bool:

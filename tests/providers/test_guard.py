@@ -138,3 +138,24 @@ def test_stripes_answer_in_another_shape_is_told_by_its_status(fake, caplog):
         Status.FAILED, "HTTP 400", "Bad Request")
     assert str(unavailable.value) == "Stripe answered HTTP 503: Service Unavailable"
     assert f"Stripe refused: HTTP 200 {page}" in caplog.messages  # the log alone
+
+
+def test_no_proxy_is_taken_from_the_environment(provider, fake, monkeypatch):
+    with RunningFakeProvider() as proxy:
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+            monkeypatch.setenv(name, proxy.url)
+        for name in ("NO_PROXY", "no_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        fake.on("GET", BALANCE_PATHS[provider], Answer(503, ""))
+        with pytest.raises(ProviderUnavailable, match="HTTP 503"):
+            connector(provider, fake.url, guard=LOOPBACK_GUARD).test_connection()
+        assert proxy.seen == []
+    assert len(fake.seen) == 1
+
+
+def test_an_answer_cannot_forge_a_log_line(fake, caplog):
+    caplog.set_level(logging.INFO)
+    fake.on("GET", "/balance", Answer(401, "no\nCRITICAL forged line", content_type="text/plain"))
+    with pytest.raises(ProviderRejected):
+        connector("paystack", fake.url, guard=LOOPBACK_GUARD).test_connection()
+    assert "Paystack GET /balance refused: HTTP 401 no\\nCRITICAL forged line" in caplog.messages
