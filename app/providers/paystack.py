@@ -14,11 +14,10 @@ import requests
 from app.payments.model import DECLINE_STATUSES, Kind, PaymentMethod, Status, Transaction
 from app.payments.money import to_minor
 from app.payments.provider import Bank, BankListError, Outcome, ProviderUnavailable
+from app.webhooks.guard import AddressGuard, TargetRefused
 
 from .bank_cache import BankListCache
 from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError, header
-from app.webhooks.guard import AddressGuard, TargetRefused
-
 from .http import (
     ADDRESS_REFUSED, LOGGED_BODY_CHARS, PROVIDER_ERROR, PUBLIC_ONLY, ProviderAnswerError,
     ProviderRejected, Timeouts, answered, explanation, provider_session, redact, rejected_outcome,
@@ -287,7 +286,8 @@ class PaystackConnector:
 
     def _request(self, method: str, path: str, *, json: dict | None = None,
                  params: dict | None = None) -> dict:
-        """One call; ProviderUnavailable for no answer, 5xx, RETRY_LATER and redirects, ProviderRejected for 4xx.
+        """One call; ProviderUnavailable for no answer, 5xx, RETRY_LATER and redirects,
+        ProviderRejected for 4xx.
 
         Paystack's own `message` is kept only from an answer in its documented shape; any other
         answer is told by its status in fixed words, and its body goes to the log alone.
@@ -308,17 +308,18 @@ class PaystackConnector:
         words = body.get("message") if isinstance(body.get("status"), bool) else None
         shaped = isinstance(words, str) and bool(words)
         logged = redact(words if shaped else response.text[:LOGGED_BODY_CHARS])
-        status = response.status_code
-        if retry_later(status):
-            log.warning("Paystack %s %s: HTTP %s %s", method, path, status, logged)
-            raise ProviderAnswerError(f"Paystack answered HTTP {status}: {words}" if shaped
-                                      else answered("Paystack", status), status)
-        if status >= 400 or body.get("status") is False:
-            log.info("Paystack %s %s refused: HTTP %s %s", method, path, status, logged)
-            raise ProviderRejected(words if shaped else explanation(status), status, body.get("code"))
+        http_status = response.status_code
+        if retry_later(http_status):
+            log.warning("Paystack %s %s: HTTP %s %s", method, path, http_status, logged)
+            raise ProviderAnswerError(f"Paystack answered HTTP {http_status}: {words}" if shaped
+                                      else answered("Paystack", http_status), http_status)
+        if http_status >= 400 or body.get("status") is False:
+            log.info("Paystack %s %s refused: HTTP %s %s", method, path, http_status, logged)
+            raise ProviderRejected(words if shaped else explanation(http_status), http_status,
+                                   body.get("code"))
         if "data" not in body:
-            log.warning("Paystack %s %s: HTTP %s without data: %s", method, path, status, logged)
-            raise ProviderAnswerError(f"Paystack answered HTTP {status} without data", status)
+            log.warning("Paystack %s %s: HTTP %s without data: %s", method, path, http_status, logged)
+            raise ProviderAnswerError(f"Paystack answered HTTP {http_status} without data", http_status)
         return body
 
     def _opened_before(self, tx: Transaction, refused: ProviderRejected,

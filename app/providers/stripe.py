@@ -12,10 +12,9 @@ import stripe
 from app.payments.model import DECLINE_STATUSES, Kind, PaymentMethod, Status, Transaction
 from app.payments.money import to_minor, to_units
 from app.payments.provider import Bank, BankListError, Outcome, ProviderUnavailable
-
-from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError, header
 from app.webhooks.guard import AddressGuard, TargetRefused
 
+from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError, header
 from .http import (
     ADDRESS_REFUSED, LOGGED_BODY_CHARS, PROVIDER_ERROR, PUBLIC_ONLY, ProviderAnswerError,
     ProviderRejected, Timeouts, answered, explanation, provider_session, redact, rejected_outcome,
@@ -361,20 +360,21 @@ class StripeConnector:
             log.warning("Stripe could not be reached: %s", redact(str(error.user_message)))
             raise ProviderUnavailable(f"Stripe could not be reached: {cause}") from None
         except stripe.StripeError as error:
-            status = error.http_status
+            http_status = error.http_status
             error_object = (error.json_body or {}).get("error") if isinstance(error.json_body, dict) else None
             words = error_object.get("message") if isinstance(error_object, dict) else None
             shaped = isinstance(words, str) and bool(words)
             logged = redact(words if shaped else str(error.http_body or "")[:LOGGED_BODY_CHARS])
-            if status is None:
+            if http_status is None:
                 log.warning("Stripe gave no HTTP answer: %s", redact(str(error.user_message)))
                 raise ProviderUnavailable(f"Stripe gave no usable answer ({type(error).__name__})") from None
-            if retry_later(status):
-                log.warning("Stripe answered HTTP %s: %s", status, logged)
-                raise ProviderAnswerError(f"Stripe answered HTTP {status}: {words}" if shaped
-                                          else answered("Stripe", status), status) from None
-            log.info("Stripe refused: HTTP %s %s", status, logged)
-            raise ProviderRejected(words if shaped else explanation(status), status, error.code) from None
+            if retry_later(http_status):
+                log.warning("Stripe answered HTTP %s: %s", http_status, logged)
+                raise ProviderAnswerError(f"Stripe answered HTTP {http_status}: {words}" if shaped
+                                          else answered("Stripe", http_status), http_status) from None
+            log.info("Stripe refused: HTTP %s %s", http_status, logged)
+            raise ProviderRejected(words if shaped else explanation(http_status), http_status,
+                                   error.code) from None
 
 
 # Events by type: which transaction kind they report and how their object reads.

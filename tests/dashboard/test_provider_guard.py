@@ -53,7 +53,8 @@ def test_a_base_url_on_loopback_is_never_called(admin, app, merchant, provider, 
 def test_no_internal_base_url_is_called(admin, app, merchant):
     """The hostile corpus's base URLs, each connected in turn (connecting again replaces the URL)."""
     for base_url in INTERNAL_BASE_URLS:
-        connected = admin.post("/settings/providers", connect_form(secret_key=new_secret(), base_url=base_url))
+        connected = admin.post("/settings/providers",
+                               connect_form(secret_key=new_secret(), base_url=base_url))
         assert connected.status_code == 200, (base_url, connected.text)
         [account] = accounts_of(app, merchant.merchant_id)
         assert account.base_url == base_url

@@ -133,7 +133,8 @@ def test_stripes_answer_in_another_shape_is_told_by_its_status(fake, caplog):
     with pytest.raises(ProviderUnavailable) as unavailable:
         stripe_connector.status(payment(currency="EUR", provider_transaction_id="cs_test_1"), None, NOW)
 
-    assert (str(not_stripe.value), not_stripe.value.http_status) == ("the answer is not the provider's API", 200)
+    assert (str(not_stripe.value), not_stripe.value.http_status) == (
+        "the answer is not the provider's API", 200)
     assert (outcome.status, outcome.provider_status, outcome.provider_message) == (
         Status.FAILED, "HTTP 400", "Bad Request")
     assert str(unavailable.value) == "Stripe answered HTTP 503: Service Unavailable"

@@ -92,8 +92,8 @@ def fake_deps(deps, clock):
 
 def delivery_settings(allowed: str = LOOPBACK, **overrides) -> DeliverySettings:
     """Quick settings for tests: short time limits, a few threads."""
-    values = {"guard": AddressGuard(ALLOWED_NETWORKS_SETTING, parse_networks(allowed)), "connect_timeout": 1.0,
-              "timeout": 2.0, "concurrency": 8, "per_merchant": 4}
+    values = {"guard": AddressGuard(ALLOWED_NETWORKS_SETTING, parse_networks(allowed)),
+              "connect_timeout": 1.0, "timeout": 2.0, "concurrency": 8, "per_merchant": 4}
     values.update(overrides)
     return DeliverySettings(**values)
 
