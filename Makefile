@@ -44,6 +44,10 @@ chromium:
 wrk:
 	@test -x /usr/bin/wrk || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk)
 
+# The demo's webhooks go to the built-in inbox on this machine: the server and the worker allow
+# loopback (the application allows no address beyond the public Internet unless told).
+run worker: export WEBHOOK_ALLOWED_NETWORKS ?= 127.0.0.0/8,::1/128
+
 # Fresh machine to a running server and worker with the demo merchant.
 run: install
 	$(PY) -m flask --app app db upgrade

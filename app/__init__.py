@@ -8,7 +8,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from app.config import Config
 from app.errors import HEALTH_CHECK_PATH, PaydeskFlask, init_errors
 from app.payments.services import Deps
-from app.providers.http import Timeouts
+from app.providers.http import ALLOWED_NETWORKS_SETTING as PROVIDER_NETWORKS, Timeouts
 from app.providers.registry import ProviderRegistry
 from app.providers.simulator import providers
 from app.store.encryption import SecretBox
@@ -18,6 +18,7 @@ from app.store.db import make_engine
 from app.store.repository import UnitOfWork
 from app.util import utcnow
 from app.web import install_deps
+from app.webhooks.guard import AddressGuard
 
 csrf = CSRFProtect()
 
@@ -50,7 +51,7 @@ def create_app(config: Config | None = None) -> Flask:
             providers(config.SIMULATOR_LATENCY), read_account, SecretBox(config.PAYDESK_ENCRYPTION_KEY),
             return_url=config.CHECKOUT_URL + "/{tx_no}/return",
             timeouts=Timeouts(config.PROVIDER_CONNECT_TIMEOUT, config.PROVIDER_READ_TIMEOUT),
-            clock=utcnow),
+            clock=utcnow, guard=AddressGuard.from_config(app.config, PROVIDER_NETWORKS)),
         clock=utcnow,
         pending_expiry=config.PENDING_EXPIRY,
     ))

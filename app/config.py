@@ -62,7 +62,12 @@ class Config:
         self.BASE_URL = env.get("BASE_URL", "http://127.0.0.1:5000").rstrip("/")
         self.CHECKOUT_URL = env.get("CHECKOUT_URL", self.BASE_URL + "/checkout").rstrip("/")
         self.PENDING_EXPIRY = timedelta(minutes=float(env.get("PENDING_EXPIRY_MINUTES", "30")))
-        self.WEBHOOK_ALLOWED_NETWORKS = env.get("WEBHOOK_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128")
+        # Networks beyond the public Internet that webhook deliveries and provider calls may reach,
+        # comma-separated CIDRs; empty by default, so nothing on the host or its private network
+        # is reachable through a merchant's callbackUrl or a provider account's base URL.
+        # `make run` allows loopback for the built-in inbox.
+        self.WEBHOOK_ALLOWED_NETWORKS = env.get("WEBHOOK_ALLOWED_NETWORKS", "")
+        self.PROVIDER_ALLOWED_NETWORKS = env.get("PROVIDER_ALLOWED_NETWORKS", "")
         # Webhook delivery: a 2xx within WEBHOOK_TIMEOUT seconds is success; threads per worker.
         self.WEBHOOK_CONNECT_TIMEOUT = float(env.get("WEBHOOK_CONNECT_TIMEOUT", "5"))
         self.WEBHOOK_TIMEOUT = float(env.get("WEBHOOK_TIMEOUT", "15"))

@@ -11,6 +11,7 @@ from app.cli import upgrade_database
 from app.config import Config
 from app.store.merchants import create_merchant
 from tests.support.databases import create_postgres_database
+from tests.support.network import LOOPBACK_ALLOWED
 from tests.support.servers import ThreadedServer, free_port
 
 BACKENDS = ["sqlite", "postgres"]
@@ -40,10 +41,11 @@ def database_url(request):
 
 
 def make_app(database_url: str, port: int | None = None, **overrides):
-    """An app on the database, its BASE_URL pointing at the port it will be served on."""
+    """An app on the database, its BASE_URL pointing at the port it will be served on, allowed to
+    reach loopback (webhooks and providers) unless the overrides say otherwise."""
     base = f"http://127.0.0.1:{port}" if port else "http://paydesk.test"
     config = Config(DATABASE_URL=database_url, TESTING=True, SECRET_KEY="test-secret",
-                    BASE_URL=base, CHECKOUT_URL=base + "/checkout", **overrides)
+                    BASE_URL=base, CHECKOUT_URL=base + "/checkout", **{**LOOPBACK_ALLOWED, **overrides})
     return create_app(config)
 
 

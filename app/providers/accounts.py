@@ -18,7 +18,7 @@ from app.payments.provider import ProviderUnavailable
 from app.store import provider_accounts as store
 from app.store.encryption import SecretBox
 
-from .http import ProviderRejected
+from .http import ProviderAnswerError, ProviderRejected, answered
 from .methods import PROVIDER_METHODS
 from .registry import ProviderRegistry
 from .stripe import WEBHOOK_EVENTS
@@ -173,17 +173,21 @@ def disconnect(uow_factory: Callable[..., Any], caller: Caller, account_id: int,
 
 def test_connection(uow_factory: Callable[..., Any], registry: ProviderRegistry, caller: Caller,
                     account_id: int) -> tuple[bool, str]:
-    """A harmless call with the account's key (its balance): (worked, the provider's words)."""
+    """A harmless call with the account's key (its balance): (worked, what happened in fixed words).
+
+    The base URL is the merchant's to choose, so no word of the answer is shown: only its HTTP
+    status and a fixed explanation (the connector logs the answer itself).
+    """
     with uow_factory(write=False) as uow:
         account = store.caller_account(uow.conn, caller, account_id)
     if account is None:
         return False, "No such provider account"
     try:
         return True, registry.for_account(account).test_connection()
-    except ProviderRejected as refused:
-        return False, f"{PROVIDER_NAMES[account.provider]} refused: {refused.message}"
+    except (ProviderRejected, ProviderAnswerError) as failed:
+        return False, answered(PROVIDER_NAMES[account.provider], failed.http_status)
     except ProviderUnavailable as error:
-        return False, str(error)
+        return False, str(error)  # Paydesk's own words: not asked, not reached, no answer in time
 
 
 def reencrypt_all(uow_factory: Callable[..., Any], box: SecretBox) -> int:

@@ -14,11 +14,14 @@ import requests
 from app.payments.model import DECLINE_STATUSES, Kind, PaymentMethod, Status, Transaction
 from app.payments.money import to_minor
 from app.payments.provider import Bank, BankListError, Outcome, ProviderUnavailable
+from app.webhooks.guard import AddressGuard, TargetRefused
 
 from .bank_cache import BankListCache
 from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError, header
 from .http import (
-    PROVIDER_ERROR, ProviderRejected, Timeouts, redact, rejected_outcome, retry_later,
+    ADDRESS_REFUSED, LOGGED_BODY_CHARS, PROVIDER_ERROR, PUBLIC_ONLY, ProviderAnswerError,
+    ProviderRejected, Timeouts, answered, explanation, provider_session, redact, rejected_outcome,
+    retry_later,
 )
 
 log = logging.getLogger(__name__)
@@ -150,7 +153,7 @@ class PaystackConnector:
 
     def __init__(self, secret_key: str, base_url: str = PAYSTACK_API,
                  timeouts: Timeouts = Timeouts(), return_url: str | None = None,
-                 bank_cache: BankListCache | None = None):
+                 bank_cache: BankListCache | None = None, guard: AddressGuard = PUBLIC_ONLY):
         # return_url: Paydesk's page the customer comes back to after checkout ("{tx_no}" is
         # replaced); it knows the outcome and sends the customer on to SuccessUrl or FailureUrl.
         # Without it the payment's SuccessUrl is used (Paystack has one callback for both).
@@ -159,7 +162,8 @@ class PaystackConnector:
         self.return_url = return_url
         # Bank lists change rarely: kept an hour when a cache is given (the registry gives one).
         self.bank_cache = bank_cache
-        self.session = requests.Session()
+        # Every call goes through the guard: the base URL is the merchant's to choose.
+        self.session = provider_session(guard)
         self.session.headers["Authorization"] = f"Bearer {secret_key}"
 
     def __repr__(self) -> str:
@@ -274,17 +278,26 @@ class PaystackConnector:
         return self.status(tx, None, datetime.now(UTC))
 
     def test_connection(self) -> str:
-        """GET /balance, which needs a valid secret key; Paystack's words ("Balances retrieved")."""
-        return str(self._request("GET", "/balance").get("message"))
+        """GET /balance, which needs a valid secret key; fixed words, never the answer's own."""
+        self._request("GET", "/balance")
+        return "Connected to Paystack"
 
     # Requests
 
     def _request(self, method: str, path: str, *, json: dict | None = None,
                  params: dict | None = None) -> dict:
-        """One call; ProviderUnavailable for no answer, 5xx and RETRY_LATER, ProviderRejected for 4xx."""
+        """One call; ProviderUnavailable for no answer, 5xx, RETRY_LATER and redirects,
+        ProviderRejected for 4xx.
+
+        Paystack's own `message` is kept only from an answer in its documented shape; any other
+        answer is told by its status in fixed words, and its body goes to the log alone.
+        """
         try:
             response = self.session.request(method, self.base_url + path, json=json, params=params,
                                             timeout=self.timeouts.as_tuple())
+        except TargetRefused as refused:
+            log.warning("Paystack %s %s not sent: %s", method, path, refused)
+            raise ProviderUnavailable(f"Paystack was not asked: {ADDRESS_REFUSED}") from None
         except requests.Timeout as error:
             log.warning("Paystack %s %s: no answer in time (%s)", method, path, type(error).__name__)
             raise ProviderUnavailable(f"Paystack did not answer in time ({type(error).__name__})") from None
@@ -292,15 +305,21 @@ class PaystackConnector:
             log.warning("Paystack %s %s: %s", method, path, type(error).__name__)
             raise ProviderUnavailable(f"Paystack could not be reached ({type(error).__name__})") from None
         body = _json_object(response)
-        message = str(body.get("message") or response.reason or f"HTTP {response.status_code}")
-        if retry_later(response.status_code):
-            log.warning("Paystack %s %s: HTTP %s %s", method, path, response.status_code, redact(message))
-            raise ProviderUnavailable(f"Paystack answered HTTP {response.status_code}: {message}")
-        if response.status_code >= 400 or body.get("status") is False:
-            log.info("Paystack %s %s refused: HTTP %s %s", method, path, response.status_code, redact(message))
-            raise ProviderRejected(message, response.status_code, body.get("code"))
+        words = body.get("message") if isinstance(body.get("status"), bool) else None
+        shaped = isinstance(words, str) and bool(words)
+        logged = redact(words if shaped else response.text[:LOGGED_BODY_CHARS])
+        http_status = response.status_code
+        if retry_later(http_status):
+            log.warning("Paystack %s %s: HTTP %s %s", method, path, http_status, logged)
+            raise ProviderAnswerError(f"Paystack answered HTTP {http_status}: {words}" if shaped
+                                      else answered("Paystack", http_status), http_status)
+        if http_status >= 400 or body.get("status") is False:
+            log.info("Paystack %s %s refused: HTTP %s %s", method, path, http_status, logged)
+            raise ProviderRejected(words if shaped else explanation(http_status), http_status,
+                                   body.get("code"))
         if "data" not in body:
-            raise ProviderUnavailable(f"Paystack answered HTTP {response.status_code} without data")
+            log.warning("Paystack %s %s: HTTP %s without data: %s", method, path, http_status, logged)
+            raise ProviderAnswerError(f"Paystack answered HTTP {http_status} without data", http_status)
         return body
 
     def _opened_before(self, tx: Transaction, refused: ProviderRejected,

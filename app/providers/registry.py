@@ -9,9 +9,10 @@ from app.payments.model import PaymentMethod
 from app.payments.provider import Provider, ProviderDisconnected, ProvidersByName, ProviderUnavailable
 from app.store.encryption import SecretBox, SecretBoxError
 from app.store.provider_accounts import ProviderAccount
+from app.webhooks.guard import AddressGuard
 
 from .bank_cache import BankListCache
-from .http import Timeouts
+from .http import PUBLIC_ONLY, Timeouts
 from .paystack import PAYSTACK_API, PaystackConnector
 from .stripe import StripeConnector
 
@@ -27,13 +28,14 @@ class ProviderRegistry:
 
     def __init__(self, simulators: ProvidersByName, read_account: Callable[[int], ProviderAccount | None],
                  box: SecretBox, *, return_url: str, timeouts: Timeouts,
-                 clock: Callable[[], datetime]):
+                 clock: Callable[[], datetime], guard: AddressGuard = PUBLIC_ONLY):
         self.simulators = simulators
         self.read_account = read_account
         self.box = box
         self.return_url = return_url  # Paydesk's page customers come back to ("{tx_no}")
         self.timeouts = timeouts
         self.clock = clock
+        self.guard = guard  # where connectors may connect (PROVIDER_ALLOWED_NETWORKS)
         self._connectors: dict[int, tuple[datetime, Connector]] = {}
         self._lock = threading.Lock()
 
@@ -64,7 +66,7 @@ class ProviderRegistry:
             raise ProviderUnavailable(str(error)) from None
         connector = build_connector(account.provider, secret_key, account.base_url,
                                     timeouts=self.timeouts, return_url=self.return_url,
-                                    bank_cache=BankListCache(self.clock))
+                                    bank_cache=BankListCache(self.clock), guard=self.guard)
         with self._lock:
             self._connectors[account.id] = (account.updated_at, connector)
         return connector
@@ -78,11 +80,13 @@ class ProviderRegistry:
 
 
 def build_connector(provider: str, secret_key: str, base_url: str | None, *, timeouts: Timeouts,
-                    return_url: str | None = None, bank_cache: BankListCache | None = None) -> Connector:
+                    return_url: str | None = None, bank_cache: BankListCache | None = None,
+                    guard: AddressGuard = PUBLIC_ONLY) -> Connector:
     """A connector for one account's key (and base URL, when not the provider's public API)."""
     if provider == "paystack":
         return PaystackConnector(secret_key, base_url or PAYSTACK_API, timeouts=timeouts,
-                                 return_url=return_url, bank_cache=bank_cache)
+                                 return_url=return_url, bank_cache=bank_cache, guard=guard)
     if provider == "stripe":
-        return StripeConnector(secret_key, base_url, timeouts=timeouts, return_url=return_url)
+        return StripeConnector(secret_key, base_url, timeouts=timeouts, return_url=return_url,
+                               guard=guard)
     raise ValueError(f"unknown provider {provider!r}")

@@ -12,10 +12,13 @@ import stripe
 from app.payments.model import DECLINE_STATUSES, Kind, PaymentMethod, Status, Transaction
 from app.payments.money import to_minor, to_units
 from app.payments.provider import Bank, BankListError, Outcome, ProviderUnavailable
+from app.webhooks.guard import AddressGuard, TargetRefused
 
 from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError, header
 from .http import (
-    PROVIDER_ERROR, ProviderRejected, Timeouts, redact, rejected_outcome, retry_later,
+    ADDRESS_REFUSED, LOGGED_BODY_CHARS, PROVIDER_ERROR, PUBLIC_ONLY, ProviderAnswerError,
+    ProviderRejected, Timeouts, answered, explanation, provider_session, redact, rejected_outcome,
+    retry_later,
 )
 
 log = logging.getLogger(__name__)
@@ -177,7 +180,8 @@ class StripeConnector:
     in_process = False  # a network call: never made inside a unit of work
 
     def __init__(self, secret_key: str, base_url: str | None = None,
-                 timeouts: Timeouts = Timeouts(), return_url: str | None = None):
+                 timeouts: Timeouts = Timeouts(), return_url: str | None = None,
+                 guard: AddressGuard = PUBLIC_ONLY):
         # return_url: Paydesk's page the customer comes back to from Checkout ("{tx_no}" is
         # replaced); it knows the outcome and sends the customer on to SuccessUrl or FailureUrl.
         # Without it the payment's own SuccessUrl and FailureUrl are used.
@@ -185,7 +189,9 @@ class StripeConnector:
         self.client = stripe.StripeClient(
             secret_key,
             base_addresses={"api": base_url} if base_url else None,
-            http_client=stripe.RequestsClient(timeout=timeouts.as_tuple()),
+            # Every call goes through the guard: the base URL is the merchant's to choose.
+            http_client=stripe.RequestsClient(timeout=timeouts.as_tuple(),
+                                              session=provider_session(guard)),
             # No retries inside a call: a Pending transaction is asked again by the worker.
             max_network_retries=0,
         )
@@ -339,19 +345,36 @@ class StripeConnector:
         return intent.get("id") if isinstance(intent, Mapping) else intent
 
     def _call(self, method: Callable, *args, **kwargs) -> dict:
-        """One stripe-python call as a plain dict; ProviderUnavailable or ProviderRejected as _request."""
+        """One stripe-python call as a plain dict; ProviderUnavailable or ProviderRejected as Paystack's.
+
+        Stripe's own message is kept only from an error object in its documented shape; any other
+        answer is told by its status in fixed words, and its body goes to the log alone.
+        """
         try:
             return method(*args, **kwargs).to_dict()
         except stripe.APIConnectionError as error:
+            if isinstance(error.__cause__, TargetRefused):
+                log.warning("Stripe not asked: %s", error.__cause__)
+                raise ProviderUnavailable(f"Stripe was not asked: {ADDRESS_REFUSED}") from None
+            cause = type(error.__cause__).__name__ if error.__cause__ else "no answer"
             log.warning("Stripe could not be reached: %s", redact(str(error.user_message)))
-            raise ProviderUnavailable(f"Stripe could not be reached: {error.user_message}") from None
+            raise ProviderUnavailable(f"Stripe could not be reached: {cause}") from None
         except stripe.StripeError as error:
-            message = error.user_message or type(error).__name__
-            if retry_later(error.http_status):
-                log.warning("Stripe answered HTTP %s: %s", error.http_status, redact(message))
-                raise ProviderUnavailable(f"Stripe answered HTTP {error.http_status}: {message}") from None
-            log.info("Stripe refused: HTTP %s %s", error.http_status, redact(message))
-            raise ProviderRejected(message, error.http_status, error.code) from None
+            http_status = error.http_status
+            error_object = (error.json_body or {}).get("error") if isinstance(error.json_body, dict) else None
+            words = error_object.get("message") if isinstance(error_object, dict) else None
+            shaped = isinstance(words, str) and bool(words)
+            logged = redact(words if shaped else str(error.http_body or "")[:LOGGED_BODY_CHARS])
+            if http_status is None:
+                log.warning("Stripe gave no HTTP answer: %s", redact(str(error.user_message)))
+                raise ProviderUnavailable(f"Stripe gave no usable answer ({type(error).__name__})") from None
+            if retry_later(http_status):
+                log.warning("Stripe answered HTTP %s: %s", http_status, logged)
+                raise ProviderAnswerError(f"Stripe answered HTTP {http_status}: {words}" if shaped
+                                          else answered("Stripe", http_status), http_status) from None
+            log.info("Stripe refused: HTTP %s %s", http_status, logged)
+            raise ProviderRejected(words if shaped else explanation(http_status), http_status,
+                                   error.code) from None
 
 
 # Events by type: which transaction kind they report and how their object reads.

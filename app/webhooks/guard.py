@@ -1,16 +1,19 @@
-"""SSRF guard: webhook targets may only be public addresses, checked on the address actually connected to.
+"""SSRF guard: requests to an address a merchant chose (webhook callbackUrls, provider accounts'
+base URLs) reach only public addresses, checked on the address actually connected to.
 
-A callbackUrl is resolved once, when the connection is opened; every address it
+A URL's host is resolved once, when the connection is opened; every address it
 resolves to is vetted and the socket is connected to a vetted address, never
 to a second resolution, so DNS rebinding has no gap to use. The Host header,
 TLS SNI and certificate checks still use the hostname: only the socket layer of
-urllib3 is replaced.
+urllib3 is replaced. A guarded session never follows a redirect and takes no
+proxy from the environment.
 """
 from __future__ import annotations
 
 import ipaddress
 import socket
 from http.cookiejar import DefaultCookiePolicy
+from collections.abc import Mapping
 from dataclasses import dataclass
 from socket import timeout as SocketTimeout
 from urllib.parse import urlsplit
@@ -31,11 +34,11 @@ NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
 class TargetRefused(Exception):
-    """The webhook target is not allowed (scheme, or an address that is not public)."""
+    """The target is not allowed (scheme, or an address that is not public)."""
 
 
 def parse_networks(value: str) -> tuple[IPNetwork, ...]:
-    """WEBHOOK_ALLOWED_NETWORKS: comma-separated CIDRs ("" allows nothing beyond public addresses)."""
+    """An *_ALLOWED_NETWORKS setting: comma-separated CIDRs ("" allows nothing beyond public addresses)."""
     return tuple(ipaddress.ip_network(part.strip(), strict=False)
                  for part in value.split(",") if part.strip())
 
@@ -77,12 +80,18 @@ def why_not_public(address: IPAddress) -> str | None:
 
 @dataclass(frozen=True)
 class AddressGuard:
-    """Decides which resolved addresses a delivery may connect to."""
+    """Decides which resolved addresses a request may connect to."""
 
+    setting: str  # the configuration key listing the allowed networks, named in every refusal
     allowed_networks: tuple[IPNetwork, ...] = ()
 
+    @classmethod
+    def from_config(cls, config: Mapping, setting: str) -> AddressGuard:
+        """The guard of one allow-list setting of the app's configuration (missing: public only)."""
+        return cls(setting, parse_networks(config.get(setting, "")))
+
     def refusal(self, address: IPAddress) -> str | None:
-        """Why this address is refused, or None when a delivery may connect to it."""
+        """Why this address is refused, or None when a request may connect to it."""
         reached = effective_address(address)
         if any(reached in network or address in network for network in self.allowed_networks):
             return None
@@ -90,8 +99,7 @@ class AddressGuard:
         if reason is None:
             return None
         shown = str(address) if reached == address else f"{address} ({reached})"
-        return (f"Refused: target address {shown} is {reason} "
-                "and not in WEBHOOK_ALLOWED_NETWORKS")
+        return f"Refused: target address {shown} is {reason} and not in {self.setting}"
 
     def resolve(self, host: str, port: int) -> list[str]:
         """Every address the host resolves to, all vetted; TargetRefused if any one is refused.
@@ -172,9 +180,17 @@ class GuardedAdapter(HTTPAdapter):
         self.poolmanager.pool_classes_by_scheme = _guarded_pools(self.guard)
 
 
+class NoRedirectSession(requests.Session):
+    """A session that answers a redirect as it came: the Location may name any address at all."""
+
+    def get_redirect_target(self, resp: requests.Response) -> None:
+        """Never a target, so requests follows no redirect whatever allow_redirects says."""
+        return None
+
+
 def guarded_session(guard: AddressGuard, pool_maxsize: int) -> requests.Session:
-    """A pooled session for deliveries: guarded connections, no proxies from the environment, no cookies."""
-    session = requests.Session()
+    """A pooled session: guarded connections, no redirects, no proxies from the environment, no cookies."""
+    session = NoRedirectSession()
     # A proxy would be the address connected to, so the guard could not vet the target.
     session.trust_env = False
     # One receiver's cookies must never ride along on later deliveries.

@@ -6,7 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
-from .guard import AddressGuard, parse_networks
+from .guard import AddressGuard
+
+# The setting that lets deliveries reach networks that are not public (the built-in inbox's loopback).
+ALLOWED_NETWORKS_SETTING = "WEBHOOK_ALLOWED_NETWORKS"
 
 # Delays before attempts 2 to 8 (decisions.md): 8 attempts in all, then Failed.
 RETRY_DELAYS = (
@@ -29,7 +32,7 @@ LEASE_MARGIN = timedelta(seconds=45)
 class DeliverySettings:
     """How deliveries are made: guard, time limits, threads."""
 
-    guard: AddressGuard = AddressGuard()
+    guard: AddressGuard = AddressGuard(ALLOWED_NETWORKS_SETTING)
     connect_timeout: float = 5.0
     timeout: float = 15.0  # total: a 2xx arriving later than this is a failure
     concurrency: int = 16
@@ -47,7 +50,7 @@ class DeliverySettings:
         """Settings from the app's configuration (WEBHOOK_* keys)."""
         concurrency = int(config.get("WEBHOOK_CONCURRENCY", cls.concurrency))
         return cls(
-            guard=AddressGuard(parse_networks(config.get("WEBHOOK_ALLOWED_NETWORKS", ""))),
+            guard=AddressGuard.from_config(config, ALLOWED_NETWORKS_SETTING),
             connect_timeout=float(config.get("WEBHOOK_CONNECT_TIMEOUT", cls.connect_timeout)),
             timeout=float(config.get("WEBHOOK_TIMEOUT", cls.timeout)),
             concurrency=concurrency,

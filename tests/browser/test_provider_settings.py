@@ -46,7 +46,7 @@ def test_connect_paystack_then_test_the_connection(page: Page, server, merchant,
     expect(account.get_by_label("Webhook URL to set at Paystack")).to_have_value(webhook_url)
     account.get_by_role("button", name="Test connection").click()
     result = account.locator(".provider-test p")
-    expect(result).to_have_text("Paystack answered: Balances retrieved")
+    expect(result).to_have_text("Paystack answered: Connected to Paystack")
     expect(result).to_be_focused()  # the result, where the keyboard is, and read out by the page's one live region
-    expect(page.locator("#announcer")).to_have_text("Paystack answered: Balances retrieved")
+    expect(page.locator("#announcer")).to_have_text("Paystack answered: Connected to Paystack")
     assert len(paystack.requests_to("GET", "/balance")) == 1

@@ -192,13 +192,13 @@ def test_test_connection_shows_the_providers_answer_inline(admin, app, merchant,
     worked = admin.post(f"/settings/providers/{account_id}/test", headers=HTMX)
     assert worked.status_code == 200
     assert worked.text.strip() == ('<p class="alert alert-success" tabindex="-1" data-focus-after-swap data-announce>'
-                                   'Paystack answered: Balances retrieved</p>')
+                                   'Paystack answered: Connected to Paystack</p>')
     assert "HX-Request" in worked.headers["Vary"]
     assert fake.requests_to("GET", "/balance")[0].header("Authorization") == f"Bearer {secret}"
     refused = admin.post(f"/settings/providers/{account_id}/test", headers=HTMX)
     assert refused.status_code == 200
     assert refused.text.strip() == ('<p class="alert alert-error" tabindex="-1" data-focus-after-swap data-announce>'
-                                    'Paystack refused: Invalid key</p>')
+                                    'Paystack answered HTTP 401: the secret key was refused</p>')
 
 
 def test_test_connection_without_javascript_answers_on_the_page(admin, app, merchant, fake):
@@ -207,7 +207,61 @@ def test_test_connection_without_javascript_answers_on_the_page(admin, app, merc
     response = admin.post(f"/settings/providers/{account_id}/test")
     assert response.status_code == 303
     assert response.headers["Location"] == f"/settings/providers#account-{account_id}"
-    assert "Paystack answered: Balances retrieved" in admin.get("/settings/providers").text
+    assert "Paystack answered: Connected to Paystack" in admin.get("/settings/providers").text
+
+
+SECRET_TEXT = "<secret internal text>"
+STRIPE_KEY_REFUSED = Answer(401, {"error": {"type": "invalid_request_error", "code": "api_key_invalid",
+                                            "message": f"Invalid API Key provided: {SECRET_TEXT}"}})
+HTML_PAGE = f"<html><body><h1>Intranet wiki</h1><p>{SECRET_TEXT}</p></body></html>"
+
+
+@pytest.mark.parametrize("provider,answer,shown", [
+    ("paystack", Answer(401, {"status": False, "message": SECRET_TEXT}),
+     "Paystack answered HTTP 401: the secret key was refused"),
+    ("paystack", Answer(500, HTML_PAGE, content_type="text/html"),
+     "Paystack answered HTTP 500: Internal Server Error"),
+    ("paystack", Answer(200, HTML_PAGE, content_type="text/html"),
+     "Paystack answered HTTP 200: the answer is not the provider&#39;s API"),
+    ("stripe", STRIPE_KEY_REFUSED, "Stripe answered HTTP 401: the secret key was refused"),
+    ("stripe", Answer(404, HTML_PAGE, content_type="text/html"),
+     "Stripe answered HTTP 404: no such address at the provider; check the base URL"),
+    ("stripe", Answer(200, HTML_PAGE, content_type="text/html"),
+     "Stripe answered HTTP 200: the answer is not the provider&#39;s API"),
+], ids=["paystack-401", "paystack-500-html", "paystack-200-html", "stripe-401", "stripe-404-html",
+        "stripe-200-html"])
+def test_test_connection_shows_the_status_in_fixed_words_never_the_answer(admin, app, merchant, fake,
+                                                                         provider, answer, shown):
+    fake.on("GET", "/balance" if provider == "paystack" else "/v1/balance", answer)
+    connected = admin.post("/settings/providers", connect_form(
+        provider=provider, secret_key=new_secret(), base_url=fake.url,
+        webhook_secret=new_secret("whsec_") if provider == "stripe" else ""))
+    assert connected.status_code == 200, connected.text
+    account_id = accounts_of(app, merchant.merchant_id)[-1].id
+
+    inline = admin.post(f"/settings/providers/{account_id}/test", headers=HTMX)
+    flashed = admin.post(f"/settings/providers/{account_id}/test")
+    page = admin.get("/settings/providers").text
+
+    assert inline.text.strip() == ('<p class="alert alert-error" tabindex="-1" data-focus-after-swap '
+                                   f'data-announce>{shown}</p>')
+    assert flashed.status_code == 303 and shown in page
+    for text in (inline.text, page):
+        assert "secret internal text" not in text and "Intranet" not in text
+
+
+def test_a_redirect_from_the_provider_is_not_followed(admin, app, merchant, fake):
+    with RunningFakeProvider() as elsewhere:
+        elsewhere.on("GET", "/balance", BALANCE)
+        fake.on("GET", "/balance", Answer(302, "", headers={"Location": elsewhere.url + "/balance"}))
+        account_id = connected_paystack(admin, app, merchant, fake.url)
+
+        tested = admin.post(f"/settings/providers/{account_id}/test", headers=HTMX)
+
+        assert elsewhere.seen == []
+    assert tested.text.strip() == ('<p class="alert alert-error" tabindex="-1" data-focus-after-swap '
+                                   'data-announce>Paystack answered HTTP 302: redirects are not followed</p>')
+    assert len(fake.seen) == 1
 
 
 def test_test_connection_needs_the_csrf_token(admin, app, merchant, fake):

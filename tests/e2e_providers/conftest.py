@@ -25,10 +25,11 @@ from app.store.tables import provider_accounts, status_history, transactions, we
 from app.util import utcnow
 from app.webhooks.dispatcher import deliver_due
 from app.webhooks.guard import AddressGuard, parse_networks
-from app.webhooks.settings import DeliverySettings
+from app.webhooks.settings import ALLOWED_NETWORKS_SETTING, DeliverySettings
 from tests.conftest import BACKENDS, make_app
 from tests.providers.fake_provider import FakeProvider, RunningFakeProvider, Seen, _handler
 from tests.support.databases import create_postgres_database
+from tests.support.network import LOOPBACK
 from tests.support.servers import ThreadedServer, free_port
 from tests.webhooks.receiver import Receiver
 
@@ -201,7 +202,7 @@ def receiver():
 def deliver(deps):
     """Deliver every due merchant webhook now, or at the clock of `at` (services from later());
     loopback receivers allowed; returns attempts made."""
-    settings = DeliverySettings(guard=AddressGuard(parse_networks("127.0.0.0/8,::1/128")),
+    settings = DeliverySettings(guard=AddressGuard(ALLOWED_NETWORKS_SETTING, parse_networks(LOOPBACK)),
                                 connect_timeout=1.0, timeout=5.0, concurrency=4, per_merchant=4)
     return lambda at=None: deliver_due(at or deps, settings)
 

@@ -12,7 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from tests.support.strategies import hostile_text, path_segments, query_strings, url_quoted
+from tests.support.strategies import (
+    INTERNAL_BASE_URLS, hostile_text, path_segments, query_strings, url_quoted,
+)
 
 from tests.dashboard.conftest import SANDBOX
 
@@ -57,10 +59,10 @@ FORMS = {
     "token revoke": Form(user_ids.map("/settings/tokens/{}/revoke".format)),
     "webhook secret, sandbox reset": Form(st.sampled_from(["/settings/webhook-secret",
                                                            "/settings/sandbox/reset"])),
-    # A closed port as base URL: a connect that passes reaches no provider.
+    # Base URLs on the host or its private network: a connect that passes reaches no provider.
     "provider connect": Form(st.just("/settings/providers"),
                              {"provider": "paystack", "secret_key": "sk_test_hostile_corpus_0123456789",
-                              "webhook_secret": "", "base_url": "http://127.0.0.1:9"}),
+                              "webhook_secret": "", "base_url": st.sampled_from(INTERNAL_BASE_URLS)}),
     "provider test, disconnect": Form(st.one_of(user_ids.map("/settings/providers/{}/test".format),
                                                 user_ids.map("/settings/providers/{}/disconnect".format))),
     "webhook resend": Form(path_segments.map("/webhooks/{}/resend".format), {"back": "/webhooks"}),
@@ -100,10 +102,13 @@ PAGES = {
 
 @st.composite
 def form_bodies(draw, valid: dict, csrf_token: str) -> bytes:
-    """A urlencoded form close to a valid one: fields kept, made hostile, dropped or repeated,
-    unknown ones added; the CSRF token usually right; sometimes no form encoding at all."""
+    """A urlencoded form close to a valid one (a field's valid values may be a strategy): fields
+    kept, made hostile, dropped or repeated, unknown ones added; the CSRF token usually right;
+    sometimes no form encoding at all."""
     pairs = []
     for name, value in valid.items():
+        if isinstance(value, st.SearchStrategy):
+            value = draw(value)
         choice = draw(st.sampled_from(["keep", "keep", "hostile", "drop", "repeat"]))
         if choice == "hostile":
             value = draw(hostile_text)

@@ -8,6 +8,13 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from app.providers.http import ALLOWED_NETWORKS_SETTING
+from app.webhooks.guard import AddressGuard, parse_networks
+from tests.support.network import LOOPBACK
+
+# What a connector must be allowed to reach the fake (or Prism) on loopback: PROVIDER_ALLOWED_NETWORKS.
+LOOPBACK_GUARD = AddressGuard(ALLOWED_NETWORKS_SETTING, parse_networks(LOOPBACK))
+
 
 @dataclass
 class Answer:
@@ -17,6 +24,7 @@ class Answer:
     body: object = None  # dict/list as JSON, str/bytes as given
     delay: float = 0.0  # seconds to wait before answering (timeouts)
     content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)  # more headers (a redirect's Location)
 
 
 @dataclass
@@ -90,6 +98,8 @@ def _handler(provider: FakeProvider):
                 self.send_response(answer.status)
                 self.send_header("Content-Type", answer.content_type)
                 self.send_header("Content-Length", str(len(payload)))
+                for name, value in answer.headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(payload)
             except (BrokenPipeError, ConnectionResetError):

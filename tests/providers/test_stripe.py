@@ -12,7 +12,7 @@ from app.providers.http import ProviderRejected, Timeouts
 from app.providers.stripe import StripeConnector
 
 from .builders import CARD, NG_PAYOUT, NOW, captured, payment, payout, refund_of
-from .fake_provider import Answer
+from .fake_provider import LOOPBACK_GUARD, Answer
 
 SECRET = "sk_test_51NzQ3pKf0c2b7a1d4e6f80a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9"
 TX_NO = "PAY-9F2C41D07A3B5E68"
@@ -24,7 +24,8 @@ REFUND = "re_3QeXyZ2eZvKYlo2C1xyz9876"
 @pytest.fixture
 def stripe_connector(fake):
     """The connector on the fake Stripe, with a short read timeout for the timeout test."""
-    return StripeConnector(SECRET, base_url=fake.url, timeouts=Timeouts(connect=1, read=0.5),
+    return StripeConnector(SECRET, base_url=fake.url, guard=LOOPBACK_GUARD,
+                           timeouts=Timeouts(connect=1, read=0.5),
                            return_url="https://paydesk.example/checkout/{tx_no}/return")
 
 
@@ -100,7 +101,7 @@ class TestCheckoutSession:
 
     def test_without_paydesks_return_page_the_payments_own_urls_are_used(self, fake):
         fake.on("POST", "/v1/checkout/sessions", session_body())
-        connector = StripeConnector(SECRET, base_url=fake.url)
+        connector = StripeConnector(SECRET, base_url=fake.url, guard=LOOPBACK_GUARD)
 
         connector.create(payment(currency="EUR", success_url="https://shop.example/paid",
                                  failure_url="https://shop.example/failed"), CARD)
@@ -180,7 +181,8 @@ class TestUnavailable:
 
     def test_a_closed_port_leaves_it_pending(self):
         from tests.support.servers import free_port
-        connector = StripeConnector(SECRET, base_url=f"http://127.0.0.1:{free_port()}")
+        connector = StripeConnector(SECRET, base_url=f"http://127.0.0.1:{free_port()}",
+                                guard=LOOPBACK_GUARD)
 
         with pytest.raises(ProviderUnavailable):
             connector.create(payment(currency="EUR"), CARD)

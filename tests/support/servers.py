@@ -14,6 +14,8 @@ from pathlib import Path
 import requests
 from werkzeug.serving import make_server
 
+from .network import LOOPBACK_ALLOWED
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -57,9 +59,10 @@ def wait_until_up(url: str, timeout: float = 60.0, process: subprocess.Popen | N
 
 
 def paydesk_env(database_url: str, base_url: str, **extra: str) -> dict:
-    """Environment for a Paydesk process of the test run."""
+    """Environment for a Paydesk process of the test run (loopback receivers and providers allowed)."""
     env = dict(os.environ)
-    env.update({"DATABASE_URL": database_url, "BASE_URL": base_url, "SECRET_KEY": "test-secret"})
+    env.update({"DATABASE_URL": database_url, "BASE_URL": base_url, "SECRET_KEY": "test-secret",
+                **LOOPBACK_ALLOWED})
     env.update(extra)
     return env
 

@@ -163,6 +163,17 @@ def raw_bodies(valid: dict) -> st.SearchStrategy[bytes]:
 
 # --- URLs ----------------------------------------------------------------------------------
 
+# Base URLs a merchant could give to make Paydesk call the host itself or its private network:
+# loopback, private, link-local (cloud metadata), carrier-grade NAT, IPv6 forms, and the
+# numeric spellings that resolve to 127.0.0.1 (decimal, hex, octal, short).
+INTERNAL_BASE_URLS = (
+    "http://127.0.0.1:9", "http://localhost:9", "http://[::1]:9", "http://[::ffff:127.0.0.1]:9",
+    "http://0.0.0.0:9", "http://10.0.0.1", "http://172.16.0.1", "http://192.168.1.1",
+    "http://169.254.169.254/latest/meta-data", "http://100.64.0.1", "http://[fd00::1]",
+    "http://[fe80::1]", "http://2130706433:9", "http://0x7f000001:9", "http://017700000001:9",
+    "http://127.1:9",
+)
+
 def url_quoted(text: str) -> str:
     """Text percent-encoded for a URL; a lone surrogate becomes bytes that are no UTF-8."""
     return quote(text.encode("utf-8", "surrogatepass"), safe="")

@@ -2,11 +2,9 @@
 from __future__ import annotations
 
 import dataclasses
-import socket
 from datetime import timedelta
 
 import pytest
-import urllib3.util.connection
 from sqlalchemy import update
 
 from app.cli import upgrade_database
@@ -16,15 +14,14 @@ from app.payments.requests import parse_create
 from app.store.tables import webhook_events
 from app.util import utcnow
 from app.webhooks import log
-from app.webhooks.settings import DeliverySettings
+from app.webhooks.settings import ALLOWED_NETWORKS_SETTING, DeliverySettings
 from app.webhooks.guard import AddressGuard, parse_networks
 from tests.conftest import BACKENDS, make_app, payment_body
 from tests.support.databases import create_postgres_database
+from tests.support.network import LOOPBACK, connections, fake_dns  # noqa: F401 - fixtures
 from tests.support.servers import ThreadedServer, free_port
 
 from .receiver import Receiver
-
-LOOPBACK = "127.0.0.0/8,::1/128"
 
 
 @pytest.fixture(scope="package", params=BACKENDS)
@@ -95,8 +92,8 @@ def fake_deps(deps, clock):
 
 def delivery_settings(allowed: str = LOOPBACK, **overrides) -> DeliverySettings:
     """Quick settings for tests: short time limits, a few threads."""
-    values = {"guard": AddressGuard(parse_networks(allowed)), "connect_timeout": 1.0,
-              "timeout": 2.0, "concurrency": 8, "per_merchant": 4}
+    values = {"guard": AddressGuard(ALLOWED_NETWORKS_SETTING, parse_networks(allowed)),
+              "connect_timeout": 1.0, "timeout": 2.0, "concurrency": 8, "per_merchant": 4}
     values.update(overrides)
     return DeliverySettings(**values)
 
@@ -105,35 +102,6 @@ def delivery_settings(allowed: str = LOOPBACK, **overrides) -> DeliverySettings:
 def settings() -> DeliverySettings:
     """Delivery settings allowing loopback receivers."""
     return delivery_settings()
-
-
-@pytest.fixture
-def connections(monkeypatch):
-    """Every address a delivery opens a socket to (the real connect still happens)."""
-    opened = []
-    real = urllib3.util.connection.create_connection
-
-    def recording(address, *args, **kwargs):
-        opened.append(address[0])
-        return real(address, *args, **kwargs)
-
-    monkeypatch.setattr(urllib3.util.connection, "create_connection", recording)
-    return opened
-
-
-@pytest.fixture
-def fake_dns(monkeypatch):
-    """Names that resolve as the test says; everything else resolves normally."""
-    names: dict[str, str] = {}
-    real = socket.getaddrinfo
-
-    def resolve(host, port, *args, **kwargs):
-        if host in names:
-            return real(names[host], port, *args, **kwargs)
-        return real(host, port, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", resolve)
-    return names
 
 
 @pytest.fixture

@@ -4,11 +4,14 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
+from cryptography.fernet import Fernet
 from sqlalchemy import update
 
+from app.config import Config
 from app.store.tables import webhook_events
 from app.webhooks.dispatcher import deliver_due
 from app.webhooks.guard import AddressGuard, parse_networks
+from app.webhooks.settings import DeliverySettings
 
 from .conftest import attempts, delivery_settings, enqueue_events, event_row
 from .receiver import Receiver
@@ -69,6 +72,27 @@ def test_the_vetted_address_is_the_one_connected_and_host_is_kept(merchant, fake
     assert event_row(fake_deps, webhook_id).state == "delivered"
 
 
+def test_by_default_no_delivery_reaches_the_host_and_no_answer_is_kept(merchant, fake_deps, connections,
+                                                                       receiver, monkeypatch):
+    monkeypatch.delenv("WEBHOOK_ALLOWED_NETWORKS", raising=False)
+    defaults = vars(Config(SECRET_KEY="test-secret", PAYDESK_ENCRYPTION_KEY=Fernet.generate_key().decode()))
+    receiver.answer = b"internal service's answer"
+    [webhook_id] = enqueue_events(fake_deps, merchant.merchant_id, receiver.url)
+    deliver_due(fake_deps, DeliverySettings.from_config(defaults))
+    assert connections == [] and receiver.received == []
+    [attempt] = attempts(fake_deps, merchant, webhook_id)
+    assert (attempt.http_status, attempt.response_excerpt, attempt.error) == (
+        None, None, "Refused: target address 127.0.0.1 is loopback and not in WEBHOOK_ALLOWED_NETWORKS")
+
+
+def test_an_allowed_receivers_answer_is_kept_in_the_log(merchant, fake_deps, receiver):
+    receiver.status, receiver.answer = 500, b"receiver's own words"
+    [webhook_id] = enqueue_events(fake_deps, merchant.merchant_id, receiver.url)
+    deliver_due(fake_deps, delivery_settings(allowed="127.0.0.0/8"))
+    [attempt] = attempts(fake_deps, merchant, webhook_id)
+    assert (attempt.http_status, attempt.response_excerpt) == (500, "receiver's own words")
+
+
 def test_allowed_networks_let_loopback_through(merchant, fake_deps, receiver):
     with Receiver() as v6_mapped:
         urls = [receiver.url, v6_mapped.url.replace("127.0.0.1", "[::ffff:127.0.0.1]")]
@@ -111,7 +135,7 @@ def test_only_http_and_https_urls_are_used_even_if_stored(merchant, fake_deps, c
     ("240.0.0.1", True),
 ])
 def test_address_classification(address, refused):
-    guard = AddressGuard(parse_networks(""))
+    guard = AddressGuard("WEBHOOK_ALLOWED_NETWORKS", parse_networks(""))
     assert (guard.refusal(ipaddress.ip_address(address)) is not None) is refused
 
 

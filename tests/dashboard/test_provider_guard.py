@@ -1,0 +1,64 @@
+"""Test connection on a deployment with the default PROVIDER_ALLOWED_NETWORKS (empty): a provider
+account whose base URL is on the host or its private network is never called, and the page says
+so in fixed words."""
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import make_app
+from tests.providers.fake_provider import Answer, RunningFakeProvider
+from tests.support.servers import ThreadedServer, free_port
+from tests.support.strategies import INTERNAL_BASE_URLS
+
+from .test_provider_settings import HTMX, accounts_of, connect_form, new_secret
+
+REFUSED = ('<p class="alert alert-error" tabindex="-1" data-focus-after-swap data-announce>'
+           "{name} was not asked: the base URL&#39;s address is not allowed</p>")
+
+
+@pytest.fixture(scope="module")
+def server(database_url):
+    """Paydesk as deployed without PROVIDER_ALLOWED_NETWORKS (this module's merchants and dashboards)."""
+    port = free_port()
+    app = make_app(database_url, port, PROVIDER_ALLOWED_NETWORKS="")
+    with ThreadedServer(app, port) as running:
+        running.app = app
+        yield running
+    app.extensions["paydesk.engine"].dispose()
+
+
+@pytest.fixture
+def admin(dashboard, merchant):
+    return dashboard(merchant.merchant_id, "admin")
+
+
+@pytest.mark.parametrize("provider,name,webhook_secret", [
+    ("paystack", "Paystack", ""), ("stripe", "Stripe", "whsec_" + "b" * 32)])
+def test_a_base_url_on_loopback_is_never_called(admin, app, merchant, provider, name, webhook_secret):
+    with RunningFakeProvider() as fake:
+        for path in ("/balance", "/v1/balance"):
+            fake.on("GET", path, Answer(body={"status": True, "message": "<internal>", "data": []}))
+        connected = admin.post("/settings/providers", connect_form(
+            provider=provider, secret_key=new_secret(), webhook_secret=webhook_secret, base_url=fake.url))
+        assert connected.status_code == 200, connected.text
+        account_id = accounts_of(app, merchant.merchant_id)[-1].id
+
+        tested = admin.post(f"/settings/providers/{account_id}/test", headers=HTMX)
+
+        assert tested.status_code == 200
+        assert tested.text.strip() == REFUSED.format(name=name)
+        assert fake.seen == []
+
+
+def test_no_internal_base_url_is_called(admin, app, merchant):
+    """The hostile corpus's base URLs, each connected in turn (connecting again replaces the URL)."""
+    for base_url in INTERNAL_BASE_URLS:
+        connected = admin.post("/settings/providers",
+                               connect_form(secret_key=new_secret(), base_url=base_url))
+        assert connected.status_code == 200, (base_url, connected.text)
+        [account] = accounts_of(app, merchant.merchant_id)
+        assert account.base_url == base_url
+
+        tested = admin.post(f"/settings/providers/{account.id}/test", headers=HTMX)
+
+        assert tested.text.strip() == REFUSED.format(name="Paystack"), base_url
