@@ -44,7 +44,9 @@ chromium:
 wrk:
 	@test -x /usr/bin/wrk || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk)
 
-# Fresh machine to a running server and worker with the demo merchant.
+# Fresh machine to a running server and worker with the demo merchant. It runs as a demo
+# (DEMO_MODE=1): the simulator may decide live payments, approved on its checkout page.
+run: export DEMO_MODE = 1
 run: install
 	$(PY) -m flask --app app db upgrade
 	$(PY) -m flask --app app demo

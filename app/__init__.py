@@ -53,6 +53,7 @@ def create_app(config: Config | None = None) -> Flask:
             clock=utcnow),
         clock=utcnow,
         pending_expiry=config.PENDING_EXPIRY,
+        demo_mode=config.DEMO_MODE,
     ))
     app.extensions["paydesk.engine"] = engine
 
