@@ -7,6 +7,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app.config import Config
 from app.errors import HEALTH_CHECK_PATH, PaydeskFlask, init_errors
+from app.headers import init_headers
 from app.payments.services import Deps
 from app.providers.http import Timeouts
 from app.providers.registry import ProviderRegistry
@@ -66,6 +67,7 @@ def create_app(config: Config | None = None) -> Flask:
     from app.webhooks.inbox import inbox
 
     init_errors(app)
+    init_headers(app)
     csrf.init_app(app)
     csrf.exempt(api)
     csrf.exempt(inbox)  # receivers are called by machines, authenticated by signature

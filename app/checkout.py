@@ -9,8 +9,9 @@ and decline buttons never move a payment a real provider serves, nor a live one 
 """
 from __future__ import annotations
 
-from flask import Blueprint, Response, abort, redirect, render_template, request
+from flask import Blueprint, Response, abort, make_response, redirect, render_template, request
 
+from app.headers import content_security_policy
 from app.payments import services
 from app.payments.model import (
     COMMON_DECLINE_REASONS,
@@ -28,6 +29,11 @@ from app.util import could_be_key
 from app.web import deps as app_deps
 
 checkout = Blueprint("checkout", __name__, url_prefix="/checkout")
+
+# The payer's decision is answered with a redirect to the merchant's SuccessUrl or FailureUrl, and
+# on through whatever redirects the merchant's site makes: browsers hold that whole chain to the
+# page's form-action, so its forms may end anywhere on the web (never at javascript: or data:).
+DECISION_PAGE_POLICY = content_security_policy(form_action="'self' https: http:")
 
 
 def _find(tx_no: str):
@@ -68,14 +74,16 @@ def page(tx_no: str):
         if tx.status is Status.PENDING and tx.provider_redirect_url:
             return redirect(tx.provider_redirect_url, 303)
         return _done(tx, 200 if tx.status is not Status.PENDING else 503)
-    return render_template(
+    response = make_response(render_template(
         "checkout/page.html",
         tx=tx,
         merchant_name=merchant.name,
         amount=format_amount(tx.amount, tx.currency),
         reasons=COMMON_DECLINE_REASONS,
         sandbox=tx.mode is Mode.SANDBOX,
-    )
+    ))
+    response.headers["Content-Security-Policy"] = DECISION_PAGE_POLICY
+    return response
 
 
 @checkout.post("/<tx_no>")
