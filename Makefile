@@ -47,6 +47,9 @@ wrk:
 # The demo's webhooks go to the built-in inbox on this machine: the server and the worker allow
 # loopback (the application allows no address beyond the public Internet unless told).
 run worker: export WEBHOOK_ALLOWED_NETWORKS ?= 127.0.0.0/8,::1/128
+# It runs as a demo (DEMO_MODE=1): the simulator may decide live payments, approved on its
+# checkout page.
+run worker: export DEMO_MODE = 1
 
 # Fresh machine to a running server and worker with the demo merchant.
 run: install

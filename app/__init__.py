@@ -7,6 +7,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app.config import Config
 from app.errors import HEALTH_CHECK_PATH, PaydeskFlask, init_errors
+from app.headers import init_headers
 from app.payments.services import Deps
 from app.providers.http import ALLOWED_NETWORKS_SETTING as PROVIDER_NETWORKS, Timeouts
 from app.providers.registry import ProviderRegistry
@@ -54,6 +55,7 @@ def create_app(config: Config | None = None) -> Flask:
             clock=utcnow, guard=AddressGuard.from_config(app.config, PROVIDER_NETWORKS)),
         clock=utcnow,
         pending_expiry=config.PENDING_EXPIRY,
+        demo_mode=config.DEMO_MODE,
     ))
     app.extensions["paydesk.engine"] = engine
 
@@ -66,6 +68,7 @@ def create_app(config: Config | None = None) -> Flask:
     from app.webhooks.inbox import inbox
 
     init_errors(app)
+    init_headers(app)
     csrf.init_app(app)
     csrf.exempt(api)
     csrf.exempt(inbox)  # receivers are called by machines, authenticated by signature

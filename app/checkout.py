@@ -4,12 +4,14 @@ A payment served by a real provider (Paystack, Stripe) is paid on the provider's
 its checkout URL sends the customer there, and the provider sends the customer back to
 /checkout/<txNo>/return, which asks the provider where the payment stands and sends the
 customer on to the merchant's SuccessUrl, PendingUrl or FailureUrl. The simulator's approve
-and decline buttons never move a payment a real provider serves.
+and decline buttons never move a payment a real provider serves, nor a live one outside a demo
+(DEMO_MODE): the simulator moves no real money, so a payer's click must not capture it.
 """
 from __future__ import annotations
 
-from flask import Blueprint, Response, abort, redirect, render_template, request
+from flask import Blueprint, Response, abort, make_response, redirect, render_template, request
 
+from app.headers import content_security_policy
 from app.payments import services
 from app.payments.model import (
     COMMON_DECLINE_REASONS,
@@ -17,7 +19,9 @@ from app.payments.model import (
     Caller,
     InvalidMove,
     Mode,
+    SimulatedLiveMoney,
     Status,
+    simulator_may_decide,
 )
 from app.payments.money import format_amount
 from app.store.merchants import merchant_by_id
@@ -25,6 +29,11 @@ from app.util import could_be_key
 from app.web import deps as app_deps
 
 checkout = Blueprint("checkout", __name__, url_prefix="/checkout")
+
+# The payer's decision is answered with a redirect to the merchant's SuccessUrl or FailureUrl, and
+# on through whatever redirects the merchant's site makes: browsers hold that whole chain to the
+# page's form-action, so its forms may end anywhere on the web (never at javascript: or data:).
+DECISION_PAGE_POLICY = content_security_policy(form_action="'self' https: http:")
 
 
 def _find(tx_no: str):
@@ -39,13 +48,22 @@ def _find(tx_no: str):
     if tx is None:
         abort(404)
     at_provider = method is not None and method.provider_account_id is not None
-    if at_provider and not method.active and tx.status is Status.PENDING:
-        # Its provider account was disconnected: Paydesk could never learn of a payment made there.
+    if tx.status is Status.PENDING and not _decidable(deps, tx, method, at_provider):
         abort(Response(render_template(
             "checkout/done.html", tx=tx, amount=format_amount(tx.amount, tx.currency),
             message="This payment can no longer be completed. Please ask the merchant for a new one."),
             410))
     return deps, tx, merchant, at_provider
+
+
+def _decidable(deps, tx, method, at_provider: bool) -> bool:
+    """Whether anyone can still decide the Pending payment: its provider while its account is
+    connected (a disconnected one would never tell Paydesk of a payment made there), or the
+    simulator in sandbox and in a demo (in live mode it moves no real money, so the payer must
+    not decide it here)."""
+    if at_provider:
+        return method.active
+    return simulator_may_decide(tx.mode, method, demo=deps.demo_mode)
 
 
 @checkout.get("/<tx_no>")
@@ -56,14 +74,16 @@ def page(tx_no: str):
         if tx.status is Status.PENDING and tx.provider_redirect_url:
             return redirect(tx.provider_redirect_url, 303)
         return _done(tx, 200 if tx.status is not Status.PENDING else 503)
-    return render_template(
+    response = make_response(render_template(
         "checkout/page.html",
         tx=tx,
         merchant_name=merchant.name,
         amount=format_amount(tx.amount, tx.currency),
         reasons=COMMON_DECLINE_REASONS,
         sandbox=tx.mode is Mode.SANDBOX,
-    )
+    ))
+    response.headers["Content-Security-Policy"] = DECISION_PAGE_POLICY
+    return response
 
 
 @checkout.post("/<tx_no>")
@@ -81,8 +101,8 @@ def decide(tx_no: str):
     try:
         tx = services.move_by_provider(deps, caller, tx.tx_no, status,
                                        None if approve else reason, source="checkout")
-    except InvalidMove:
-        pass  # already decided (expired, or a second click): show where it stands
+    except (InvalidMove, SimulatedLiveMoney):
+        pass  # already decided (expired, a second click, made in a demo): show where it stands
     return _send_on(tx)
 
 

@@ -77,6 +77,9 @@ class Config:
         self.PROVIDER_CONNECT_TIMEOUT = float(env.get("PROVIDER_CONNECT_TIMEOUT", "5"))
         self.PROVIDER_READ_TIMEOUT = float(env.get("PROVIDER_READ_TIMEOUT", "30"))
         self.SIMULATOR_LATENCY = float(env.get("SIMULATOR_LATENCY", "0"))
+        # A demo deployment (`make run`): the simulator may decide live payments and payouts,
+        # its checkout page letting the payer approve them. Off, live mode takes real providers only.
+        self.DEMO_MODE = env.get("DEMO_MODE", "0") == "1"
         self.IDEMPOTENCY_ABANDONED_AFTER = float(env.get("IDEMPOTENCY_ABANDONED_AFTER", "30"))
         # Seconds a checked API token is remembered per process (revocation delay); 0 = off.
         self.TOKEN_CACHE_SECONDS = float(env.get("TOKEN_CACHE_SECONDS", "5"))

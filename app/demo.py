@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -77,7 +77,12 @@ def seed_demo(app: Flask) -> DemoCredentials:
 
 
 def _sample_transactions(deps, merchant_id: int) -> None:
-    """A few payments in every state so the dashboard has something to show."""
+    """A few payments in every state so the dashboard has something to show.
+
+    Its live ones are the simulator's, made as a demo whatever DEMO_MODE says: they are sample
+    data, and without DEMO_MODE their checkout page lets no payer decide them.
+    """
+    deps = replace(deps, demo_mode=True)
     for mode in (Mode.LIVE, Mode.SANDBOX):
         caller = Caller(merchant_id, mode, "demo")
         samples = [

@@ -103,7 +103,8 @@ def backend_cpu(admin, database: str) -> float:
 
 
 def paydesk_app(database_url: str, _seeded: dict):
-    return create_app(Config(DATABASE_URL=database_url, SECRET_KEY="bench-secret"))
+    # A demo (DEMO_MODE): the live payments it creates are the simulator's.
+    return create_app(Config(DATABASE_URL=database_url, SECRET_KEY="bench-secret", DEMO_MODE=True))
 
 
 def baseline_app(database_url: str, seeded: dict):

@@ -195,7 +195,8 @@ def run_size(kind: str, rows: int, args, work: Path) -> dict:
         files = write_data_files(seeded, work)
         print(f"[{kind} {rows:,}] timing the search SQL", flush=True)
         search_sql = time_search(database.url, seeded.merchant_id, seeded.search_terms)
-        env = {"DATABASE_URL": database.url, "SECRET_KEY": "bench-secret",
+        # A demo (DEMO_MODE): the live payments it creates are the simulator's.
+        env = {"DATABASE_URL": database.url, "SECRET_KEY": "bench-secret", "DEMO_MODE": "1",
                "BENCH_MERCHANT_ID": str(seeded.merchant_id)}
         servers["paydesk"] = start_gunicorn("paydesk", "app:create_app()", env, args.workers, args.threads,
                                             work)

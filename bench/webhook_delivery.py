@@ -143,7 +143,8 @@ class Outbox:
     """Writes webhook events the way the services do: outbox rows of a transaction, committed."""
 
     def __init__(self, database_url: str, callback_url: str):
-        self.app = create_app(Config(DATABASE_URL=database_url, SECRET_KEY="bench-secret",
+        # A demo (DEMO_MODE): its live payment is the simulator's.
+        self.app = create_app(Config(DATABASE_URL=database_url, SECRET_KEY="bench-secret", DEMO_MODE=True,
                                      INSTANCE_PATH=Path(tempfile.gettempdir())))
         self.deps = self.app.extensions["paydesk"]
         with self.deps.uow() as uow:

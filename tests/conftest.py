@@ -42,8 +42,12 @@ def database_url(request):
 
 def make_app(database_url: str, port: int | None = None, **overrides):
     """An app on the database, its BASE_URL pointing at the port it will be served on, allowed to
-    reach loopback (webhooks and providers) unless the overrides say otherwise."""
+    reach loopback (webhooks and providers) unless the overrides say otherwise.
+
+    It runs as a demo (DEMO_MODE) unless told otherwise: the tests make live payments the
+    simulator decides."""
     base = f"http://127.0.0.1:{port}" if port else "http://paydesk.test"
+    overrides.setdefault("DEMO_MODE", True)
     config = Config(DATABASE_URL=database_url, TESTING=True, SECRET_KEY="test-secret",
                     BASE_URL=base, CHECKOUT_URL=base + "/checkout", **{**LOOPBACK_ALLOWED, **overrides})
     return create_app(config)
@@ -54,6 +58,18 @@ def server(database_url):
     """Paydesk over real HTTP on the database (one per backend for the run)."""
     port = free_port()
     app = make_app(database_url, port)
+    with ThreadedServer(app, port) as running:
+        running.app = app
+        yield running
+    app.extensions["paydesk.engine"].dispose()
+
+
+@pytest.fixture(scope="session")
+def real_money_server(database_url):
+    """A second server on the same database that does not run as a demo (no DEMO_MODE), as a
+    production deployment: in live mode the simulator decides nothing there."""
+    port = free_port()
+    app = make_app(database_url, port, DEMO_MODE=False)
     with ThreadedServer(app, port) as running:
         running.app = app
         yield running

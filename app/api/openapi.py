@@ -290,8 +290,6 @@ def _transaction_schemas(max_tx_no: int, sandbox_outcomes) -> dict:
 
 def _transaction_paths(max_tx_no: int) -> dict:
     in_progress = _error("A request with this Idempotency-Key is still being processed")
-    field_errors = _response("Field validation failed (also a body that is not a JSON object, or a bad "
-                             "Idempotency-Key).", _ref("FieldErrors"), REPLAYED)
     key_errors = {"413": _shared("TooLarge"), "422": _shared("KeyReused")}
     cache_headers = {
         "Cache-Control": {"required": True, "schema": {"type": "string", "const": "private, max-age=3600"}},
@@ -312,7 +310,11 @@ def _transaction_paths(max_tx_no: int) -> dict:
             "requestBody": {"required": True, **_json(_ref("CreateTransactionRequest"), example=create_example)},
             "responses": {
                 "200": _response("Created.", _ref("CreateTransactionResponse"), REPLAYED),
-                "400": field_errors,
+                "400": _response(
+                    "Field validation failed ({errors}; also a body that is not a JSON object, or a bad "
+                    "Idempotency-Key); or, in live mode outside a demo (DEMO_MODE), "
+                    "the payment method is served by the simulator, which moves no real money ({error}).",
+                    {"anyOf": [_ref("FieldErrors"), _ref("Error")]}, REPLAYED),
                 "401": _shared("Unauthorized"),
                 "409": _response(
                     "The reference is already used, or a request with this Idempotency-Key is still running.",

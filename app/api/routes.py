@@ -19,6 +19,7 @@ from app.payments.model import (
     InvalidMove,
     Mode,
     RefundRejected,
+    SimulatedLiveMoney,
     Status,
     TransactionNotFound,
 )
@@ -113,6 +114,11 @@ def refund_rejected(error: RefundRejected):
     return json_response({"error": str(error)}, 400)
 
 
+@api.errorhandler(SimulatedLiveMoney)
+def simulated_live_money(error: SimulatedLiveMoney):
+    return json_response({"error": str(error)}, 400)
+
+
 @api.errorhandler(CancelRejected)
 def cancel_rejected(error: CancelRejected):
     return json_response({"error": str(error)}, 400)
@@ -195,7 +201,8 @@ def create_transaction():
     """Create a payment or payout; 200 with the create response."""
     checkout_url = current_app.config["CHECKOUT_URL"]
     return create_once(parse_create, services.create_transaction,
-                       lambda tx: create_body(tx, checkout_url), (FieldErrors, DuplicateReference))
+                       lambda tx: create_body(tx, checkout_url),
+                       (FieldErrors, DuplicateReference, SimulatedLiveMoney))
 
 
 @api.get("/transactions/<path:tx_no>/status")

@@ -14,13 +14,6 @@ from .navigation import MAIN_NAV, WEBHOOK_TABS, nav_items
 # Every route of it answers at /path (live) and /test/path (sandbox): see modes.py.
 dashboard = ModeBlueprint("dashboard", __name__)
 
-# Everything the pages load comes from this site; htmx runs with eval and inline styles off.
-CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
-)
-
-
 def init_dashboard(app: Flask) -> None:
     """Register the dashboard blueprint, its template filters and its response headers."""
     formatting.register(app)
@@ -28,12 +21,10 @@ def init_dashboard(app: Flask) -> None:
 
 
 @dashboard.after_app_request
-def security_headers(response):
-    """Dashboard and sign-in pages: strict CSP, no framing, no sniffing, no caching by others."""
+def private_pages(response):
+    """Dashboard and sign-in answers (pages, fragments, exports) are kept by no shared cache; their
+    security headers are every page's (app/headers.py)."""
     if request.blueprint in ("dashboard", "auth"):
-        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "same-origin")
         response.headers.setdefault("Cache-Control", "private, no-cache")
     return response
 

@@ -15,6 +15,7 @@ from app.payments.model import (
     DuplicateReference,
     FieldErrors,
     PaymentMethod,
+    SimulatedLiveMoney,
 )
 from app.payments.provider import ProviderUnavailable
 from app.payments.requests import CreateRequest, parse_create
@@ -249,6 +250,8 @@ def review_payout():
         return _form_with_errors(form, destination, {"Reference": [str(error)]})
     except LimitExceeded as error:
         return _form_with_errors(form, destination, {"Amount": [str(error)]})
+    except SimulatedLiveMoney as error:
+        return _form_with_errors(form, destination, {"": [str(error)]})
     # The confirmation carries a one-time key: a second submit of it (double click, a POST
     # sent again) gets the first payout (or approval request) back instead of sending the money twice.
     return _payout_page(form=form, destination=destination, review=_summary(payout_request, destination),
@@ -295,6 +298,8 @@ def create_payout():
             "This confirmation was already used for another payout; review the payout again."]})
     except LimitExceeded as error:
         return _form_with_errors(form, destination, {"Amount": [str(error)]})
+    except SimulatedLiveMoney as error:
+        return _form_with_errors(form, destination, {"": [str(error)]})
     flash(f"Payout {payout.tx_no} created: {payout.status.value}.", "success")
     return load_page(url_for("dashboard.transaction", tx_no=payout.tx_no))
 

@@ -36,6 +36,10 @@ class Kind(StrEnum):
         return self.value.title()
 
 
+# The provider name of the methods the built-in simulator serves.
+SIMULATOR = "simulator"
+
+
 class Mode(StrEnum):
     """Every token, transaction and webhook secret is live or sandbox."""
 
@@ -248,7 +252,7 @@ class PaymentMethod:
     bank_list: str | None  # bank data source, None when the method has no bank list
     account_rule: str | None
     partial_refunds: bool
-    provider: str = "simulator"
+    provider: str = SIMULATOR
     # The merchant's provider account that serves it (None: the simulator, in every mode).
     provider_account_id: int | None = None
     # False once its provider account is disconnected: it takes no new transactions.
@@ -258,6 +262,30 @@ class PaymentMethod:
     def is_payout(self) -> bool:
         """Payout methods send money out; card methods take it in."""
         return self.kind == "payout"
+
+
+class SimulatedLiveMoney(PaymentError):
+    """A live transaction the simulator would decide, outside a demo (HTTP 400 {error})."""
+
+    def __init__(self, method_id: str):
+        super().__init__(f"Payment method {method_id} is served by the simulator, which moves no "
+                         "real money in live mode; connect a provider for it")
+
+
+def simulator_may_decide(mode: Mode, method: PaymentMethod | None, *, demo: bool) -> bool:
+    """False for a live transaction that no provider account serves, unless the deployment runs
+    as a demo: the simulator takes and pays no real money, so its answer (or the payer's click on
+    its checkout page) must never stand for a live one. A method no longer configured counts as
+    the simulator's: nothing else could decide it."""
+    simulated = method is None or (method.provider_account_id is None and method.provider == SIMULATOR)
+    return mode is not Mode.LIVE or not simulated or demo
+
+
+def check_simulator_may_decide(mode: Mode, method_id: str, method: PaymentMethod | None, *,
+                               demo: bool) -> None:
+    """Refuse (SimulatedLiveMoney) what simulator_may_decide does not allow."""
+    if not simulator_may_decide(mode, method, demo=demo):
+        raise SimulatedLiveMoney(method_id)
 
 
 @dataclass

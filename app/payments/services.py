@@ -34,6 +34,7 @@ from .model import (
     TransactionNotFound,
     can_move,
     check_cancel,
+    check_simulator_may_decide,
     check_refund,
     new_tx_no,
     original_after_refunds,
@@ -72,6 +73,8 @@ class Deps:
     providers: Providers
     clock: Callable[[], datetime]
     pending_expiry: timedelta = timedelta(minutes=30)
+    # The deployment runs as a demo: the simulator may decide live transactions (DEMO_MODE).
+    demo_mode: bool = False
 
 
 # A hook the caller may pass to run inside the unit of work that creates (or moves) a
@@ -184,6 +187,7 @@ def check_create(deps: Deps, caller: Caller, request: CreateRequest, *,
         method = uow.methods.get(caller, request.payment.payment_method)
         existing = uow.transactions.find_by_reference(caller, request.reference) if read_reference else None
     _check_method(method, request)
+    check_simulator_may_decide(caller.mode, method.method_id, method, demo=deps.demo_mode)
     provider = deps.providers.for_method(method)
     payment_details = _payout_details(provider, method, request)
     if existing is not None:
@@ -619,10 +623,15 @@ def _take_provider_answer(tx: Transaction, outcome: Outcome) -> None:
 
 def move_by_provider(deps: Deps, caller: Caller, tx_no: str, status: Status,
                      decline_reason: str | None, source: str) -> Transaction:
-    """Move a payment or payout as its provider would (sandbox helper, hosted checkout)."""
+    """Move a payment or payout as its provider would (sandbox helper, hosted checkout); a live
+    one only in a demo (SimulatedLiveMoney)."""
     tx = get_status(deps, caller, tx_no)
     if tx.kind is Kind.REFUND:
         raise InvalidMove(tx.tx_no, tx.status, status)
+    if tx.mode is Mode.LIVE:  # the sandbox helper's moves need no read of the method
+        with deps.uow(write=False) as uow:
+            method = uow.methods.of_transaction(tx)
+        check_simulator_may_decide(tx.mode, tx.payment_method, method, demo=deps.demo_mode)
     if status in DECLINE_STATUSES and not decline_reason:
         decline_reason = "Declined By Bank" if status is Status.DECLINED else "Provider Error"
     outcome = Outcome(

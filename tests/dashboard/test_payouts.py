@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import select
 
 from app.store.tables import audit_log, transactions
+from tests.dashboard.conftest import Browserless, add_user
 
 NUBAN_WEIGHTS = (3, 7, 3, 3, 7, 3, 3, 7, 3, 3, 7, 3)
 
@@ -94,6 +95,23 @@ def test_a_payout_is_created_and_its_page_shows_the_account_masked(operator, mer
         audit = uow.conn.execute(select(audit_log).where(audit_log.c.merchant_id == merchant.merchant_id,
                                                          audit_log.c.action == "payout.create")).one()
     assert audit.actor.startswith("payouts-") and audit.amount_minor == 15000050
+
+
+@pytest.mark.parametrize("step", ["/payouts/review", "/payouts"])
+def test_outside_a_demo_a_live_simulator_payout_is_refused_as_by_the_api(real_money_server, merchant,
+                                                                         app, step):
+    operator = Browserless(real_money_server.url)
+    operator.login(add_user(app, merchant.merchant_id, "payouts"))
+    form = _form()
+    response = operator.post(step, form)
+    assert response.status_code == 422
+    assert ("Payment method ng-bank-payout is served by the simulator, which moves no real money in "
+            "live mode; connect a provider for it") in response.text
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        made = uow.conn.execute(select(transactions.c.id).where(
+            transactions.c.merchant_id == merchant.merchant_id,
+            transactions.c.reference == form["reference"])).all()
+    assert made == []
 
 
 @pytest.mark.parametrize("overrides, message", [

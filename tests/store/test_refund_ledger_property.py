@@ -123,7 +123,7 @@ def world(ledger_database):
     engine = make_engine(ledger_database)
     provider, clock = ScriptedProvider(), Clock()
     deps = Deps(uow=lambda write=True: UnitOfWork(engine, write=write),
-                providers=ProvidersByName({"simulator": provider}), clock=clock)
+                providers=ProvidersByName({"simulator": provider}), clock=clock, demo_mode=True)
     with deps.uow() as uow:
         merchant = create_merchant(uow, f"Ledger {uuid.uuid4().hex[:8]}", "http://paydesk.test")
         uow.commit()

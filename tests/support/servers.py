@@ -59,10 +59,11 @@ def wait_until_up(url: str, timeout: float = 60.0, process: subprocess.Popen | N
 
 
 def paydesk_env(database_url: str, base_url: str, **extra: str) -> dict:
-    """Environment for a Paydesk process of the test run (loopback receivers and providers allowed)."""
+    """Environment for a Paydesk process of the test run: loopback receivers and providers allowed,
+    and a demo (the simulator decides live payments)."""
     env = dict(os.environ)
     env.update({"DATABASE_URL": database_url, "BASE_URL": base_url, "SECRET_KEY": "test-secret",
-                **LOOPBACK_ALLOWED})
+                "DEMO_MODE": "1", **LOOPBACK_ALLOWED})
     env.update(extra)
     return env
 
