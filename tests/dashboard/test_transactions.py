@@ -141,7 +141,7 @@ def test_csv_export_of_a_hostile_reference_is_quoted_text_to_the_byte(sandbox, s
     created = sandbox.get(f"/transactions/{tx_no}/status").json()["CreatedAt"]
     response = sandbox_finance.get(f"/transactions/export.csv?q={tag}")
     assert response.status_code == 200
-    assert response.data == (
+    assert response.content == (
         b'"Created (UTC)","TxNo","Kind","Status","Amount","Currency","Reference","Decline reason",'
         b'"Payment method"\r\n'
         + f'"{created[:10]} {created[11:19]}","{tx_no}","payment","Pending","100.00","EUR",'
