@@ -59,7 +59,7 @@ def _settings_page(status: int = 200, token_form=None, user_form=None):
     with deps().uow(write=False) as uow:
         merchant = merchant_by_id(uow.conn, caller.merchant_id)
         tokens = credentials.api_tokens_of(uow.conn, caller)
-        secrets = credentials.webhook_secrets_of(uow.conn, caller, deps().clock())
+        secrets = credentials.webhook_secrets_of(uow, caller, deps().clock())
         members = staff.users_of(uow.conn, caller)
     return render_template(
         "dashboard/settings.html", tokens=tokens, secrets=secrets, members=members,
@@ -127,7 +127,7 @@ def rotate_secret():
     """A new signing secret for the mode; the old one keeps signing for 24 hours beside it."""
     caller = current_caller()
     with deps().uow() as uow:
-        secret = rotate_webhook_secret(uow.conn, caller.merchant_id, caller.mode)
+        secret = rotate_webhook_secret(uow, caller.merchant_id, caller.mode)
         uow.audit(caller, "webhook_secret.rotate", target=secret[:10])
         uow.commit()
     return _reveal("New webhook secret", f"{caller.mode.value.title()} webhook signing secret", secret,
