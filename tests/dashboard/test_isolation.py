@@ -315,7 +315,7 @@ def check_add_user(a, other):
     response = a.post("/settings/users", {"email": other.user_email, "role": "admin",
                                           "password": "long enough password"})
     # What a new address gets: A cannot tell that B has this user, and B's user stays B's.
-    assert (response.status_code, response.headers["Location"]) == (303, "/settings#users")
+    assert (response.status_code, response.headers["Location"]) == (303, f"{a.prefix}/settings#users")
     with other.app.extensions["paydesk"].uow(write=False) as uow:
         owners = uow.conn.execute(select(users.c.merchant_id, users.c.role)
                                   .where(users.c.email == other.user_email)).all()
