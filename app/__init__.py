@@ -38,9 +38,10 @@ def create_app(config: Config | None = None) -> Flask:
     engine = make_engine(config.DATABASE_URL, pool_size=config.DB_POOL_SIZE,
                          ping_idle_after=config.DB_PING_IDLE_AFTER)
     method_cache = MethodCache(config.TOKEN_CACHE_SECONDS)
+    box = SecretBox(config.PAYDESK_ENCRYPTION_KEY)
 
     def unit_of_work(write: bool = True) -> UnitOfWork:
-        return UnitOfWork(engine, write=write, method_cache=method_cache)
+        return UnitOfWork(engine, write=write, method_cache=method_cache, box=box)
 
     def read_account(account_id: int):
         with unit_of_work(write=False) as uow:
@@ -49,7 +50,7 @@ def create_app(config: Config | None = None) -> Flask:
     install_deps(app, Deps(
         uow=unit_of_work,
         providers=ProviderRegistry(
-            providers(config.SIMULATOR_LATENCY), read_account, SecretBox(config.PAYDESK_ENCRYPTION_KEY),
+            providers(config.SIMULATOR_LATENCY), read_account, box,
             return_url=config.CHECKOUT_URL + "/{tx_no}/return",
             timeouts=Timeouts(config.PROVIDER_CONNECT_TIMEOUT, config.PROVIDER_READ_TIMEOUT),
             clock=utcnow, guard=AddressGuard.from_config(app.config, PROVIDER_NETWORKS)),

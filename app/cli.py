@@ -15,6 +15,7 @@ from app.payments.model import Caller, FieldErrors, Mode
 from app.payments.money import format_amount, from_minor
 from app.providers import accounts
 from app.store.daily_totals import DailyMismatch, check_daily_totals, fold_changes
+from app.store.db import own_sqlite_file
 from app.store.encryption import SecretBoxError
 from app.store.ledger import Mismatch, check_refund_totals
 from app.store.merchants import ROLES, create_merchant, create_user, merchant_by_name
@@ -51,8 +52,7 @@ def upgrade_database(database_url: str) -> None:
     """Bring the database to the newest migration."""
     from alembic import command
 
-    if database_url.startswith("sqlite:///"):
-        Path(database_url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    own_sqlite_file(database_url)
     command.upgrade(alembic_config(database_url), "head")
 
 
@@ -193,10 +193,11 @@ def provider_reencrypt():
     """After putting a new key first in PAYDESK_ENCRYPTION_KEY: seal every stored secret with it."""
     deps = app_deps()
     try:
-        count = accounts.reencrypt_all(deps.uow, deps.providers.box)
+        count, signing = accounts.reencrypt_all(deps.uow, deps.providers.box)
     except SecretBoxError as error:
         raise click.ClickException(f"nothing re-encrypted: {error}") from None
     click.echo(f"Re-encrypted the secrets of {count} provider account{'' if count == 1 else 's'} "
+               f"and {signing} webhook signing secret{'' if signing == 1 else 's'} "
                "under the first key of PAYDESK_ENCRYPTION_KEY; the other keys can now be removed.")
 
 

@@ -94,8 +94,8 @@ class Config:
         self.PERMANENT_SESSION_LIFETIME = timedelta(hours=8)
         self.WTF_CSRF_TIME_LIMIT = None  # tied to the session's lifetime instead
         self.MAX_CONTENT_LENGTH = 1024 * 1024
-        # Outgoing e-mail (password reset links, invitations). Without SMTP_HOST the links are
-        # written to the log instead, and are always shown to the admin who made them.
+        # Outgoing e-mail (password reset links, invitations, notices). Without SMTP_HOST they are
+        # written to the log instead; a reset link is also shown to the admin who made it.
         self.SMTP_HOST = env.get("SMTP_HOST", "")
         self.SMTP_PORT = int(env.get("SMTP_PORT", "587"))
         self.SMTP_USERNAME = env.get("SMTP_USERNAME", "")

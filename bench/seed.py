@@ -21,9 +21,11 @@ from sqlalchemy import func, insert, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
+from app.config import Config
 from app.payments.model import EXPIRED, searchable_customer
 from app.store.daily_totals import record_bulk_load
 from app.store.db import make_engine
+from app.store.encryption import SecretBox
 from app.store.merchants import create_merchant, create_user
 from app.store.repository import UnitOfWork
 from app.store.tables import transactions
@@ -126,7 +128,7 @@ def create_merchants(database_url: str, merchants: int) -> tuple[list[int], str]
     engine = make_engine(database_url)
     ids, token = [], ""
     try:
-        with UnitOfWork(engine) as uow:
+        with UnitOfWork(engine, box=SecretBox(Config().PAYDESK_ENCRYPTION_KEY)) as uow:
             for index, name in enumerate(MERCHANT_NAMES[:merchants]):
                 created = create_merchant(uow, name, "http://paydesk.bench")
                 ids.append(created.merchant_id)

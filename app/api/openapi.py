@@ -541,7 +541,9 @@ def _error_schemas() -> dict:
             "type": "object",
             "minProperties": 1,
             "additionalProperties": {"type": "array", "minItems": 1, "items": {"type": "string"}},
-            "description": "Messages per field; names PascalCase, dotted for nesting (Billing.Email).",
+            "description": ("Messages per field; names PascalCase, dotted for nesting (Billing.Email). "
+                            "At most 50 fields; when more had errors, More says how many are not "
+                            "shown: [\"120 more fields with errors are not shown\"]."),
         }}),
         "DuplicateReference": _object(
             {"error": {"type": "string"}, "transactionId": {"type": "string"}},

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation
+from itertools import islice
 
 from flask import current_app, g, request
 from werkzeug.exceptions import MethodNotAllowed, NotFound
@@ -36,6 +37,9 @@ from .limits import SANDBOX_OUTCOMES
 from .openapi import openapi_document
 
 AUTH_ERROR = {"error": "Authentication Error", "message": "Invalid client credentials"}
+# At most this many fields' errors in one answer; the rest are counted under MORE_FIELD_ERRORS.
+MAX_SHOWN_FIELD_ERRORS = 50
+MORE_FIELD_ERRORS = "More"
 BANKS_FAILURE = {
     "error": "Internal Server Error",
     "message": "An error occurred while fetching the bank list. Please contact support.",
@@ -106,7 +110,19 @@ def authenticate():
 
 @api.errorhandler(FieldErrors)
 def field_errors(error: FieldErrors):
-    return json_response({"errors": error.errors}, 400)
+    return json_response({"errors": shown_field_errors(error.errors)}, 400)
+
+
+def shown_field_errors(errors: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The first MAX_SHOWN_FIELD_ERRORS fields' errors, and under "More" how many fields were
+    left out: a body of 100,000 unknown keys is answered in a few hundred bytes, not megabytes."""
+    if len(errors) <= MAX_SHOWN_FIELD_ERRORS:
+        return errors
+    shown = dict(islice(errors.items(), MAX_SHOWN_FIELD_ERRORS))
+    left_out = len(errors) - MAX_SHOWN_FIELD_ERRORS
+    fields = "1 more field with errors is" if left_out == 1 else f"{left_out} more fields with errors are"
+    shown.setdefault(MORE_FIELD_ERRORS, []).append(f"{fields} not shown")
+    return shown
 
 
 @api.errorhandler(RefundRejected)

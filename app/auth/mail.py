@@ -1,4 +1,4 @@
-"""Sending a one-time link to a user: by e-mail through SMTP when configured, to the log otherwise."""
+"""Messages to users (one-time links, notices): by e-mail through SMTP when configured, to the log otherwise."""
 from __future__ import annotations
 
 import logging
@@ -8,11 +8,11 @@ from email.message import EmailMessage
 log = logging.getLogger("paydesk.mail")
 
 
-def send_link(config, to: str, subject: str, text: str) -> bool:
-    """E-mail the text (it holds the link) when SMTP_HOST is set, else log it; True when e-mailed.
+def send_mail(config, to: str, subject: str, text: str) -> bool:
+    """E-mail the text when SMTP_HOST is set, else log it; True when e-mailed.
 
-    A failing mail server is logged and answered with False: the admin still sees the link
-    and can pass it on, so the action does not fail with it.
+    A failing mail server is logged and answered with False: the action that sends the message
+    (an invitation, a password link) does not fail with it.
     """
     if not config["SMTP_HOST"]:
         log.info("E-mail not configured (SMTP_HOST); message to %s: %s\n%s", to, subject, text)

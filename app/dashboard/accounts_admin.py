@@ -25,7 +25,7 @@ def password_reset_link(user_id: int):
         link = new_link(uow, caller, user_id, member.email, password_links.RESET)
         uow.commit()
     emailed = mail_link(caller, member.email, password_links.RESET, link)
-    return show_link(member.email, password_links.RESET, link, emailed)
+    return show_link(member.email, link, emailed)
 
 
 @dashboard.post(f"/settings/users/<{ROW_ID}:user_id>/two-factor/reset")

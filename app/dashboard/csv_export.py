@@ -3,26 +3,35 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterable, Iterator
 
 from flask import Response, stream_with_context
 
-# A spreadsheet runs a cell starting with one of these as a formula: the cells hold what
-# customers and API callers wrote (references, targets, details), so they are written as text.
+# A spreadsheet runs a cell starting with = + - @ tab or CR as a formula (OWASP, CSV Injection).
+# A cell starts at the start of a value, and also after a separator or line break inside one: a
+# spreadsheet whose separator is ; (or one that ignores quotes) starts a new cell there. The
+# cells hold what customers and API callers wrote (references, targets, details), so at each
+# such place a ' goes before the trigger and the spreadsheet reads text. Numbers are not spared:
+# Paydesk writes no negative amount (refunds and payouts are positive, with their own kind), so a
+# cell starting with - or + is text someone typed, and text it stays.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_CELL_BREAKS = ",;\t\r\n"
+_TRIGGER_AT_CELL_START = re.compile(
+    "(?:^|(?<=[" + re.escape(_CELL_BREAKS) + "]))( *)(?=[" + re.escape("".join(FORMULA_START)) + "])")
 _FLUSH_AT = 64 * 1024
 
 
 def spreadsheet_text(value) -> str:
-    """The cell's text, with a leading ' where a spreadsheet would otherwise read a formula."""
+    """The cell's text, with a ' before each formula trigger where a spreadsheet could start a cell."""
     text = "" if value is None else str(value)
-    return "'" + text if text.startswith(FORMULA_START) else text
+    return _TRIGGER_AT_CELL_START.sub(r"\1'", text)
 
 
 def csv_lines(header: Iterable[str], rows: Iterable[Iterable]) -> Iterator[str]:
-    """The header and every row as CSV text (the csv module's quoting), in chunks of about 64 KiB."""
+    """The header and every row as CSV text, every cell quoted, in chunks of about 64 KiB."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = csv.writer(buffer, quoting=csv.QUOTE_ALL)  # a ; or , inside a value splits no cell
     writer.writerow(header)
     for row in rows:
         writer.writerow([spreadsheet_text(cell) for cell in row])

@@ -1,15 +1,17 @@
-"""One-time password links as the admin hands them out: made and audited, e-mailed or logged,
-and shown once (reset links: accounts_admin.py; invitations: settings.py)."""
+"""One-time password links as the admin hands them out: made and audited, e-mailed or logged;
+a reset link is also shown once to the admin (accounts_admin.py), an invitation only e-mailed
+(settings.py: its answer must not tell a new address from another merchant's user)."""
 from __future__ import annotations
 
 from flask import current_app, make_response, render_template, url_for
 
-from app.auth.mail import send_link
+from app.auth.mail import send_mail
 from app.store import password_links
 from app.web import deps
 
 _SUBJECTS = {password_links.RESET: "Reset your Paydesk password",
              password_links.INVITE: "You are invited to Paydesk"}
+ALREADY_A_USER_SUBJECT = "Someone tried to add you to Paydesk"
 _LIFETIME_WORDS = {password_links.RESET: "1 hour", password_links.INVITE: "7 days"}
 
 
@@ -27,13 +29,23 @@ def mail_link(caller, email: str, purpose: str, link: str) -> bool:
     text = (f"{caller.actor} {'invites you to' if invite else 'sent you a password link for'} "
             f"the Paydesk dashboard.\n\nChoose your password here (the link works once and "
             f"expires in {_LIFETIME_WORDS[purpose]}):\n{link}\n")
-    return send_link(current_app.config, email, _SUBJECTS[purpose], text)
+    return send_mail(current_app.config, email, _SUBJECTS[purpose], text)
 
 
-def show_link(email: str, purpose: str, link: str, emailed: bool):
-    """The link, once, for the admin to pass on (never cached)."""
+def mail_already_a_user(caller, email: str) -> bool:
+    """Tell the person an admin tried to invite that their address signs in for another merchant
+    already, so nothing changed; True when e-mailed. Called after the unit of work, as mail_link."""
+    text = (f"{caller.actor} tried to add {email} as a user of their merchant on the Paydesk "
+            f"dashboard. This address already signs in to Paydesk for another merchant, and an "
+            f"address belongs to one merchant only, so nothing was changed.\n\nIf you expected "
+            f"this, ask them to invite another address of yours. If not, there is nothing to do.\n")
+    return send_mail(current_app.config, email, ALREADY_A_USER_SUBJECT, text)
+
+
+def show_link(email: str, link: str, emailed: bool):
+    """A password reset link, once, for the admin to pass on (never cached)."""
     response = make_response(render_template(
-        "dashboard/password_link.html", email=email, purpose=purpose, link=link, emailed=emailed,
-        lifetime=_LIFETIME_WORDS[purpose]))
+        "dashboard/password_link.html", email=email, link=link, emailed=emailed,
+        lifetime=_LIFETIME_WORDS[password_links.RESET]))
     response.headers["Cache-Control"] = "no-store"
     return response

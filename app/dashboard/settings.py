@@ -37,13 +37,14 @@ from app.web import deps
 
 from . import dashboard
 from .forms import NewUserForm, TokenForm
-from .password_links import mail_link, new_link, show_link
+from .password_links import mail_already_a_user, mail_link, new_link
 from .navigation import SETTINGS_TABS, nav_items
 
 # Row ids are 64-bit integers: a larger number in a URL names no row (and neither database
 # would take it as a parameter), so the route does not match it.
 ROW_ID = f"int(max={2**63 - 1})"
 LAST_ADMIN = "A merchant needs at least one active admin: make someone else admin first."
+ALREADY_A_USER = "This e-mail is already a user of this merchant."
 
 
 @dashboard.app_context_processor
@@ -59,7 +60,7 @@ def _settings_page(status: int = 200, token_form=None, user_form=None):
     with deps().uow(write=False) as uow:
         merchant = merchant_by_id(uow.conn, caller.merchant_id)
         tokens = credentials.api_tokens_of(uow.conn, caller)
-        secrets = credentials.webhook_secrets_of(uow.conn, caller, deps().clock())
+        secrets = credentials.webhook_secrets_of(uow, caller, deps().clock())
         members = staff.users_of(uow.conn, caller)
     return render_template(
         "dashboard/settings.html", tokens=tokens, secrets=secrets, members=members,
@@ -127,7 +128,7 @@ def rotate_secret():
     """A new signing secret for the mode; the old one keeps signing for 24 hours beside it."""
     caller = current_caller()
     with deps().uow() as uow:
-        secret = rotate_webhook_secret(uow.conn, caller.merchant_id, caller.mode)
+        secret = rotate_webhook_secret(uow, caller.merchant_id, caller.mode)
         uow.audit(caller, "webhook_secret.rotate", target=secret[:10])
         uow.commit()
     return _reveal("New webhook secret", f"{caller.mode.value.title()} webhook signing secret", secret,
@@ -139,21 +140,33 @@ def rotate_secret():
 @requires("manage_settings")
 def add_user():
     """Invite a dashboard user of the merchant with a role: they choose their own password
-    through a one-time link, shown here and e-mailed (app/dashboard/accounts_admin.py)."""
+    through a one-time link that is e-mailed to them (or logged, without SMTP_HOST).
+
+    An e-mail signs in to one merchant. When another merchant's user has it, the answer is the
+    very one a new address gets, and that person is e-mailed a notice instead of an invitation:
+    the answer never tells whether someone uses Paydesk elsewhere.
+    """
     form = NewUserForm()
     if not form.validate():
         return _settings_page(422, user_form=form)
     email, caller = form.email.data.strip().lower(), current_caller()
     with deps().uow() as uow:
-        if staff.email_taken(uow.conn, email):
-            form.email.errors = ["A user with this e-mail already exists"]
+        owner = staff.merchant_of_email(uow.conn, email)
+        if owner == caller.merchant_id:
+            form.email.errors = [ALREADY_A_USER]
             return _settings_page(422, user_form=form)
-        user_id = create_user(uow.conn, caller.merchant_id, email, form.role.data, None)
-        uow.audit(caller, "user.create", target=email, detail={"role": form.role.data},
-                  both_modes=True)
-        link = new_link(uow, caller, user_id, email, INVITE)
-        uow.commit()
-    return show_link(email, INVITE, link, mail_link(caller, email, INVITE, link))
+        if owner is None:
+            user_id = create_user(uow.conn, caller.merchant_id, email, form.role.data, None)
+            uow.audit(caller, "user.create", target=email, detail={"role": form.role.data},
+                      both_modes=True)
+            link = new_link(uow, caller, user_id, email, INVITE)
+            uow.commit()
+    if owner is None:
+        mail_link(caller, email, INVITE, link)
+    else:
+        mail_already_a_user(caller, email)
+    flash(f"Invitation sent to {email}.", "success")
+    return redirect(url_for("dashboard.settings", _anchor="users"), 303)
 
 
 @dashboard.post(f"/settings/users/<{ROW_ID}:user_id>/role")

@@ -17,6 +17,7 @@ from app.payments.model import Caller, FieldErrors, Mode
 from app.payments.provider import ProviderUnavailable
 from app.store import provider_accounts as store
 from app.store.encryption import SecretBox
+from app.store.merchants import reseal_webhook_secrets
 
 from .http import ProviderAnswerError, ProviderRejected, answered
 from .methods import PROVIDER_METHODS
@@ -190,12 +191,14 @@ def test_connection(uow_factory: Callable[..., Any], registry: ProviderRegistry,
         return False, str(error)  # Paydesk's own words: not asked, not reached, no answer in time
 
 
-def reencrypt_all(uow_factory: Callable[..., Any], box: SecretBox) -> int:
-    """Re-seal every stored secret under the first key (after a key rotation); how many accounts."""
+def reencrypt_all(uow_factory: Callable[..., Any], box: SecretBox) -> tuple[int, int]:
+    """Re-seal every stored secret under the first key (after a key rotation), all or none: how
+    many provider accounts, and how many merchants' webhook signing secrets."""
     with uow_factory() as uow:
         rows = store.all_sealed_secrets(uow.conn)
         for account_id, secret_key, webhook_secret in rows:
             store.reseal(uow.conn, account_id, box.reseal(secret_key) if secret_key else None,
                          box.reseal(webhook_secret) if webhook_secret else None)
+        signing_secrets = reseal_webhook_secrets(uow)
         uow.commit()
-    return len(rows)
+    return len(rows), signing_secrets

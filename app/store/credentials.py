@@ -7,6 +7,8 @@ from sqlalchemy import Connection, or_, select
 
 from app.payments.model import Caller
 
+from .merchants import webhook_secret_text
+from .repository import UnitOfWork
 from .scope import scoped_to_merchant, scoped_to_mode
 from .tables import api_tokens, webhook_secrets
 
@@ -30,14 +32,14 @@ def api_token_prefix(conn: Connection, caller: Caller, token_id: int) -> str | N
     ).scalar()
 
 
-def webhook_secrets_of(conn: Connection, caller: Caller, now: datetime) -> list[dict]:
+def webhook_secrets_of(uow: UnitOfWork, caller: Caller, now: datetime) -> list[dict]:
     """The mode's signing secrets still in use, newest first, each shown only by its first characters."""
-    rows = conn.execute(
+    rows = uow.conn.execute(
         select(webhook_secrets.c.id, webhook_secrets.c.secret, webhook_secrets.c.created_at,
                webhook_secrets.c.expires_at)
         .where(*scoped_to_mode(webhook_secrets, caller),
                or_(webhook_secrets.c.expires_at.is_(None), webhook_secrets.c.expires_at > now))
         .order_by(webhook_secrets.c.id.desc())
     )
-    return [{"hint": row.secret[:10] + "…", "created_at": row.created_at,
+    return [{"hint": webhook_secret_text(uow, row.secret)[:10] + "…", "created_at": row.created_at,
              "expires_at": row.expires_at} for row in rows]

@@ -6,12 +6,14 @@ given moment (work that sent none may be run again after a lost connection).
 """
 from __future__ import annotations
 
+import os
 import select
 import time
 from contextvars import ContextVar
+from pathlib import Path
 
 import psycopg
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.pool import NullPool
 
@@ -27,6 +29,7 @@ _commit_sent: ContextVar[bool] = ContextVar("paydesk_commit_sent", default=False
 def make_engine(url: str, *, pool_size: int = 10, ping_idle_after: float = PING_IDLE_AFTER) -> Engine:
     """An engine for the URL; SQLite gets WAL, a busy timeout and write-locking transactions."""
     if url.startswith("sqlite"):
+        own_sqlite_file(url)
         engine = create_engine(url, poolclass=NullPool if ":memory:" in url else None)
         _sqlite_transactions(engine)
     else:
@@ -34,6 +37,25 @@ def make_engine(url: str, *, pool_size: int = 10, ping_idle_after: float = PING_
         _check_connections_on_checkout(engine, ping_idle_after)
     _note_commits(engine)
     return engine
+
+
+def own_sqlite_file(url: str) -> None:
+    """Create the SQLite database file of the URL, and its folder, readable by its owner only.
+
+    SQLite would create it with the umask's mode (0644 as a rule: every user of the machine could
+    read the payments and users in it); its -wal and -shm files take the database file's mode.
+    A file that exists keeps the mode its owner gave it.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:") \
+            or parsed.query.get("uri"):
+        return
+    path = Path(parsed.database)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
 
 
 def forget_commits() -> None:

@@ -14,6 +14,7 @@ from app.payments.model import Caller, Mode
 from app.payments.sandbox import FIXTURE_CREATED_BY, install_fixtures
 from app.util import utcnow
 
+from .encryption import SecretBox, SecretBoxError
 from .repository import UnitOfWork
 from .tables import api_tokens, merchants, users, webhook_secrets
 from .users import NO_PASSWORD
@@ -91,41 +92,62 @@ def revoke_token(conn: Connection, merchant_id: int, token_id: int) -> bool:
     return result.rowcount == 1
 
 
-def add_webhook_secret(conn: Connection, merchant_id: int, mode: Mode) -> str:
-    """Create a merchant's webhook secret for the mode and return it."""
+def add_webhook_secret(uow: UnitOfWork, merchant_id: int, mode: Mode) -> str:
+    """Create a merchant's webhook secret for the mode and return it; stored only sealed."""
     secret = new_webhook_secret()
-    conn.execute(
+    uow.conn.execute(
         insert(webhook_secrets).values(
-            merchant_id=merchant_id, mode=mode.value, secret=secret, created_at=utcnow()
+            merchant_id=merchant_id, mode=mode.value, secret=_box(uow).seal(secret), created_at=utcnow()
         )
     )
     return secret
 
 
-def rotate_webhook_secret(conn: Connection, merchant_id: int, mode: Mode,
+def rotate_webhook_secret(uow: UnitOfWork, merchant_id: int, mode: Mode,
                           overlap: timedelta = timedelta(hours=24)) -> str:
     """A new secret; the old ones keep signing beside it for `overlap` so receivers can switch."""
     now = utcnow()
-    conn.execute(
+    uow.conn.execute(
         update(webhook_secrets)
         .where(webhook_secrets.c.merchant_id == merchant_id, webhook_secrets.c.mode == mode.value,
                webhook_secrets.c.expires_at.is_(None))
         .values(expires_at=now + overlap)
     )
-    return add_webhook_secret(conn, merchant_id, mode)
+    return add_webhook_secret(uow, merchant_id, mode)
 
 
-def active_webhook_secrets(conn: Connection, merchant_id: int, mode: Mode,
+def active_webhook_secrets(uow: UnitOfWork, merchant_id: int, mode: Mode,
                            now: datetime | None = None) -> list[str]:
     """Secrets that sign deliveries now, newest first."""
     now = now or utcnow()
-    rows = conn.execute(
+    rows = uow.conn.execute(
         select(webhook_secrets.c.secret)
         .where(webhook_secrets.c.merchant_id == merchant_id, webhook_secrets.c.mode == mode.value,
                (webhook_secrets.c.expires_at.is_(None)) | (webhook_secrets.c.expires_at > now))
         .order_by(webhook_secrets.c.id.desc())
     )
-    return list(rows.scalars())
+    return [webhook_secret_text(uow, sealed) for sealed in rows.scalars()]
+
+
+def webhook_secret_text(uow: UnitOfWork, sealed: str) -> str:
+    """The whsec_ secret a stored token holds: every reader of webhook_secrets.secret comes here."""
+    return _box(uow).open(sealed)
+
+
+def reseal_webhook_secrets(uow: UnitOfWork) -> int:
+    """Seal every webhook secret again under the first key (after a key rotation); how many."""
+    rows = uow.conn.execute(select(webhook_secrets.c.id, webhook_secrets.c.secret)).all()
+    for row in rows:
+        uow.conn.execute(update(webhook_secrets).where(webhook_secrets.c.id == row.id)
+                         .values(secret=_box(uow).reseal(row.secret)))
+    return len(rows)
+
+
+def _box(uow: UnitOfWork) -> SecretBox:
+    if uow.box is None:
+        raise SecretBoxError("webhook secrets are kept sealed: this unit of work was made without "
+                             "the SecretBox of PAYDESK_ENCRYPTION_KEY")
+    return uow.box
 
 
 def authenticate_token(conn: Connection, token: str) -> Caller | None:
@@ -157,8 +179,8 @@ def create_merchant(uow: UnitOfWork, name: str, base_url: str) -> NewMerchant:
         name=name,
         live_token=issue_token(uow.conn, merchant_id, Mode.LIVE, "created with the merchant"),
         sandbox_token=issue_token(uow.conn, merchant_id, Mode.SANDBOX, "created with the merchant"),
-        live_webhook_secret=add_webhook_secret(uow.conn, merchant_id, Mode.LIVE),
-        sandbox_webhook_secret=add_webhook_secret(uow.conn, merchant_id, Mode.SANDBOX),
+        live_webhook_secret=add_webhook_secret(uow, merchant_id, Mode.LIVE),
+        sandbox_webhook_secret=add_webhook_secret(uow, merchant_id, Mode.SANDBOX),
         inbox_url=inbox_url(base_url, inbox_key),
     )
     install_fixtures(uow, Caller(merchant_id, Mode.SANDBOX, FIXTURE_CREATED_BY),

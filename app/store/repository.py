@@ -57,6 +57,7 @@ from app.util import dumps, utcnow
 
 from .approvals import ApprovalRepository
 from .db import note_commit_sent
+from .encryption import SecretBox
 from . import driver
 from .method_cache import MethodCache
 from .notes import NoteRepository
@@ -715,10 +716,12 @@ class UnitOfWork:
     before the unit's next statement. A unit made of such writes alone is one statement.
     """
 
-    def __init__(self, engine: Engine, *, write: bool = True, method_cache: MethodCache | None = None):
+    def __init__(self, engine: Engine, *, write: bool = True, method_cache: MethodCache | None = None,
+                 box: SecretBox | None = None):
         self.engine = engine
         self.write = write
         self.method_cache = method_cache
+        self.box = box  # seals and opens secrets at rest (webhook signing secrets); None: none here
 
     def __enter__(self) -> "UnitOfWork":
         self._conn: Connection | None = None

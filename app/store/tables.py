@@ -90,7 +90,8 @@ webhook_secrets = Table(
     Column("id", Id, primary_key=True),
     Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
     Column("mode", String(10), nullable=False),
-    Column("secret", String(100), nullable=False),
+    # The whsec_ secret as a Fernet token (app/store/encryption.py), never in clear (migration 0015).
+    Column("secret", Text, nullable=False),
     Column("created_at", UtcDateTime(), nullable=False),
     # A rotated secret keeps signing beside the new one until this time.
     Column("expires_at", UtcDateTime()),

@@ -50,11 +50,12 @@ def set_password_hash(conn: Connection, user_id: int, password_hash: str) -> Non
     conn.execute(update(users).where(users.c.id == user_id).values(password_hash=password_hash))
 
 
-def email_taken(conn: Connection, email: str) -> bool:
-    """True when any user already signs in with this e-mail (e-mails are unique across merchants)."""
+def merchant_of_email(conn: Connection, email: str) -> int | None:
+    """The merchant whose user signs in with this e-mail (any case), or None: an e-mail signs in
+    to one merchant. Never shown to another merchant (settings.add_user answers neutrally)."""
     return conn.execute(
-        select(func.count()).select_from(users).where(users.c.email == email.strip().lower())
-    ).scalar_one() > 0
+        select(users.c.merchant_id).where(users.c.email == email.strip().lower())
+    ).scalar()
 
 
 def _callers_user(caller: Caller, user_id: int) -> tuple:

@@ -69,7 +69,7 @@ def receive(inbox_key: str):
         merchant_id = inbox_owner(uow.conn, inbox_key)
         if merchant_id is None:
             return json_response({"error": "Inbox not found"}, 404)
-        secrets_by_mode = {mode: active_webhook_secrets(uow.conn, merchant_id, mode, now)
+        secrets_by_mode = {mode: active_webhook_secrets(uow, merchant_id, mode, now)
                            for mode in Mode}
         mode = verifying_mode(body, headers, secrets_by_mode)
         duplicate = webhook_id is not None and uow.conn.execute(

@@ -92,7 +92,7 @@ def claim_due(deps, settings: DeliverySettings, limit: int,
             .values(attempts=e.attempts + 1, next_attempt_at=lease_until, next_attempt_manual=False)
             .returning(e.id)
         ).scalars())
-        secrets = {key: active_webhook_secrets(uow.conn, key[0], Mode(key[1]), now)
+        secrets = {key: active_webhook_secrets(uow, key[0], Mode(key[1]), now)
                    for key in {(row.merchant_id, row.mode) for row in chosen if row.id in taken}}
         uow.commit()
     return [

@@ -237,3 +237,30 @@ def test_body_over_one_megabyte_is_refused(sandbox):
 def test_strange_path_tx_numbers_are_not_found(sandbox, tx_no):
     response = sandbox.get(f"/transactions/{tx_no}/status")
     assert response.status_code == 404
+
+
+def _many_keys(count: int, **fields) -> bytes:
+    """A JSON object of `fields` and `count` unknown keys "0", "1", ...: 100,000 fit in 1 MB."""
+    return json.dumps({**fields, **{str(i): 0 for i in range(count)}}, separators=(",", ":")).encode()
+
+
+def test_an_answer_names_at_most_50_fields_and_says_how_many_more(sandbox):
+    raw = _many_keys(100_000, **payment_body())
+    assert len(raw) < 1024 * 1024
+    response = sandbox.post("/transactions", data=raw, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert len(errors) == 51
+    assert errors["More"] == ["99950 more fields with errors are not shown"]
+    assert all(messages == ["Unknown field"] for name, messages in errors.items() if name != "More")
+    assert len(response.content) < 2_000
+
+
+@pytest.mark.parametrize("count,more", [(50, None), (51, "1 more field with errors is not shown"),
+                                        (100_000, "99950 more fields with errors are not shown")])
+def test_the_first_50_field_errors_are_answered_and_the_rest_counted(sandbox, count, more):
+    response = sandbox.post("/transactions/SBX-PENDING/cancel", data=_many_keys(count),
+                            headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    shown = {name: ["Unknown field"] for name in sorted(str(i) for i in range(count))[:50]}
+    assert response.json() == {"errors": shown if more is None else {**shown, "More": [more]}}

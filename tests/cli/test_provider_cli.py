@@ -10,7 +10,7 @@ from cryptography.fernet import Fernet
 from sqlalchemy import select
 
 from app.store.encryption import SecretBox, SecretBoxError
-from app.store.tables import audit_log, provider_accounts
+from app.store.tables import audit_log, provider_accounts, webhook_secrets
 from tests.conftest import make_app
 
 PAYSTACK_METHODS = ["paystack-card", "paystack-bank-payout"]
@@ -236,3 +236,21 @@ def test_reencrypt_seals_every_secret_under_the_new_key(app, merchant, rotated):
         SecretBox(old).open(after.secret_key)  # the old key can be removed now
     assert rotated_app.extensions["paydesk"].providers.box.open(after.secret_key) == secret_key
     assert secret_key not in result.output
+
+
+def test_reencrypt_seals_the_webhook_signing_secrets_under_the_new_key_too(app, merchant, rotated):
+    rotated_app, new, old = rotated
+    result = run(rotated_app, "reencrypt")
+    assert result.exit_code == 0, result.output
+    signing = int(result.output.split(" provider account", 1)[1].split(" and ", 1)[1].split(" ", 1)[0])
+    assert signing >= 2  # this merchant's live and sandbox secrets at least
+    assert " webhook signing secrets under the first key of PAYDESK_ENCRYPTION_KEY" in result.output
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        stored_secrets = list(uow.conn.execute(
+            select(webhook_secrets.c.secret).where(webhook_secrets.c.merchant_id == merchant.merchant_id)
+            .order_by(webhook_secrets.c.id)).scalars())
+    assert [SecretBox(new).open(raw) for raw in stored_secrets] == [merchant.live_webhook_secret,
+                                                                     merchant.sandbox_webhook_secret]
+    with pytest.raises(SecretBoxError):
+        SecretBox(old).open(stored_secrets[0])  # the old key can be removed now
+    assert merchant.live_webhook_secret not in result.output

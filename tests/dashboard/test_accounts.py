@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 import re
 import time
+import uuid
 from datetime import timedelta
+from email import message_from_string, policy
 
 import pyotp
 import pytest
@@ -13,6 +15,7 @@ from aiosmtpd.controller import Controller
 from sqlalchemy import select, update
 
 from app.auth.two_factor import hash_recovery_code
+from app.store.merchants import create_merchant
 from app.store.tables import audit_log, password_links, recovery_codes, user_sessions, users
 from app.util import utcnow
 from tests.support.servers import free_port
@@ -23,6 +26,7 @@ NEW_PASSWORD = "a fresh passphrase today"
 LINK_UNUSABLE = "This link has expired or was already used. Ask your admin for a new one."
 WRONG_CODE = "Incorrect or already used code."
 _LINK = re.compile(r'id="revealed" class="mono" type="text" value="[^"]*(/password/[^"]+)"')
+_MAILED_LINK = re.compile(r"https?://\S+(/password/\S+)")
 _CODES = re.compile(r"<li>([a-z2-9]{4}-[a-z2-9]{4}-[a-z2-9]{4})</li>")
 
 
@@ -220,18 +224,63 @@ def test_an_invitation_is_emailed_when_smtp_is_set_and_lets_the_user_choose_a_pa
     email = f"invited-{merchant.merchant_id}@shop.test"
     admin.get("/settings")
     response = admin.post("/settings/users", {"email": email.upper(), "role": "support"})
-    assert response.status_code == 200
-    assert f"It was e-mailed to {email}." in response.text
-    link = _LINK.search(response.text).group(1)
+    assert (response.status_code, response.headers["Location"]) == (303, "/settings#users")
+    assert f"Invitation sent to {email}." in admin.get("/settings").text
     (recipients, message), = smtp.messages
     assert recipients == [email] and "Subject: You are invited to Paydesk" in message
-    assert link in message and "expires in 7 days" in message
+    link = _MAILED_LINK.search(message).group(1)
+    assert "expires in 7 days" in message
     for guess in ("!", "", PASSWORD):  # no password signs an invited user in
         assert Browserless(server.url).login(email, guess).status_code in (401, 422)
     assert _choose_password(server, link).status_code == 303
     assert Browserless(server.url).login(email, NEW_PASSWORD).status_code == 303
     assert _audited(app, merchant.merchant_id, email) == ["user.create", "user.invite_link",
                                                           "user.password_set"]
+
+
+def _another_merchants_user(app) -> str:
+    with _deps(app).uow() as uow:
+        other = create_merchant(uow, f"Other {uuid.uuid4().hex[:8]}", app.config["BASE_URL"])
+        uow.commit()
+    return add_user(app, other.merchant_id, "support")
+
+
+def _users_with(app, email: str) -> list:
+    with _deps(app).uow(write=False) as uow:
+        return list(uow.conn.execute(select(users).where(users.c.email == email)).all())
+
+
+def test_another_merchants_user_gets_the_answer_a_new_address_gets_and_a_notice_by_e_mail(
+        server, merchant, app, admin, smtp):
+    fresh, taken = f"fresh-{uuid.uuid4().hex[:8]}@shop.test", _another_merchants_user(app)
+    before = _users_with(app, taken)
+    admin.get("/settings")
+    answers = []
+    for email in (fresh, taken):
+        response = admin.post("/settings/users", {"email": email.upper(), "role": "admin"})
+        flashed = admin.get("/settings").text
+        answers.append((response.status_code, response.headers["Location"], response.content,
+                        f"Invitation sent to {email}." in flashed))
+    assert answers[0] == answers[1] == (303, "/settings#users", answers[0][2], True)
+    assert _users_with(app, taken) == before  # still the other merchant's, unchanged
+    assert _audited(app, merchant.merchant_id, taken) == []
+    invitation, notice = smtp.messages
+    assert invitation[0] == [fresh] and "Subject: You are invited to Paydesk" in invitation[1]
+    assert notice[0] == [taken] and "Subject: Someone tried to add you to Paydesk" in notice[1]
+    text = message_from_string(notice[1], policy=policy.default).get_content()
+    assert "This address already signs in to Paydesk for another merchant" in " ".join(text.split())
+    assert "/password/" not in text
+
+
+def test_a_user_of_the_same_merchant_is_said_to_be_one_already(server, merchant, app, admin, smtp):
+    existing = add_user(app, merchant.merchant_id, "support")
+    before = _users_with(app, existing)
+    admin.get("/settings")
+    response = admin.post("/settings/users", {"email": existing.upper(), "role": "admin"})
+    assert response.status_code == 422
+    assert "This e-mail is already a user of this merchant." in response.text
+    assert _users_with(app, existing) == before
+    assert smtp.messages == []
 
 
 # -- two-factor sign-in ------------------------------------------------------------------------

@@ -134,6 +134,20 @@ def test_csv_export_streams_what_the_filters_select(sandbox, sandbox_finance):
     ]
 
 
+def test_csv_export_of_a_hostile_reference_is_quoted_text_to_the_byte(sandbox, sandbox_finance):
+    tag = uuid.uuid4().hex[:6]
+    reference = f"x;=1+1;=cmd|' /C calc'!A0;{tag}"
+    tx_no = _create(sandbox, reference)
+    created = sandbox.get(f"/transactions/{tx_no}/status").json()["CreatedAt"]
+    response = sandbox_finance.get(f"/transactions/export.csv?q={tag}")
+    assert response.status_code == 200
+    assert response.content == (
+        b'"Created (UTC)","TxNo","Kind","Status","Amount","Currency","Reference","Decline reason",'
+        b'"Payment method"\r\n'
+        + f'"{created[:10]} {created[11:19]}","{tx_no}","payment","Pending","100.00","EUR",'
+          f'"x;\'=1+1;\'=cmd|\' /C calc\'!A0;{tag}","","card"\r\n'.encode())
+
+
 def test_amounts_are_written_for_people(sandbox, sandbox_finance):
     tx_no = _create(sandbox, f"big-{uuid.uuid4().hex[:6]}", amount=1234567.5)
     page = sandbox_finance.get(f"/transactions/{tx_no}").text

@@ -10,7 +10,9 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from app.cli import upgrade_database
+from app.config import Config
 from app.store.db import make_engine
+from app.store.encryption import SecretBox
 from app.store.merchants import create_merchant
 from app.store.repository import UnitOfWork
 from tests.support.servers import free_port, start_gunicorn, start_worker, stop_process_group
@@ -68,7 +70,7 @@ def deployment(tmp_path_factory):
         database_url = cluster.url("paydesk")
         upgrade_database(database_url)
         engine = make_engine(database_url)
-        with UnitOfWork(engine) as uow:
+        with UnitOfWork(engine, box=SecretBox(Config().PAYDESK_ENCRYPTION_KEY)) as uow:
             merchant = create_merchant(uow, f"Faults {uuid.uuid4().hex[:8]}", receiver.url)
             uow.commit()
         engine.dispose()

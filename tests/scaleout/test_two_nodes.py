@@ -20,8 +20,10 @@ import requests
 from sqlalchemy import func, select
 
 from app.cli import upgrade_database
+from app.config import Config
 from app.payments.money import from_minor
 from app.store.db import make_engine
+from app.store.encryption import SecretBox
 from app.store.merchants import create_merchant
 from app.store.repository import UnitOfWork
 from app.store.tables import transactions, webhook_events
@@ -61,7 +63,7 @@ def cluster():
     upgrade_database(database_url)
     receiver = Receiver().start()
     engine = make_engine(database_url)
-    with UnitOfWork(engine) as uow:
+    with UnitOfWork(engine, box=SecretBox(Config().PAYDESK_ENCRYPTION_KEY)) as uow:
         merchant = create_merchant(uow, f"Scale-out {uuid.uuid4().hex[:8]}", receiver.url)
         uow.commit()
     engine.dispose()

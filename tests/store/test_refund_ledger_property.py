@@ -34,6 +34,7 @@ from hypothesis.stateful import (
 from sqlalchemy import select
 
 from app.cli import upgrade_database
+from app.config import Config
 from app.payments import approvals, services
 from app.payments.approvals import ApprovalRefused
 from app.payments.model import (
@@ -52,6 +53,7 @@ from app.payments.provider import Outcome, ProvidersByName, ProviderUnavailable
 from app.payments.requests import parse_create, parse_refund
 from app.payments.services import Deps
 from app.store.db import make_engine
+from app.store.encryption import SecretBox
 from app.store.ledger import check_refund_totals
 from app.store.merchants import create_merchant
 from app.store.repository import UnitOfWork
@@ -122,7 +124,8 @@ def world(ledger_database):
     """Services over that database with a scripted provider, a still clock and one merchant."""
     engine = make_engine(ledger_database)
     provider, clock = ScriptedProvider(), Clock()
-    deps = Deps(uow=lambda write=True: UnitOfWork(engine, write=write),
+    box = SecretBox(Config().PAYDESK_ENCRYPTION_KEY)  # the merchant's webhook secrets are sealed
+    deps = Deps(uow=lambda write=True: UnitOfWork(engine, write=write, box=box),
                 providers=ProvidersByName({"simulator": provider}), clock=clock, demo_mode=True)
     with deps.uow() as uow:
         merchant = create_merchant(uow, f"Ledger {uuid.uuid4().hex[:8]}", "http://paydesk.test")

@@ -51,6 +51,7 @@ NASTY_STRINGS = [
     "<script>alert(1)</script>", "' OR '1'='1", "\"; DROP TABLE transactions; --",
     "${jndi:ldap://x}", "{{7*7}}", "=HYPERLINK(\"x\")", "x" * 10_000, "é" * 300, "😀" * 100,
     "null", "NaN", "-0", "1e400", "SBX-CAPTURED", "PAY-0000000000000000", "EUR", "card",
+    "x;=1+1;=cmd|' /C calc'!A0", "a,@SUM(1+1)\n-2",  # formula cells after a CSV separator
 ]
 # What no database can store or no UTF-8 holds, weighted up: it finds the most bugs.
 UNSTORABLE_STRINGS = ["\x00", "a\x00b", "x" * 80 + "\x00", "\ud800", "a\udfffb"]
@@ -149,6 +150,10 @@ def bodies_like(draw, valid: dict) -> dict:
     return body
 
 
+# An object of 5,000 unknown keys: each one a field error, of which an answer shows 50.
+MANY_UNKNOWN_KEYS = json.dumps({str(i): 0 for i in range(5000)}).encode()
+
+
 def raw_bodies(valid: dict) -> st.SearchStrategy[bytes]:
     """Request bodies for an endpoint whose valid body is `valid`: mostly near-valid ones, then
     any JSON value, and bytes that are no JSON (or no UTF-8) at all."""
@@ -157,7 +162,8 @@ def raw_bodies(valid: dict) -> st.SearchStrategy[bytes]:
         st.builds(body_bytes, json_values, st.booleans()),
         st.binary(max_size=64),
         st.sampled_from([b"", b"\xef\xbb\xbf{}", b"{} trailing", b'{"a": NaN}', b'{"a": -Infinity}',
-                         b'{"a": 1,}', b"{'a': 1}", b'{"a": "\\ud800"', b"\xff\xfe{\x00}\x00"]),
+                         b'{"a": 1,}', b"{'a': 1}", b'{"a": "\\ud800"', b"\xff\xfe{\x00}\x00",
+                         MANY_UNKNOWN_KEYS]),
     )
 
 

@@ -66,7 +66,7 @@ def test_live_events_are_signed_with_the_live_secret(merchant, deps, settings, r
 
 def test_after_rotation_both_old_and_new_secret_verify(merchant, deps, settings, receiver):
     with deps.uow() as uow:
-        new_secret = rotate_webhook_secret(uow.conn, merchant.merchant_id, Mode.SANDBOX)
+        new_secret = rotate_webhook_secret(uow, merchant.merchant_id, Mode.SANDBOX)
         uow.commit()
     enqueue_events(deps, merchant.merchant_id, receiver.url)
     deliver_due(deps, settings)
