@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.support.strategies import hostile_text, path_segments, query_strings, url_quoted
 
-from tests.dashboard.conftest import SANDBOX
+from tests.dashboard.conftest import PASSWORD, SANDBOX
 
 from .conftest import assert_no_server_error, csrf_token_of, fresh_address
 from .test_found_cases import HOSTILE_NEXT
@@ -78,7 +78,8 @@ FORMS = {
     "own password": Form(st.just("/account/password"),
                          {"current_password": "not it", "new_password": "a fresh passphrase today",
                           "confirm": "a fresh passphrase today"}),
-    "two-factor enrolment": Form(st.just("/account/two-factor"), {"code": "123456"}),
+    "two-factor enrolment": Form(st.just("/account/two-factor"),
+                                 {"current_password": PASSWORD, "code": "123456"}),
     "session end": Form(user_ids.map("/account/sessions/{}/end".format)),
 }
 PAGES = {
