@@ -347,7 +347,8 @@ def test_an_admin_resets_a_second_factor_and_the_user_is_signed_out(server, merc
     client = _password_step(server, email)
     assert client.post("/login/code", {"code": totp.now()}).status_code == 303
     admin.get("/settings")
-    assert admin.post(f"/settings/users/{_user_id(app, email)}/two-factor/reset").status_code == 303
+    assert admin.post(f"/settings/users/{_user_id(app, email)}/two-factor/reset",
+                      {"current_password": PASSWORD}).status_code == 303
     assert not _is_signed_in(client)
     assert Browserless(server.url).login(email).headers["Location"] == "/overview"  # no code now (finance lands on the Overview)
     with _deps(app).uow(write=False) as uow:

@@ -1,5 +1,6 @@
-"""Turning two-factor sign-in on: the secret being enrolled stays on the server (never in the
-readable session cookie), and the user's password is asked again."""
+"""Turning two-factor sign-in on or off: the secret being enrolled stays on the server (never in
+the readable session cookie), and the password is asked again (the user's, or the admin's for a
+reset: users cannot turn their own second factor off)."""
 from __future__ import annotations
 
 import json
@@ -99,3 +100,28 @@ def test_wrong_passwords_on_the_enrolment_form_count_as_failed_sign_ins(app, mer
                                                csrf_token_of(other_browser.get("/login"))})
     assert login.status_code == 429 and TOO_MANY in login.get_data(as_text=True)
     signed_in(app, email)  # from another address, the owner still signs in
+
+
+@pytest.mark.parametrize("password", ["", "not my password"])
+def test_an_admin_resets_a_second_factor_only_with_their_own_password(app, merchant, password):
+    admin = signed_in(app, add_user(app, merchant.merchant_id, "admin"))
+    email = add_user(app, merchant.merchant_id, "finance")
+    member = signed_in(app, email)
+    secret, token = enrolment_page(member)
+    assert member.post("/account/two-factor", data={
+        "current_password": PASSWORD, "code": pyotp.TOTP(secret).now(), "csrf_token": token}
+    ).status_code == 200
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        user_id = uow.conn.execute(select(users.c.id).where(users.c.email == email)).scalar_one()
+    reset = f"/settings/users/{user_id}/two-factor/reset"
+    token = csrf_token_of(admin.get("/settings"))
+    refused = admin.post(reset, data={"current_password": password, "csrf_token": token})
+    assert refused.status_code == 422 and WRONG_PASSWORD in refused.get_data(as_text=True)
+    sealed, actions = second_factor_and_audit(app, email)
+    assert sealed is not None and actions == ["user.two_factor_enable"]
+    assert member.get("/account").status_code == 200  # still signed in
+    done = admin.post(reset, data={"current_password": PASSWORD, "csrf_token": token})
+    assert done.status_code == 303
+    assert second_factor_and_audit(app, email) == (None, ["user.two_factor_enable",
+                                                          "user.two_factor_reset"])
+    assert member.get("/account").status_code == 302

@@ -73,7 +73,7 @@ FORMS = {
                         {"user_id": "1", "currency": "EUR", "max_refund": "20", "max_payout": "30"}),
     "password link, two-factor reset": Form(st.one_of(
         user_ids.map("/settings/users/{}/reset-link".format),
-        user_ids.map("/settings/users/{}/two-factor/reset".format))),
+        user_ids.map("/settings/users/{}/two-factor/reset".format)), {"current_password": PASSWORD}),
     "two-factor rule": Form(st.just("/settings/two-factor"), {"required": "0"}),
     "own password": Form(st.just("/account/password"),
                          {"current_password": "not it", "new_password": "a fresh passphrase today",
