@@ -13,8 +13,9 @@ from collections.abc import Callable
 from flask import Flask
 
 from app.payments.idempotency import REPLAY_WINDOW
+from app.auth import throttle
 from app.payments import approvals, services
-from app.store import idempotency
+from app.store import idempotency, sign_in_failures
 from app.store.daily_totals import FOLD_BATCH, fold_changes
 from app.util import Backoff
 from app.webhooks.dispatcher import start_delivery
@@ -28,7 +29,7 @@ STOP_CHECK_INTERVAL = 0.1
 
 def run_round(app: Flask) -> bool:
     """Settle due provider answers, expire stale Pending transactions and approval requests,
-    purge old keys, fold the daily totals' changes, send webhooks.
+    purge old idempotency keys and failed sign-ins, fold the daily totals' changes, send webhooks.
 
     Returns True when there was work, so the loop goes on without sleeping.
     """
@@ -39,6 +40,7 @@ def run_round(app: Flask) -> bool:
         expired += approvals.expire_approvals(deps)
         with deps.uow() as uow:
             idempotency.purge_older_than(uow.conn, deps.clock() - REPLAY_WINDOW)
+            sign_in_failures.purge_older_than(uow.conn, deps.clock() - throttle.WINDOW)
             uow.commit()
         with deps.uow() as uow:
             folded = fold_changes(uow.conn)

@@ -1,4 +1,5 @@
-"""Dashboard sign-in: users and roles, the live/sandbox switch, rate limits on failed logins."""
+"""Dashboard sign-in: users and roles, the live/sandbox switch, rate limits on failed logins
+(sign-in's own in app/auth/throttle.py; Flask-Limiter for the dashboard's password change)."""
 from __future__ import annotations
 
 from flask import Blueprint, Flask
@@ -11,11 +12,11 @@ from app.web import is_api_path
 from .users import login_manager
 
 auth = Blueprint("auth", __name__)
-# No default limits: only views decorated with @limiter.limit are limited (the sign-in forms and
-# the dashboard's password change), and they check their limits themselves.
+# No default limits: only views decorated with @limiter.limit are limited (the dashboard's
+# password change), and they check their limits themselves.
 limiter = Limiter(key_func=get_remote_address)
 # The blueprints whose views are limited: the only requests the limiter's hooks run for.
-LIMITED_BLUEPRINTS = ("auth", "dashboard")
+LIMITED_BLUEPRINTS = ("dashboard",)
 
 
 class DashboardSessions(SecureCookieSessionInterface):

@@ -30,8 +30,13 @@ class CodeForm(FlaskForm):
 
 
 class ConfirmCodeForm(FlaskForm):
-    """Turning two-factor sign-in on: the first code of the new secret."""
+    """Turning two-factor sign-in on: the user's password again, and the first code of the new
+    secret."""
 
+    current_password = PasswordField("Your password",
+                                     validators=[InputRequired("Enter your password"),
+                                                 Length(max=MAX_LENGTH)],
+                                     render_kw={"autocomplete": "current-password"})
     code = StringField("Code", validators=[InputRequired("Enter the code from your authenticator app"),
                                            Length(max=32)],
                        description="The 6 digits your authenticator app shows now",

@@ -14,7 +14,6 @@ from flask import (
     session,
     url_for,
 )
-from flask_limiter import RateLimitExceeded
 from flask_login import current_user, login_required, login_user
 from flask_wtf.csrf import CSRFError
 
@@ -26,18 +25,13 @@ from app.store.merchants import password_hasher
 from app.store.users import set_password_hash, user_by_id, user_for_sign_in
 from app.web import deps as app_deps
 
-from . import auth, limiter, sessions
+from . import auth, sessions, throttle
 from .forms import CodeForm, LoginForm, NewPasswordForm
 from .two_factor import hash_recovery_code, looks_like_recovery_code, matching_step
 from .users import check_password, load_user, local_path
 
-# Failed sign-ins only (successful ones do not count): per account, against guessing one
-# password, and per address, against trying many accounts.
-FAILED_LOGINS_PER_ACCOUNT = "5 per 15 minutes"
-FAILED_LOGINS_PER_ADDRESS = "30 per 15 minutes"
 WRONG_CREDENTIALS = "Incorrect e-mail or password."
 WRONG_CODE = "Incorrect or already used code."
-TOO_MANY_ATTEMPTS = "Too many failed sign-in attempts. Wait 15 minutes and try again."
 LINK_UNUSABLE = ("This link has expired or was already used. Ask your admin for a new one.")
 # Between the password and the code: the user id and when the password was right.
 PENDING_USER, PENDING_SINCE, PENDING_NEXT = "two_factor_user", "two_factor_since", "two_factor_next"
@@ -45,35 +39,25 @@ PENDING_USER, PENDING_SINCE, PENDING_NEXT = "two_factor_user", "two_factor_since
 CODE_WAIT = timedelta(minutes=5)
 
 
-def _account_key() -> str:
-    return "login-account:" + (request.form.get("email") or "").strip().lower()[:254]
-
-
-def _pending_account_key() -> str:
-    return f"login-code:{session.get(PENDING_USER)}"
-
-
-def _failed(_response) -> bool:
-    return g.get("login_failed", False)
-
-
 @auth.route("/login", methods=["GET", "POST"])
-@limiter.limit(FAILED_LOGINS_PER_ACCOUNT, key_func=_account_key, methods=["POST"], deduct_when=_failed)
-@limiter.limit(FAILED_LOGINS_PER_ADDRESS, methods=["POST"], deduct_when=_failed)
 def login():
-    """Show the sign-in form; on success start a new session and go where the user was heading."""
+    """Show the sign-in form; on success start a new session and go where the user was heading
+    (failures are throttled per address and account: app/auth/throttle.py)."""
     if current_user.is_authenticated:
         return redirect(url_for(landing_endpoint(current_user)))
     form = LoginForm()
     if not form.validate_on_submit():
         status = 422 if request.method == "POST" else 200
         return render_template("auth/login.html", form=form), status
+    account = throttle.account_key(form.email.data)
+    if throttle.refuses(account):
+        return _too_many_attempts()
     deps = app_deps()
     with deps.uow(write=False) as uow:
         # No user's address holds a control character (nor could PostgreSQL look one up).
         row = user_for_sign_in(uow.conn, form.email.data) if storable_text(form.email.data) else None
     if not check_password(row, form.password.data):
-        g.login_failed = True
+        throttle.count_failure(account)
         return render_template("auth/login.html", form=form, error=WRONG_CREDENTIALS), 401
     new_hash = (password_hasher.hash(form.password.data)
                 if password_hasher.check_needs_rehash(row.password_hash) else None)
@@ -89,13 +73,15 @@ def login():
         session.update({PENDING_USER: row.id, PENDING_SINCE: deps.clock().timestamp(),
                         PENDING_NEXT: target})
         return redirect(url_for("auth.login_code"), 303)
-    return _signed_in(row.id, target, new_hash)
+    return _signed_in(row, target, new_hash)
 
 
-def _signed_in(user_id: int, target: str | None, new_hash: str | None = None):
-    """Start the user's session and go where they were heading."""
-    sessions.begin(user_id, new_hash)
-    login_user(load_user(str(user_id)))
+def _signed_in(row, target: str | None, new_hash: str | None = None):
+    """Start the user's session (their failures from this address forgotten) and go where they
+    were heading."""
+    throttle.forget_failures(throttle.account_key(row.email))
+    sessions.begin(row.id, new_hash)
+    login_user(load_user(str(row.id)))
     # Live unless `next` is a sandbox page (/test/...): a shared sandbox link works after sign-in.
     return redirect(target or url_for(landing_endpoint(current_user)), 303)
 
@@ -113,11 +99,9 @@ def _pending_user():
 
 
 @auth.route("/login/code", methods=["GET", "POST"])
-@limiter.limit(FAILED_LOGINS_PER_ACCOUNT, key_func=_pending_account_key, methods=["POST"],
-               deduct_when=_failed)
-@limiter.limit(FAILED_LOGINS_PER_ADDRESS, methods=["POST"], deduct_when=_failed)
 def login_code():
-    """The second step of sign-in: a code from the authenticator app, or a recovery code."""
+    """The second step of sign-in: a code from the authenticator app, or a recovery code (its
+    failures count with the password's, on the same account)."""
     if current_user.is_authenticated:
         return redirect(url_for(landing_endpoint(current_user)))
     row = _pending_user()
@@ -128,10 +112,13 @@ def login_code():
     if not form.validate_on_submit():
         status = 422 if request.method == "POST" else 200
         return render_template("auth/code.html", form=form), status
+    account = throttle.account_key(row.email)
+    if throttle.refuses(account):
+        return _too_many_attempts()
     if not _second_factor_accepted(row, form.code.data):
-        g.login_failed = True
+        throttle.count_failure(account)
         return render_template("auth/code.html", form=form, error=WRONG_CODE), 401
-    return _signed_in(row.id, session.get(PENDING_NEXT))
+    return _signed_in(row, session.get(PENDING_NEXT))
 
 
 def _second_factor_accepted(row, code: str) -> bool:
@@ -200,11 +187,10 @@ def _no_store(body, status: int):
     return response
 
 
-@auth.errorhandler(RateLimitExceeded)
-def too_many_attempts(_error):
+def _too_many_attempts():
     """The sign-in form again, saying why it refuses for now."""
     return render_template("auth/login.html", form=LoginForm(formdata=None),
-                           error=TOO_MANY_ATTEMPTS), 429
+                           error=throttle.TOO_MANY_ATTEMPTS), 429
 
 
 @auth.errorhandler(CSRFError)

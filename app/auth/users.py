@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 from functools import cache, wraps
+from urllib.parse import urlsplit
 
 from argon2.exceptions import InvalidHashError, VerificationError
 from flask import abort, g, jsonify, redirect, request, session, url_for
 from flask_login import LoginManager, UserMixin, current_user, login_required
+from werkzeug.urls import iri_to_uri
 
 from app.payments.model import Caller, Mode
 from app.store.merchants import password_hasher
@@ -36,6 +38,11 @@ ROLE_DESCRIPTIONS = {
 # Live first: support and finance staff look up real customers' payments; the sandbox is a
 # deliberate switch (its pages' URLs start /test/), marked by a banner on every page while it is on.
 DEFAULT_MODE = Mode.LIVE
+# What browsers remove from anywhere in a URL, and trim from its ends (WHATWG URL parsing).
+_URL_IGNORED = str.maketrans("", "", "\t\n\r")
+_URL_TRIMMED = "".join(map(chr, range(0x21)))
+# A longer `next` is not a page of this site (and would not fit the cookie between sign-in steps).
+MAX_LOCAL_PATH = 2000
 
 login_manager = LoginManager()
 login_manager.login_view = "auth.login"
@@ -129,11 +136,24 @@ def current_caller() -> Caller:
 
 
 def local_path(target: str | None) -> str | None:
-    """The target if it is a path on this site; None for absolute or scheme-relative URLs
-    (no open redirects through ?next= or a form's back field)."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
-    return None
+    """The path on this site a browser would go to for `target` (?next= or a form's back field),
+    or None when it would leave the site or cannot be a Location (no open redirects).
+
+    Normalised as the WHATWG URL parser does before judging: tabs and newlines removed anywhere,
+    C0 controls and spaces trimmed at both ends, backslashes read as slashes; what is left must
+    have no scheme or host, start with a single "/" and be at most MAX_LOCAL_PATH characters.
+    Other characters are percent-encoded (iri_to_uri), so the Location header is always ASCII.
+    """
+    if not target:
+        return None
+    path = target.translate(_URL_IGNORED).strip(_URL_TRIMMED).replace("\\", "/")
+    if (len(path) > MAX_LOCAL_PATH or not path.startswith("/") or path.startswith("//")
+            or not path.isprintable()):
+        return None
+    parts = urlsplit(path)
+    if parts.scheme or parts.netloc:
+        return None
+    return iri_to_uri(path)
 
 
 def requires(permission: str):

@@ -13,13 +13,12 @@ from flask import (
     redirect,
     render_template,
     request,
-    session,
     url_for,
 )
 from flask_limiter import RateLimitExceeded
 from flask_login import current_user, login_required
 
-from app.auth import limiter, sessions
+from app.auth import limiter, sessions, throttle
 from app.auth.forms import ChangePasswordForm, ConfirmCodeForm
 from app.auth.two_factor import (
     hash_recovery_code,
@@ -39,8 +38,6 @@ from app.web import deps
 from . import dashboard
 from .settings import ROW_ID
 
-# The secret being enrolled, kept in the (signed) cookie until its first code confirms it.
-ENROLMENT_SESSION_KEY = "enrolling_totp_secret"
 # What a user who must enrol may still open.
 OPEN_BEFORE_ENROLMENT = frozenset({"dashboard.two_factor", "dashboard.enable_two_factor"})
 WRONG_CURRENT_PASSWORD = "Your current password is not correct."  # nosec B105 # a message, not a password
@@ -135,10 +132,12 @@ def two_factor():
     """Set up two-factor sign-in: a new secret's QR code, and the form for its first code."""
     if current_user.has_two_factor:
         return redirect(url_for("dashboard.account"))
-    secret = session.get(ENROLMENT_SESSION_KEY)
-    if not isinstance(secret, str):
-        secret = session[ENROLMENT_SESSION_KEY] = new_secret()
-    return _enrol_page(secret, ConfirmCodeForm(meta={"csrf": False}, formdata=None))
+    box = deps().providers.box
+    with deps().uow() as uow:
+        sealed = second_factors.enrolment_secret(uow.conn, current_user.id, box.seal(new_secret()),
+                                                 deps().clock())
+        uow.commit()
+    return _enrol_page(box.open(sealed), ConfirmCodeForm(meta={"csrf": False}, formdata=None))
 
 
 def _enrol_page(secret: str, form, status: int = 200, error: str | None = None):
@@ -153,12 +152,23 @@ def _enrol_page(secret: str, form, status: int = 200, error: str | None = None):
 @dashboard.post("/account/two-factor")
 @login_required
 def enable_two_factor():
-    """Confirm the new secret with a code from the app; show the ten recovery codes once."""
-    secret = session.get(ENROLMENT_SESSION_KEY)
-    if current_user.has_two_factor or not isinstance(secret, str):
+    """Confirm the new secret with the user's password and a code from the app; show the ten
+    recovery codes once. A wrong password counts as a failed sign-in (app/auth/throttle.py)."""
+    with deps().uow(write=False) as uow:
+        sealed = second_factors.pending_enrolment(uow.conn, current_user.id)
+        row = user_by_id(uow.conn, current_user.id)
+    if current_user.has_two_factor or sealed is None:
         return redirect(url_for("dashboard.two_factor"), 303)
+    secret = deps().providers.box.open(sealed)
     form = ConfirmCodeForm(meta={"csrf": False})
     if not form.validate():
+        return _enrol_page(secret, form, 422)
+    account = throttle.account_key(current_user.email)
+    if throttle.refuses(account):
+        return _enrol_page(secret, form, 429, throttle.TOO_MANY_ATTEMPTS)
+    if not check_password(row, form.current_password.data):
+        throttle.count_failure(account)
+        form.current_password.errors = [WRONG_CURRENT_PASSWORD]
         return _enrol_page(secret, form, 422)
     step = matching_step(secret, form.code.data)
     if step is None:
@@ -171,7 +181,6 @@ def enable_two_factor():
                                    [hash_recovery_code(code) for code in codes])
         uow.audit(caller, "user.two_factor_enable", target=current_user.email, both_modes=True)
         uow.commit()
-    session.pop(ENROLMENT_SESSION_KEY, None)
     response = make_response(render_template("dashboard/recovery_codes.html", codes=codes))
     response.headers["Cache-Control"] = "no-store"
     return response

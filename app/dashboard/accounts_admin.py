@@ -6,14 +6,18 @@ Every change writes an audit entry of no mode in the same transaction.
 from __future__ import annotations
 
 from flask import flash, redirect, request, url_for
+from flask_login import current_user
 
-from app.auth.users import current_caller, requires
+from app.auth import throttle
+from app.auth.users import check_password, current_caller, requires
 from app.store import password_links, two_factor as second_factors, user_sessions
+from app.store.users import user_by_id
 from app.web import deps
 
 from . import dashboard
+from .account import WRONG_CURRENT_PASSWORD
 from .password_links import mail_link, new_link, show_link
-from .settings import ROW_ID, _member
+from .settings import ROW_ID, _member, _settings_page
 
 @dashboard.post(f"/settings/users/<{ROW_ID}:user_id>/reset-link")
 @requires("manage_settings")
@@ -31,8 +35,20 @@ def password_reset_link(user_id: int):
 @dashboard.post(f"/settings/users/<{ROW_ID}:user_id>/two-factor/reset")
 @requires("manage_settings")
 def reset_two_factor(user_id: int):
-    """Take a user's second factor and recovery codes away (a lost phone); their sessions end."""
+    """Take a user's second factor and recovery codes away (a lost phone); their sessions end.
+    The admin's own password is asked again; a wrong one counts as a failed sign-in."""
     caller = current_caller()
+    with deps().uow(write=False) as uow:
+        _member(uow, caller, user_id)
+        admin = user_by_id(uow.conn, current_user.id)
+    account = throttle.account_key(current_user.email)
+    if throttle.refuses(account):
+        flash(throttle.TOO_MANY_ATTEMPTS, "error")
+        return _settings_page(429)
+    if not check_password(admin, request.form.get("current_password", "")):
+        throttle.count_failure(account)
+        flash(WRONG_CURRENT_PASSWORD, "error")
+        return _settings_page(422)
     with deps().uow() as uow:
         member = _member(uow, caller, user_id)
         second_factors.remove_totp(uow.conn, user_id)

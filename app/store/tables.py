@@ -425,6 +425,29 @@ recovery_codes = Table(
     Index("ix_recovery_codes_user", "user_id"),
 )
 
+# The TOTP secret a user is enrolling (a Fernet token), until its first code confirms it.
+totp_enrolments = Table(
+    "totp_enrolments",
+    metadata,
+    Column("user_id", ForeignKey("users.id"), primary_key=True),
+    Column("sealed_secret", Text, nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+)
+
+# One row per failed sign-in (or wrong current password), read by every web process:
+# app/auth/throttle.py decides from their counts; the worker deletes those past its window.
+sign_in_failures = Table(
+    "sign_in_failures",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("account", String(254), nullable=False),  # the e-mail as typed, lower case
+    Column("address", String(64), nullable=False),  # the client's address
+    Column("failed_at", UtcDateTime(), nullable=False),
+    Index("ix_sign_in_failures_address", "address", "failed_at"),
+    Index("ix_sign_in_failures_account", "account", "failed_at"),
+    Index("ix_sign_in_failures_failed_at", "failed_at"),
+)
+
 # Every webhook a provider sent to a provider account's URL, verified or not, and what came of it.
 provider_events = Table(
     "provider_events",

@@ -4,8 +4,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import Connection, delete, insert, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
-from .tables import merchants, recovery_codes, users
+from .tables import merchants, recovery_codes, totp_enrolments, users
 
 
 def sealed_totp_secret(conn: Connection, user_id: int) -> tuple[str | None, int | None]:
@@ -15,11 +16,29 @@ def sealed_totp_secret(conn: Connection, user_id: int) -> tuple[str | None, int 
     return row.totp_secret, row.totp_last_step
 
 
+def enrolment_secret(conn: Connection, user_id: int, sealed_new_secret: str, at: datetime) -> str:
+    """The sealed secret the user is enrolling: the one begun earlier, or else this new one
+    (kept until enable_totp; two tabs or sessions of the user show the same secret)."""
+    dialect_insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    conn.execute(dialect_insert(totp_enrolments)
+                 .values(user_id=user_id, sealed_secret=sealed_new_secret, created_at=at)
+                 .on_conflict_do_nothing(index_elements=["user_id"]))
+    return pending_enrolment(conn, user_id)
+
+
+def pending_enrolment(conn: Connection, user_id: int) -> str | None:
+    """The sealed secret the user is enrolling, or None when they have not begun."""
+    return conn.execute(select(totp_enrolments.c.sealed_secret)
+                        .where(totp_enrolments.c.user_id == user_id)).scalar_one_or_none()
+
+
 def enable_totp(conn: Connection, user_id: int, sealed_secret: str, step: int,
                 code_hashes: list[str]) -> None:
-    """Give the user a second factor (its confirmation code's step used) and new recovery codes."""
+    """Give the user a second factor (its confirmation code's step used) and new recovery codes;
+    their enrolment is over."""
     conn.execute(update(users).where(users.c.id == user_id)
                  .values(totp_secret=sealed_secret, totp_last_step=step))
+    conn.execute(delete(totp_enrolments).where(totp_enrolments.c.user_id == user_id))
     conn.execute(delete(recovery_codes).where(recovery_codes.c.user_id == user_id))
     conn.execute(insert(recovery_codes), [{"user_id": user_id, "code_hash": h} for h in code_hashes])
 

@@ -51,9 +51,15 @@ def test_enrol_in_two_factor_then_sign_in_with_a_code(page: Page, server, mercha
     expect(qr).to_be_visible()
     assert qr.evaluate("img => img.complete && img.naturalWidth > 0")  # the CSP lets the data: URI load
     totp = pyotp.TOTP(page.locator("#totp-secret").inner_text())
+    page.get_by_label("Your password").fill("not my password")
+    page.get_by_label("Code", exact=True).fill(totp.now())
+    page.get_by_role("button", name="Turn on").click()
+    expect(page.get_by_text("Your current password is not correct.")).to_be_visible()
+    page.get_by_label("Your password").fill(PASSWORD)
     page.get_by_label("Code", exact=True).fill("000000" if totp.now() != "000000" else "111111")
     page.get_by_role("button", name="Turn on").click()
     expect(page.get_by_role("alert")).to_contain_text("That code is not right.")
+    page.get_by_label("Your password").fill(PASSWORD)  # a password field is never shown again
     page.get_by_label("Code", exact=True).fill(totp.now())
     page.get_by_role("button", name="Turn on").click()
     expect(page).to_have_title("Recovery codes · Paydesk")

@@ -292,10 +292,12 @@ def test_enrolment_shows_a_qr_code_confirms_a_code_and_shows_ten_recovery_codes_
     assert page.status_code == 200 and page.headers["Cache-Control"] == "no-store"
     assert '<img src="data:image/svg+xml;charset=utf-8,' in page.text
     secret = re.search(r'id="totp-secret">([A-Z2-7]+)<', page.text).group(1)
-    wrong = client.post("/account/two-factor", {"code": "000000" if pyotp.TOTP(secret).now() != "000000"
+    wrong = client.post("/account/two-factor", {"current_password": PASSWORD,
+                                                "code": "000000" if pyotp.TOTP(secret).now() != "000000"
                                                 else "111111"})
     assert wrong.status_code == 422 and "That code is not right." in wrong.text
-    done = client.post("/account/two-factor", {"code": pyotp.TOTP(secret).now()})
+    done = client.post("/account/two-factor", {"current_password": PASSWORD,
+                                               "code": pyotp.TOTP(secret).now()})
     assert done.status_code == 200 and done.headers["Cache-Control"] == "no-store"
     codes = _CODES.findall(done.text)
     assert len(set(codes)) == 10
@@ -376,7 +378,8 @@ def test_a_required_second_factor_sends_users_without_one_to_enrol(server, merch
     htmx = client.get("/transactions?q=x", headers={"HX-Request": "true"})
     assert htmx.status_code == 403 and htmx.headers["HX-Redirect"] == "/account/two-factor"
     secret = re.search(r'id="totp-secret">([A-Z2-7]+)<', client.get("/account/two-factor").text).group(1)
-    assert client.post("/account/two-factor", {"code": pyotp.TOTP(secret).now()}).status_code == 200
+    assert client.post("/account/two-factor", {"current_password": PASSWORD,
+                                               "code": pyotp.TOTP(secret).now()}).status_code == 200
     assert client.get("/transactions").status_code == 200
     admin.get("/settings")
     assert admin.post("/settings/two-factor", {"required": "0"}).status_code == 303
@@ -393,7 +396,8 @@ def test_an_admin_resets_a_second_factor_and_the_user_is_signed_out(server, merc
     client = _password_step(server, email)
     assert client.post("/login/code", {"code": totp.now()}).status_code == 303
     admin.get("/settings")
-    assert admin.post(f"/settings/users/{_user_id(app, email)}/two-factor/reset").status_code == 303
+    assert admin.post(f"/settings/users/{_user_id(app, email)}/two-factor/reset",
+                      {"current_password": PASSWORD}).status_code == 303
     assert not _is_signed_in(client)
     assert Browserless(server.url).login(email).headers["Location"] == "/overview"  # no code now (finance lands on the Overview)
     with _deps(app).uow(write=False) as uow:

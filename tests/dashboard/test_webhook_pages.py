@@ -54,6 +54,19 @@ def test_resend_queues_a_new_attempt_and_is_audited(sandbox_finance, event, app,
     assert sandbox_finance.post("/webhooks/msg_unknown/resend").status_code == 404
 
 
+@pytest.mark.parametrize("back,location", [
+    (SANDBOX + "/webhooks?page=2", SANDBOX + "/webhooks?page=2"),
+    ("/\t/evil.example/path", SANDBOX + "/webhooks"),
+    ("/\\evil.example", SANDBOX + "/webhooks"),
+    (" https://evil.example/", SANDBOX + "/webhooks"),
+])
+def test_resend_goes_back_only_to_a_page_of_this_site(sandbox_finance, event, back, location):
+    page = sandbox_finance.get("/webhooks").text
+    webhook_id = page.split('id="delivery-', 1)[1].split('"', 1)[0]
+    answer = sandbox_finance.post(f"/webhooks/{webhook_id}/resend", {"back": back})
+    assert (answer.status_code, answer.headers["Location"]) == (303, location)
+
+
 def test_the_inbox_shows_verified_invalid_and_duplicate_messages(sandbox_finance, merchant):
     body = json.dumps({"txNo": f"TEST-{uuid.uuid4().hex[:6]}", "status": "Captured"})
     msg_id = f"msg_{uuid.uuid4().hex[:12]}"

@@ -16,9 +16,10 @@ from tests.support.strategies import (
     INTERNAL_BASE_URLS, hostile_text, path_segments, query_strings, url_quoted,
 )
 
-from tests.dashboard.conftest import SANDBOX
+from tests.dashboard.conftest import PASSWORD, SANDBOX
 
 from .conftest import assert_no_server_error, csrf_token_of, fresh_address
+from .test_found_cases import HOSTILE_NEXT
 
 PAYOUT_FORM = {
     "method": "mobile-money-payout", "currency": "KES", "country": "", "bank": "",
@@ -74,12 +75,13 @@ FORMS = {
                         {"user_id": "1", "currency": "EUR", "max_refund": "20", "max_payout": "30"}),
     "password link, two-factor reset": Form(st.one_of(
         user_ids.map("/settings/users/{}/reset-link".format),
-        user_ids.map("/settings/users/{}/two-factor/reset".format))),
+        user_ids.map("/settings/users/{}/two-factor/reset".format)), {"current_password": PASSWORD}),
     "two-factor rule": Form(st.just("/settings/two-factor"), {"required": "0"}),
     "own password": Form(st.just("/account/password"),
                          {"current_password": "not it", "new_password": "a fresh passphrase today",
                           "confirm": "a fresh passphrase today"}),
-    "two-factor enrolment": Form(st.just("/account/two-factor"), {"code": "123456"}),
+    "two-factor enrolment": Form(st.just("/account/two-factor"),
+                                 {"current_password": PASSWORD, "code": "123456"}),
     "session end": Form(user_ids.map("/account/sessions/{}/end".format)),
 }
 PAGES = {
@@ -156,7 +158,8 @@ def test_hostile_sign_ins_never_get_5xx(app, data):
     client = app.test_client()
     csrf_token = csrf_token_of(client.get("/login")) if data.draw(st.booleans()) else ""
     body = data.draw(form_bodies({"email": "someone@shop.test", "password": "a password"}, csrf_token))
-    next_page = data.draw(st.one_of(st.just(""), hostile_text.map(url_quoted)))
+    next_page = data.draw(st.one_of(st.just(""), hostile_text.map(url_quoted),
+                                    st.sampled_from([value for value, _ in HOSTILE_NEXT])))
     note(f"POST /login?next={next_page[:200]} {body[:500]!r}")
     response = client.post(f"/login?next={next_page}", data=body,
                            content_type="application/x-www-form-urlencoded", environ_base=fresh_address())

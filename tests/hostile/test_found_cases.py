@@ -10,9 +10,37 @@ from sqlalchemy import select
 from app.store.tables import inbox_messages
 from tests.conftest import payment_body
 
+from tests.dashboard.conftest import PASSWORD, add_user
+
 from .conftest import csrf_token_of, fresh_address
 
 PAST_64_BITS = str(2**63)
+HOME = "/transactions"  # where a support user lands
+# `next` as written in the sign-in URL (percent-encoded), and where signing in must then go: a
+# browser drops tabs and newlines anywhere, trims controls and spaces, and reads "\\" as "/".
+HOSTILE_NEXT = [
+    ("/%09/evil.example/path", HOME),
+    ("/%0A/evil.example", HOME),
+    ("/%0D%0A/evil.example", HOME),
+    ("/%0A", "/"),
+    ("/%0D%0ASet-Cookie:%20stolen=1", "/Set-Cookie:%20stolen=1"),
+    ("/%5Cevil.example", HOME),
+    ("%5C/evil.example", HOME),
+    ("/%5C%5Cevil.example", HOME),
+    ("/%255Cevil.example", "/%5Cevil.example"),
+    ("//evil.example/", HOME),
+    ("%20//evil.example/", HOME),
+    ("%00//evil.example/", HOME),
+    ("%1F/%09/evil.example", HOME),
+    ("https:evil.example", HOME),
+    ("https://evil.example/", HOME),
+    ("java%0Ascript:alert(1)", HOME),
+    ("%09/webhooks%20", "/webhooks"),
+    ("/caf%C3%A9?q=%C3%A9", "/caf%C3%A9?q=%C3%A9"),
+    ("/%E2%80%AE/evil.example", HOME),
+    ("/%E2%80%8B/evil.example", HOME),
+    ("/" + "a" * 3000, HOME),
+]
 
 
 @pytest.mark.parametrize("method,path", [
@@ -80,3 +108,14 @@ def test_the_inbox_logs_a_delivery_with_nul_bytes_as_replacement_characters(app,
         logged = uow.conn.execute(select(inbox_messages.c.body, inbox_messages.c.webhook_id)
                                   .where(inbox_messages.c.merchant_id == merchant.merchant_id)).one()
     assert tuple(logged) == ('{"a": "x\ufffdy"}', "msg\ufffdnul")
+
+
+@pytest.mark.parametrize("next_page,location", HOSTILE_NEXT)
+def test_sign_in_goes_only_to_a_page_of_this_site_as_a_browser_reads_next(app, merchant, next_page,
+                                                                         location):
+    client = app.test_client()
+    token = csrf_token_of(client.get(f"/login?next={next_page}"))
+    response = client.post(f"/login?next={next_page}", environ_base=fresh_address(), data={
+        "email": add_user(app, merchant.merchant_id, "support"), "password": PASSWORD,
+        "csrf_token": token})
+    assert (response.status_code, response.headers["Location"]) == (303, location)

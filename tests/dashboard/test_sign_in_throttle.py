@@ -1,0 +1,157 @@
+"""Failed sign-ins are counted in the database (every web process sees them), per address and per
+account, so a flood from one address stops that address and never locks the owner out."""
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import NamedTuple
+
+import pytest
+from sqlalchemy import insert, select
+
+from app.auth.throttle import PER_ACCOUNT, PER_ACCOUNT_FROM_ADDRESS, PER_ADDRESS
+from app.store.merchants import create_merchant
+from app.store.tables import sign_in_failures
+from app.util import utcnow
+from app.worker import run_round
+from tests.conftest import make_app
+from tests.hostile.conftest import csrf_token_of
+from tests.support.servers import free_port, start_gunicorn, stop_process_group
+
+from .conftest import PASSWORD, Browserless, add_user
+
+WRONG = "Incorrect e-mail or password."
+TOO_MANY = "Too many failed sign-in attempts. Wait 15 minutes and try again."
+
+
+class Answer(NamedTuple):
+    """What a sign-in answered."""
+
+    status: int
+    location: str | None
+    page: str
+
+
+class InProcess:
+    """A web process's app in this Python process, behind a proxy (X-Forwarded-For)."""
+
+    def __init__(self, database_url: str):
+        self.app = make_app(database_url, PROXY_FIX_HOPS=1)
+
+    def sign_in(self, email: str, password: str, address: str) -> Answer:
+        """One sign-in through the form, from a new browser at the address."""
+        client = self.app.test_client()
+        headers = {"X-Forwarded-For": address}
+        token = csrf_token_of(client.get("/login", headers=headers))
+        response = client.post("/login", headers=headers,
+                               data={"email": email, "password": password, "csrf_token": token})
+        return Answer(response.status_code, response.headers.get("Location"),
+                      response.get_data(as_text=True))
+
+
+class OtherProcess:
+    """Paydesk under gunicorn in a process of its own, behind a proxy (X-Forwarded-For)."""
+
+    def __init__(self, base_url: str):
+        self.base_url = base_url
+
+    def sign_in(self, email: str, password: str, address: str) -> Answer:
+        """One sign-in through the form, from a new browser at the address."""
+        client, headers = Browserless(self.base_url), {"X-Forwarded-For": address}
+        client.get("/login", headers=headers)
+        response = client.post("/login", {"email": email, "password": password}, headers=headers)
+        return Answer(response.status_code, response.headers.get("Location"), response.text)
+
+
+@pytest.fixture(scope="module")
+def processes(database_url):
+    """Two web processes on the same database: this one's app, and gunicorn's."""
+    port = free_port()
+    gunicorn = start_gunicorn(database_url, port, workers=1, PROXY_FIX_HOPS="1")
+    here = InProcess(database_url)
+    yield here, OtherProcess(f"http://127.0.0.1:{port}")
+    stop_process_group(gunicorn)
+    here.app.extensions["paydesk.engine"].dispose()
+
+
+@pytest.fixture
+def owner(processes) -> str:
+    """A user's e-mail: the account being guessed at."""
+    app = processes[0].app
+    with app.extensions["paydesk"].uow() as uow:
+        merchant = create_merchant(uow, f"Merchant {uuid.uuid4().hex[:10]}", "http://paydesk.test")
+        uow.commit()
+    return add_user(app, merchant.merchant_id, "support")
+
+
+def new_address() -> str:
+    """A client address (IPv6 documentation prefix) no other test uses."""
+    return f"2001:db8:{uuid.uuid4().hex[:4]}::{uuid.uuid4().hex[:4]}"
+
+
+def assert_refused(answer: Answer) -> None:
+    assert answer.status == 429
+    assert TOO_MANY in answer.page and WRONG not in answer.page
+
+
+def test_failures_in_two_processes_add_up(processes, owner):
+    first, second = processes
+    address = new_address()
+    for attempt in range(PER_ACCOUNT_FROM_ADDRESS):
+        assert processes[attempt % 2].sign_in(owner, "a wrong guess", address).status == 401
+    assert_refused(first.sign_in(owner, PASSWORD, address))
+    assert_refused(second.sign_in(owner, PASSWORD, address))
+
+
+def test_guessing_from_one_address_does_not_lock_the_owner_out(processes, owner):
+    first, second = processes
+    attacker = new_address()
+    for _ in range(PER_ACCOUNT_FROM_ADDRESS):
+        assert first.sign_in(owner, "a wrong guess", attacker).status == 401
+    assert_refused(second.sign_in(owner, PASSWORD, attacker))
+    answer = second.sign_in(owner, PASSWORD, new_address())
+    assert (answer.status, answer.location) == (303, "/transactions")
+
+
+def test_a_flood_over_many_accounts_stops_that_address_for_every_account(processes, owner):
+    first, second = processes
+    attacker = new_address()
+    for _ in range(PER_ADDRESS):
+        unknown = f"nobody-{uuid.uuid4().hex[:8]}@shop.test"
+        assert first.sign_in(unknown, "a wrong guess", attacker).status == 401
+    assert_refused(second.sign_in(owner, PASSWORD, attacker))
+    assert second.sign_in(owner, PASSWORD, new_address()).status == 303
+
+
+def test_guessing_spread_over_addresses_is_refused_only_to_addresses_that_failed(processes, owner):
+    first, second = processes
+    attackers = [new_address() for _ in range(PER_ACCOUNT)]
+    for address in attackers:
+        assert first.sign_in(owner, "a wrong guess", address).status == 401
+    assert_refused(second.sign_in(owner, PASSWORD, attackers[0]))
+    assert second.sign_in(owner, PASSWORD, new_address()).status == 303
+
+
+def test_signing_in_forgets_the_failures_from_that_address(processes, owner):
+    first, second = processes
+    address = new_address()
+    for _ in range(PER_ACCOUNT_FROM_ADDRESS - 1):
+        assert first.sign_in(owner, "a typo", address).status == 401
+    assert second.sign_in(owner, PASSWORD, address).status == 303
+    for _ in range(PER_ACCOUNT_FROM_ADDRESS - 1):
+        assert second.sign_in(owner, "a typo", address).status == 401
+    assert first.sign_in(owner, PASSWORD, address).status == 303
+
+
+def test_the_worker_deletes_failures_past_the_window(app):
+    address, now = new_address(), utcnow()
+    with app.extensions["paydesk"].uow() as uow:
+        uow.conn.execute(insert(sign_in_failures), [
+            {"account": "someone@shop.test", "address": address, "failed_at": now - timedelta(minutes=16)},
+            {"account": "someone@shop.test", "address": address, "failed_at": now - timedelta(minutes=14)}])
+        uow.commit()
+    run_round(app)
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        left = list(uow.conn.execute(select(sign_in_failures.c.failed_at)
+                                     .where(sign_in_failures.c.address == address)).scalars())
+    assert left == [now - timedelta(minutes=14)]
