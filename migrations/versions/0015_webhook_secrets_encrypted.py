@@ -8,7 +8,7 @@ so it becomes TEXT. Only clear secrets (whsec_...) are sealed: a row a newer pro
 sealed is left as it is. Downgrade opens them again.
 
 Revision ID: 0015
-Revises: 0013
+Revises: 0014
 Create Date: 2026-11-27 11:00:00
 """
 import sqlalchemy as sa
@@ -18,7 +18,7 @@ from app.config import Config
 from app.store.encryption import SecretBox
 
 revision = '0015'
-down_revision = '0013'
+down_revision = '0014'
 branch_labels = None
 depends_on = None
 

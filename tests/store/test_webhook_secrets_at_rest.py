@@ -36,13 +36,13 @@ def test_the_stored_secrets_hold_no_whsec_text_and_open_to_the_merchants_secrets
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def database_at_0013(request, tmp_path):
-    """A new database migrated up to 0013, when webhook secrets were stored in clear."""
-    yield from database_at("0013", request.param, tmp_path)
+def database_at_0014(request, tmp_path):
+    """A new database migrated up to 0014, when webhook secrets were stored in clear."""
+    yield from database_at("0014", request.param, tmp_path)
 
 
-def test_the_migration_seals_clear_secrets_and_its_downgrade_opens_them(database_at_0013):
-    engine = create_engine(database_at_0013)
+def test_the_migration_seals_clear_secrets_and_its_downgrade_opens_them(database_at_0014):
+    engine = create_engine(database_at_0014)
     clear = [new_webhook_secret(), new_webhook_secret()]
     try:
         with engine.begin() as conn:
@@ -51,14 +51,14 @@ def test_the_migration_seals_clear_secrets_and_its_downgrade_opens_them(database
             for mode, secret in zip(("live", "sandbox"), clear):
                 conn.execute(insert(webhook_secrets).values(merchant_id=merchant_id, mode=mode,
                                                             secret=secret, created_at=utcnow()))
-        upgrade_database(database_at_0013)
+        upgrade_database(database_at_0014)
         sealed = _stored_secrets(engine, merchant_id)
         assert not any("whsec_" in raw for raw in sealed)
         box = SecretBox(Config().PAYDESK_ENCRYPTION_KEY)  # the key the migration read
         assert [box.open(raw) for raw in sealed] == clear
-        upgrade_database(database_at_0013)  # at head already: nothing sealed twice
+        upgrade_database(database_at_0014)  # at head already: nothing sealed twice
         assert _stored_secrets(engine, merchant_id) == sealed
-        command.downgrade(alembic_config(database_at_0013), "0013")
+        command.downgrade(alembic_config(database_at_0014), "0014")
         assert _stored_secrets(engine, merchant_id) == clear
     finally:
         engine.dispose()
