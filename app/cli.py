@@ -193,10 +193,11 @@ def provider_reencrypt():
     """After putting a new key first in PAYDESK_ENCRYPTION_KEY: seal every stored secret with it."""
     deps = app_deps()
     try:
-        count, signing = accounts.reencrypt_all(deps.uow, deps.providers.box)
+        count, two_factor, signing = accounts.reencrypt_all(deps.uow, deps.providers.box)
     except SecretBoxError as error:
         raise click.ClickException(f"nothing re-encrypted: {error}") from None
-    click.echo(f"Re-encrypted the secrets of {count} provider account{'' if count == 1 else 's'} "
+    click.echo(f"Re-encrypted the secrets of {count} provider account{'' if count == 1 else 's'}, "
+               f"{two_factor} two-factor secret{'' if two_factor == 1 else 's'} "
                f"and {signing} webhook signing secret{'' if signing == 1 else 's'} "
                "under the first key of PAYDESK_ENCRYPTION_KEY; the other keys can now be removed.")
 

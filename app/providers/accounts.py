@@ -18,6 +18,7 @@ from app.payments.provider import ProviderUnavailable
 from app.store import provider_accounts as store
 from app.store.encryption import SecretBox
 from app.store.merchants import reseal_webhook_secrets
+from app.store.two_factor import reseal_totp_secrets
 
 from .http import ProviderAnswerError, ProviderRejected, answered
 from .methods import PROVIDER_METHODS
@@ -191,14 +192,15 @@ def test_connection(uow_factory: Callable[..., Any], registry: ProviderRegistry,
         return False, str(error)  # Paydesk's own words: not asked, not reached, no answer in time
 
 
-def reencrypt_all(uow_factory: Callable[..., Any], box: SecretBox) -> tuple[int, int]:
+def reencrypt_all(uow_factory: Callable[..., Any], box: SecretBox) -> tuple[int, int, int]:
     """Re-seal every stored secret under the first key (after a key rotation), all or none: how
-    many provider accounts, and how many merchants' webhook signing secrets."""
+    many provider accounts, users' two-factor secrets and merchants' webhook signing secrets."""
     with uow_factory() as uow:
         rows = store.all_sealed_secrets(uow.conn)
         for account_id, secret_key, webhook_secret in rows:
             store.reseal(uow.conn, account_id, box.reseal(secret_key) if secret_key else None,
                          box.reseal(webhook_secret) if webhook_secret else None)
+        two_factor_secrets = reseal_totp_secrets(uow.conn, box)
         signing_secrets = reseal_webhook_secrets(uow)
         uow.commit()
-    return len(rows), signing_secrets
+    return len(rows), two_factor_secrets, signing_secrets

@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 import uuid
 
+import pyotp
 import pytest
 from cryptography.fernet import Fernet
 from sqlalchemy import select
 
 from app.store.encryption import SecretBox, SecretBoxError
+from app.store.merchants import create_user
+from app.store.two_factor import enable_totp, enrolment_secret, pending_enrolment, sealed_totp_secret
 from app.store.tables import audit_log, provider_accounts, webhook_secrets
+from app.util import utcnow
 from tests.conftest import make_app
 
 PAYSTACK_METHODS = ["paystack-card", "paystack-bank-payout"]
@@ -254,3 +258,31 @@ def test_reencrypt_seals_the_webhook_signing_secrets_under_the_new_key_too(app, 
     with pytest.raises(SecretBoxError):
         SecretBox(old).open(stored_secrets[0])  # the old key can be removed now
     assert merchant.live_webhook_secret not in result.output
+
+
+def test_reencrypt_seals_the_two_factor_secrets_under_the_new_key_too(app, merchant, rotated):
+    """A user's TOTP secret, and one being enrolled, are sealed under the new key: dropping the
+    old key afterwards must not lock anyone out of two-factor sign-in."""
+    rotated_app, new, old = rotated
+    box = app.extensions["paydesk"].providers.box
+    enabled, enrolling = pyotp.random_base32(), pyotp.random_base32()
+    with app.extensions["paydesk"].uow() as uow:
+        user_id = create_user(uow.conn, merchant.merchant_id, f"totp-{uuid.uuid4().hex[:8]}@shop.test",
+                              "finance", None)
+        enable_totp(uow.conn, user_id, box.seal(enabled), 0, ["0" * 64])
+        other_id = create_user(uow.conn, merchant.merchant_id, f"enrol-{uuid.uuid4().hex[:8]}@shop.test",
+                               "support", None)
+        enrolment_secret(uow.conn, other_id, box.seal(enrolling), utcnow())
+        uow.commit()
+    result = run(rotated_app, "reencrypt")
+    assert result.exit_code == 0, result.output
+    assert " two-factor secret" in result.output
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        sealed_enabled, _ = sealed_totp_secret(uow.conn, user_id)
+        sealed_enrolling = pending_enrolment(uow.conn, other_id)
+    assert SecretBox(new).open(sealed_enabled) == enabled
+    assert SecretBox(new).open(sealed_enrolling) == enrolling
+    for sealed in (sealed_enabled, sealed_enrolling):
+        with pytest.raises(SecretBoxError):
+            SecretBox(old).open(sealed)  # the old key can be removed now
+    assert enabled not in result.output
