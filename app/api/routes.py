@@ -23,7 +23,7 @@ from app.payments.model import (
     TransactionNotFound,
 )
 from app.payments.provider import ProviderUnavailable
-from app.payments.requests import parse_create, parse_refund, shown_field_name
+from app.payments.schemas import parse_create, parse_refund, shown_field_name
 from app.util import could_be_key
 
 from app.payments.bodies import create_body, method_body, refund_body, status_body

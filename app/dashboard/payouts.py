@@ -17,7 +17,7 @@ from app.payments.model import (
     PaymentMethod,
 )
 from app.payments.provider import ProviderUnavailable
-from app.payments.requests import CreateRequest, parse_create
+from app.payments.schemas import CreateTransactionRequest, parse_create
 from app.providers.bank_cache import BankListCache
 from app.providers.banks import domestic_bank_codes
 from app.store.merchants import merchant_by_id
@@ -256,7 +256,7 @@ def review_payout():
                         threshold=threshold_text(payout_request.currency) if four_eyes else None)
 
 
-def _summary(payout: CreateRequest, destination: Destination) -> dict:
+def _summary(payout: CreateTransactionRequest, destination: Destination) -> dict:
     """What the review shows of a checked payout, in the form's words."""
     bank = payout.payment.bank
     bank_label = next((f"{b.name} ({b.code})" for b in destination.banks if b.code == bank), bank)
@@ -312,7 +312,7 @@ def _form_page(form: PayoutForm, destination: Destination, focus: str | None = N
     return _payout_page(form=form, destination=destination, focus=focus)
 
 
-def _request_approval(create: CreateRequest, body: dict):
+def _request_approval(create: CreateTransactionRequest, body: dict):
     """A reviewed payout above the threshold: checked as its create would be, then left for a
     second user (once per review: the confirmation's key names the request)."""
     key = request.form.get("request_key", "")
