@@ -13,11 +13,12 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 
 from app.payments.events import MAX_WEBHOOK_ID_LENGTH
-from app.payments.model import MAX_TX_NO_LENGTH, Status
-from app.payments.schemas import REQUEST_MODELS, RESPONSE_MODELS, non_blank
+from app.payments.model import MAX_TX_NO_LENGTH
+from app.payments.schemas import REQUEST_MODELS, RESPONSE_MODELS
 
 from .idempotency import MAX_KEY_LENGTH
-from .limits import MAX_WEBHOOK_LIMIT, SANDBOX_OUTCOMES, WEBHOOK_STATUS_WORDS
+from .limits import MAX_WEBHOOK_LIMIT
+from .schemas import API_REQUEST_MODELS, API_RESPONSE_MODELS
 
 JSON = "application/json"
 SCHEMA_REF = "#/components/schemas/{model}"
@@ -55,8 +56,6 @@ def openapi_document(base_url: str) -> dict:
             }},
             "schemas": {
                 **model_schemas(),
-                **_api_schemas(SANDBOX_OUTCOMES),
-                **_webhook_schemas(WEBHOOK_STATUS_WORDS.values()),
                 **_error_schemas(),
             },
             "responses": _shared_responses(),
@@ -88,8 +87,9 @@ def _number(bound: Decimal) -> int | Decimal:
 @cache
 def model_schemas() -> dict:
     """The component schemas of app.payments.schemas' models (and the types they name: Amount...)."""
-    inputs = [(model, "validation", TypeAdapter(model).core_schema) for model in REQUEST_MODELS]
-    inputs += [(model, "serialization", TypeAdapter(model).core_schema) for model in RESPONSE_MODELS]
+    inputs = [(model, "validation", TypeAdapter(model).core_schema) for model in REQUEST_MODELS + API_REQUEST_MODELS]
+    inputs += [(model, "serialization", TypeAdapter(model).core_schema)
+               for model in RESPONSE_MODELS + API_RESPONSE_MODELS]
     _refs, definitions = _OpenApiSchema(ref_template=SCHEMA_REF).generate_definitions(inputs)
     return definitions
 
@@ -121,8 +121,6 @@ def _object(properties: dict, required: list[str] | None = None, **extra) -> dic
             "properties": properties, **extra}
 
 
-# Text the server takes only without any control character (sandbox helper, bank list).
-PRINTABLE = r"[^\u0000-\u001F\u007F]"
 
 
 def _error(const: str | None = None) -> dict:
@@ -135,8 +133,6 @@ def _path_parameter(name: str, max_length: int, example: str) -> dict:
             "schema": {"type": "string", "minLength": 1, "maxLength": max_length}}
 
 
-NULLABLE = {"type": ["string", "null"]}
-TIMESTAMP = {"type": "string", "format": "date-time", "description": "ISO 8601, UTC, with Z."}
 REPLAYED = {"Idempotent-Replayed": {
     "description": "true when this is the stored answer to an earlier request with the same Idempotency-Key.",
     "schema": {"type": "string", "enum": ["true"]},
@@ -152,45 +148,6 @@ IDEMPOTENCY_KEY = {
 
 
 # Transactions, refunds, banks, methods
-
-def _api_schemas(sandbox_outcomes) -> dict:
-    """The API's own bodies beside the models': bank list, sandbox helper."""
-    return {
-        "BankListRequest": _object(
-            {
-                "paymentMethod": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": f"^{PRINTABLE}+$"},
-                "currency": _ref("Currency"),
-                "country": {"type": ["string", "null"], "maxLength": 100, "pattern": f"^{PRINTABLE}*$", "description": (
-                    "ISO 3166-1 alpha-2, alpha-3 or English name, any case.")},
-            },
-            ["paymentMethod", "currency"],
-        ),
-        "Bank": _object({"code": {"type": "string", "description": "Send it in payment.bank of a payout."},
-                         "name": {"type": "string"}}),
-        "PaymentMethod": _object({
-            "id": {"type": "string"},
-            "name": {"type": "string"},
-            "kind": {"type": "string", "enum": ["card", "payout"]},
-            "currencies": {"type": "array", "items": _ref("Currency")},
-            "countries": {"type": "array", "items": {"type": "string", "pattern": "^[A-Z]{2}$"},
-                          "description": "Alpha-2 codes; empty means any country."},
-            "bankList": {"type": "boolean"},
-            "partialRefunds": {"type": "boolean"},
-        }),
-        "SandboxOutcomeRequest": _object(
-            {
-                "status": {"type": "string", "enum": [s.value for s in sorted(sandbox_outcomes)]},
-                "declineReason": {
-                    "type": ["string", "null"], "minLength": 1, "maxLength": 100,
-                    "pattern": non_blank(PRINTABLE),
-                    "description": "For Declined and Failed; defaults to Declined By Bank and Provider Error.",
-                },
-            },
-            ["status"],
-        ),
-        "SandboxReset": _object({"status": {"const": "ok"}, "message": {"type": "string"}}),
-    }
-
 
 def _transaction_paths(max_tx_no: int) -> dict:
     in_progress = _error("A request with this Idempotency-Key is still being processed")
@@ -359,36 +316,6 @@ def _sandbox_paths(max_tx_no: int) -> dict:
 
 
 # Webhook log and resend
-
-def _webhook_schemas(states) -> dict:
-    return {
-        "WebhookAttempt": _object({
-            "attemptNo": {"type": "integer", "minimum": 1},
-            "startedAt": TIMESTAMP,
-            "durationMs": {"type": ["integer", "null"]},
-            "httpStatus": {"type": ["integer", "null"], "description": "null when no answer came."},
-            "error": NULLABLE,
-            "responseExcerpt": {**NULLABLE, "description": "At most the first 4 KiB of the answer."},
-            "manual": {"type": "boolean", "description": "Asked for by a resend."},
-            "requestHeaders": {"type": "object", "additionalProperties": {"type": "string"},
-                               "description": "The Standard Webhooks headers sent (webhook-id, ...)."},
-        }),
-        "WebhookEvent": _object({
-            "webhookId": {"type": "string", "description": "Sent as webhook-id; stable across retries."},
-            "eventType": {"type": "string", "description": "<kind>.<status>, e.g. refund.captured."},
-            "txNo": {"type": "string"},
-            "url": {"type": "string"},
-            "status": {"type": "string", "enum": list(states)},
-            "nextAttemptAt": {"type": ["string", "null"], "format": "date-time"},
-            "lastHttpStatus": {"type": ["integer", "null"]},
-            "lastError": NULLABLE,
-            "createdAt": TIMESTAMP,
-            "deliveredAt": {"type": ["string", "null"], "format": "date-time"},
-            "payload": _ref("WebhookPayload"),
-            "attempts": {"type": "array", "items": _ref("WebhookAttempt"), "description": "Oldest first."},
-        }),
-    }
-
 
 def _webhook_paths(max_tx_no: int, max_limit: int, max_webhook_id: int) -> dict:
     return {

@@ -73,8 +73,8 @@ def non_blank(allowed: str) -> str:
     return f"^{allowed}*[^\\s\\u0000-\\u001F\\u007F]{allowed}*$"
 
 
-def _refuse(error_type: str) -> typing.NoReturn:
-    """Fail validation with one of MESSAGES' error types."""
+def refuse(error_type: str) -> typing.NoReturn:
+    """Fail validation with an error of this type (MESSAGES words those of the payment requests)."""
     raise PydanticCustomError(error_type, error_type)
 
 
@@ -85,70 +85,70 @@ def _read_as_text(max_length: int, *, required: bool):
     def read(value: object) -> object:
         if value is None or (isinstance(value, str) and not value.strip()):
             if required:
-                _refuse("missing")
+                refuse("missing")
             return None
         if isinstance(value, str) and LONE_SURROGATE.search(value):
             if len(value) > max_length:
                 raise PydanticCustomError("string_too_long", "string_too_long", {"max_length": max_length})
-            _refuse("control_characters")
+            refuse("control_characters")
         return value
     return read
 
 
 def _present(value: object) -> object:
     if value is None:
-        _refuse("missing")
+        refuse("missing")
     return value
 
 
-def _storable(value: str) -> str:
-    if not storable_text(value):
-        _refuse("control_characters")
-    return value
+def check(error_type: str, is_valid):
+    """An after-validator: the value as it is when is_valid(value), else an error of error_type."""
+    def checked(value):
+        if not is_valid(value):
+            refuse(error_type)
+        return value
+    return checked
 
 
-def _http_url(value: str) -> str:
+def _is_http_url(value: str) -> bool:
     try:
         parts = urlsplit(value)
     except ValueError:
-        _refuse("http_url")
-    if parts.scheme not in ("http", "https") or not parts.hostname or " " in value:
-        _refuse("http_url")
-    return value
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and " " not in value
 
 
-def _email(value: str) -> str:
+def _is_email(value: str) -> bool:
     try:
         validate_email(value, check_deliverability=False)
     except EmailNotValidError:
-        _refuse("email")
-    return value
+        return False
+    return True
 
 
-def _alpha2(value: str) -> str:
-    if not (len(value) == 2 and value.isalpha() and value.isupper()):
-        _refuse("country")
-    return value
+def _is_alpha2(value: str) -> bool:
+    return len(value) == 2 and value.isalpha() and value.isupper()
 
 
-def _iso_currency(value: str) -> str:
-    if not is_currency(value):
-        _refuse("currency")
-    return value
+_storable = check("control_characters", storable_text)
+_http_url = check("http_url", _is_http_url)
+_email = check("email", _is_email)
+_alpha2 = check("country", _is_alpha2)
+_iso_currency = check("currency", is_currency)
 
 
 def _exact_number(value: object) -> Decimal:
     if value is None:
-        _refuse("missing")
+        refuse("missing")
     amount = parse_decimal(value)
     if amount is None:
-        _refuse("number")
+        refuse("number")
     return amount
 
 
 def _minor_digits_at_most_any_currency(amount: Decimal) -> Decimal:
     if decimal_places(amount) > MAX_MINOR_DIGITS:
-        _refuse("decimal_places")
+        refuse("decimal_places")
     return amount
 
 
@@ -191,9 +191,10 @@ Amount = TypeAliasType("Amount", Annotated[
     AfterValidator(_minor_digits_at_most_any_currency),
 ])
 CURRENCY_CODE_LENGTH = 3
+CURRENCY_PATTERN = "^[A-Z]{3}$"
 Currency = TypeAliasType("Currency", Annotated[
     str,
-    Field(strict=True, max_length=CURRENCY_CODE_LENGTH, json_schema_extra={"pattern": "^[A-Z]{3}$"},
+    Field(strict=True, max_length=CURRENCY_CODE_LENGTH, json_schema_extra={"pattern": CURRENCY_PATTERN},
           description="An ISO 4217 code; a request's must be one its payment method takes."),
     BeforeValidator(_read_as_text(CURRENCY_CODE_LENGTH, required=True)),
     AfterValidator(_storable),
@@ -423,22 +424,27 @@ def shown_field_name(key: str) -> str:
     return LONE_SURROGATE.sub("\ufffd", key)
 
 
+NOT_AN_OBJECT = "Request body must be a JSON object"
+
+
 def require_object(body: object) -> dict:
     """The body must be a JSON object."""
     if not isinstance(body, dict):
-        raise FieldErrors.one("Body", "Request body must be a JSON object")
+        raise FieldErrors.one("Body", NOT_AN_OBJECT)
     return body
 
 
-_READERS = {model: TypeAdapter(model) for model in (CreateTransactionRequest, RefundRequest)}
+@functools.cache
+def _reader(model) -> TypeAdapter:
+    return TypeAdapter(model)
 
 
-def _read(model, body: object):
+def read_body(model, body: dict):
     """The body as the model and no error details, or None and the error details."""
     details: list[dict] = []
-    known = _known_fields(model, require_object(body), (), details)
+    known = _known_fields(model, body, (), details)
     try:
-        request = _READERS[model].validate_python(known, by_alias=True, by_name=False)
+        request = _reader(model).validate_python(known, by_alias=True, by_name=False)
     except ValidationError as error:
         return None, details + error.errors(include_url=False, include_input=False)
     return (None, details) if details else (request, details)
@@ -446,7 +452,7 @@ def _read(model, body: object):
 
 def parse_create(body: object) -> CreateTransactionRequest:
     """Validate a create request body; every field error is reported at once."""
-    request, details = _read(CreateTransactionRequest, body)
+    request, details = read_body(CreateTransactionRequest, require_object(body))
     failed = {detail["loc"] for detail in details}
     if ("amount",) not in failed and ("currency",) not in failed:
         # Both are valid: the currency's minor digits bound the amount's decimals.
@@ -462,7 +468,7 @@ def parse_create(body: object) -> CreateTransactionRequest:
 
 def parse_refund(body: object) -> RefundRequest:
     """Validate a refund request body (rule 3, amount > 0, is checked here)."""
-    request, details = _read(RefundRequest, body)
+    request, details = read_body(RefundRequest, require_object(body))
     if details:
         raise FieldErrors(field_errors(details, RefundRequest))
     return request
