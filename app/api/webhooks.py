@@ -21,34 +21,34 @@ from .schemas import WebhookAttempt, WebhookEvent
 
 def attempt_body(attempt: log.Attempt) -> WebhookAttempt:
     """One attempt as the API shows it."""
-    return WebhookAttempt(
-        attemptNo=attempt.attempt_no,
-        startedAt=iso_utc(attempt.started_at),
-        durationMs=attempt.duration_ms,
-        httpStatus=attempt.http_status,
-        error=attempt.error,
-        responseExcerpt=attempt.response_excerpt,
-        manual=attempt.manual,
-        requestHeaders=attempt.request_headers,
-    )
+    return {
+        "attemptNo": attempt.attempt_no,
+        "startedAt": iso_utc(attempt.started_at),
+        "durationMs": attempt.duration_ms,
+        "httpStatus": attempt.http_status,
+        "error": attempt.error,
+        "responseExcerpt": attempt.response_excerpt,
+        "manual": attempt.manual,
+        "requestHeaders": attempt.request_headers,
+    }
 
 
 def webhook_body(delivery: log.Delivery, attempts: list[log.Attempt]) -> WebhookEvent:
     """One webhook event, its exact payload and its attempts (oldest first)."""
-    return WebhookEvent(
-        webhookId=delivery.webhook_id,
-        eventType=delivery.event_type,
-        txNo=delivery.tx_no,
-        url=delivery.url,
-        status=WEBHOOK_STATUS_WORDS[delivery.state],
-        nextAttemptAt=iso_utc(delivery.next_attempt_at),
-        lastHttpStatus=delivery.last_http_status,
-        lastError=delivery.last_error,
-        createdAt=iso_utc(delivery.created_at),
-        deliveredAt=iso_utc(delivery.delivered_at),
-        payload=json.loads(delivery.payload, parse_float=Decimal),
-        attempts=[attempt_body(a) for a in attempts],
-    )
+    return {
+        "webhookId": delivery.webhook_id,
+        "eventType": delivery.event_type,
+        "txNo": delivery.tx_no,
+        "url": delivery.url,
+        "status": WEBHOOK_STATUS_WORDS[delivery.state],
+        "nextAttemptAt": iso_utc(delivery.next_attempt_at),
+        "lastHttpStatus": delivery.last_http_status,
+        "lastError": delivery.last_error,
+        "createdAt": iso_utc(delivery.created_at),
+        "deliveredAt": iso_utc(delivery.delivered_at),
+        "payload": json.loads(delivery.payload, parse_float=Decimal),
+        "attempts": [attempt_body(a) for a in attempts],
+    }
 
 
 def _limit() -> int:

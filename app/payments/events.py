@@ -68,15 +68,15 @@ def move_webhook_id(tx: Transaction) -> str:
 
 def event_payload(tx: Transaction) -> WebhookPayload:
     """The body: the refund fields of the interface; payments and payouts use the same shape."""
-    return WebhookPayload(
-        txNo=tx.tx_no,
-        status=tx.status.value,
-        amount=quantize(tx.amount, tx.currency),
-        currency=tx.currency,
-        transactionType=tx.kind.transaction_type,
-        originalTxNo=tx.original_tx_no,
-        providerTransactionId=tx.provider_transaction_id,
-        providerStatus=tx.provider_status,
-        providerMessage=tx.provider_message,
-        createdAt=iso_utc(tx.created_at),
-    )
+    return {
+        "txNo": tx.tx_no,
+        "status": tx.status.value,
+        "amount": quantize(tx.amount, tx.currency),
+        "currency": tx.currency,
+        "transactionType": tx.kind.transaction_type,
+        "originalTxNo": tx.original_tx_no,
+        "providerTransactionId": tx.provider_transaction_id,
+        "providerStatus": tx.provider_status,
+        "providerMessage": tx.provider_message,
+        "createdAt": iso_utc(tx.created_at),
+    }
