@@ -345,6 +345,16 @@ class WebhookPayload(TypedDict):
 
 
 REQUEST_MODELS = (CreateTransactionRequest, RefundRequest)
+
+
+@functools.cache
+def max_length(field: str) -> int:
+    """The most characters a request field takes, the field named as in the OpenAPI document
+    ("RefundRequest.reason"): for the dashboard's inputs, so they hold what the API holds."""
+    model_name, wire_name = field.split(".")
+    model = {model.__name__: model for model in (*REQUEST_MODELS, Billing, Payment)}[model_name]
+    schema = TypeAdapter(model).json_schema()["properties"][wire_name]
+    return next(branch["maxLength"] for branch in (schema, *schema.get("anyOf", ())) if "maxLength" in branch)
 RESPONSE_MODELS = (CreateTransactionResponse, TransactionStatus, RefundResponse, PaymentMethod, WebhookPayload)
 
 
