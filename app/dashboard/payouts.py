@@ -17,7 +17,7 @@ from app.payments.model import (
     PaymentMethod,
 )
 from app.payments.provider import ProviderUnavailable
-from app.payments.schemas import CreateTransactionRequest, parse_create
+from app.payments.schemas import PAYOUT_ACTION, CreateTransactionRequest, parse_create
 from app.providers.bank_cache import BankListCache
 from app.providers.banks import domestic_bank_codes
 from app.store.merchants import merchant_by_id
@@ -203,7 +203,7 @@ def _posted_body(form: PayoutForm) -> dict:
         "reference": blank_to_none(form.reference.data),
         "statementDescriptor": blank_to_none(form.statement_descriptor.data),
         "callbackUrl": blank_to_none(form.callback_url.data),
-        "transactionAction": "PAYMENT",
+        "transactionAction": PAYOUT_ACTION,
         "billing": {
             "firstName": blank_to_none(form.first_name.data),
             "lastName": blank_to_none(form.last_name.data),

@@ -26,7 +26,7 @@ from pydantic import (
     WithJsonSchema,
     with_config,
 )
-from pydantic.alias_generators import to_camel, to_pascal
+from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass
 from pydantic_core import PydanticCustomError
 from typing_extensions import TypeAliasType, TypedDict
@@ -41,7 +41,7 @@ MAX_MINOR_DIGITS = 4
 MAX_URL_LENGTH = 2048
 # The only transaction action there is: payouts send it, card payments none.
 PAYOUT_ACTION = "PAYMENT"
-# Every statuses a refund can have after the provider's immediate answer.
+# The statuses a refund can have after the provider's immediate answer.
 REFUND_STATUSES = (Status.PENDING, Status.CAPTURED, Status.FAILED, Status.DECLINED)
 
 # How the interface words each error a request model can raise; {name} is the field's

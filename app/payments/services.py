@@ -48,7 +48,7 @@ from .provider import (
     ProviderUnavailable,
 )
 from .refunds import RefundArithmetic, refund_state
-from .schemas import CreateTransactionRequest, RefundRequest
+from .schemas import PAYOUT_ACTION, CreateTransactionRequest, RefundRequest
 from .sandbox import install_fixtures
 
 # A refund the web process committed but has not yet settled with the provider
@@ -234,9 +234,9 @@ def _check_method(method: PaymentMethod | None, request: CreateTransactionReques
         ]
     payment = request.payment
     if method.is_payout:
-        if request.transaction_action != "PAYMENT":
+        if request.transaction_action != PAYOUT_ACTION:
             errors["TransactionAction"] = [
-                f"TransactionAction must be PAYMENT for payout method {method.method_id}"
+                f"TransactionAction must be {PAYOUT_ACTION} for payout method {method.method_id}"
             ]
         if not payment.holder:
             errors["Payment.Holder"] = ["Payment.Holder is required for payouts"]
