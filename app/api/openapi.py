@@ -86,8 +86,10 @@ def _number(bound: Decimal) -> int | Decimal:
 
 @cache
 def model_schemas() -> dict:
-    """The component schemas of app.payments.schemas' models (and the types they name: Amount...)."""
-    inputs = [(model, "validation", TypeAdapter(model).core_schema) for model in REQUEST_MODELS + API_REQUEST_MODELS]
+    """The component schemas of the request and response models (app.payments.schemas, .schemas)
+    and of the types they name (Amount, Currency, Billing...)."""
+    inputs = [(model, "validation", TypeAdapter(model).core_schema)
+              for model in REQUEST_MODELS + API_REQUEST_MODELS]
     inputs += [(model, "serialization", TypeAdapter(model).core_schema)
                for model in RESPONSE_MODELS + API_RESPONSE_MODELS]
     _refs, definitions = _OpenApiSchema(ref_template=SCHEMA_REF).generate_definitions(inputs)

@@ -1,5 +1,6 @@
-"""The API's own request bodies (bank list, sandbox helper), read like the payment requests but
-answered in their endpoints' words: one message, the first problem found."""
+"""The API's own bodies: the bank list and sandbox helper requests, read like the payment requests
+but answered in their endpoints' words (the first problem found), and the answers of those
+endpoints and of the webhook log."""
 from __future__ import annotations
 
 import re
@@ -54,7 +55,8 @@ def _not_blank(value: object) -> object:
     return value
 
 
-Word = Annotated[str, Field(strict=True, max_length=MAX_WORD_LENGTH), AfterValidator(check("unprintable", str.isprintable))]
+Word = Annotated[str, Field(strict=True, max_length=MAX_WORD_LENGTH),
+                 AfterValidator(check("unprintable", str.isprintable))]
 
 
 @dataclass(frozen=True, config=REQUEST)
