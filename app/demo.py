@@ -11,7 +11,7 @@ from flask import Flask
 
 from app.payments import services
 from app.payments.model import Caller, Mode, Status
-from app.payments.requests import parse_create, parse_refund
+from app.payments.schemas import parse_create, parse_refund
 from app.store.merchants import create_merchant, create_user, inbox_url, merchant_by_name
 from app.web import deps as app_deps
 

@@ -32,7 +32,7 @@ from app.cli import upgrade_database
 from app.config import Config
 from app.payments import services
 from app.payments.model import Caller, Mode
-from app.payments.requests import parse_create
+from app.payments.schemas import parse_create
 from app.store.merchants import create_merchant
 from app.store.tables import webhook_events
 

@@ -6,23 +6,26 @@ exactly the routes of the api blueprint.
 from __future__ import annotations
 
 import copy
+from decimal import Decimal
+from functools import cache
+
+from pydantic import TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema
 
 from app.payments.events import MAX_WEBHOOK_ID_LENGTH
-from app.payments.model import MAX_TX_NO_LENGTH, Kind, Status
-from app.payments.money import MAX_AMOUNT
-from app.payments.requests import MAX_MINOR_DIGITS
+from app.payments.model import MAX_TX_NO_LENGTH
+from app.payments.schemas import REQUEST_MODELS, RESPONSE_MODELS
 
 from .idempotency import MAX_KEY_LENGTH
-from .limits import MAX_WEBHOOK_LIMIT, SANDBOX_OUTCOMES, WEBHOOK_STATUS_WORDS
+from .limits import MAX_WEBHOOK_LIMIT
+from .schemas import API_REQUEST_MODELS, API_RESPONSE_MODELS
 
 JSON = "application/json"
-REFUND_STATUSES = (Status.PENDING, Status.CAPTURED, Status.FAILED, Status.DECLINED)
+SCHEMA_REF = "#/components/schemas/{model}"
 
 
 def openapi_document(base_url: str) -> dict:
     """The document served at /api/v1/openapi.json."""
-    # Imported here, not at the top: both modules import this one while they load.
-
     document = {
         "openapi": "3.1.0",
         "info": {
@@ -52,8 +55,7 @@ def openapi_document(base_url: str) -> dict:
                 "description": "A live or sandbox API token (shown once when the merchant is created).",
             }},
             "schemas": {
-                **_transaction_schemas(MAX_TX_NO_LENGTH, SANDBOX_OUTCOMES),
-                **_webhook_schemas(WEBHOOK_STATUS_WORDS.values()),
+                **model_schemas(),
                 **_error_schemas(),
             },
             "responses": _shared_responses(),
@@ -65,8 +67,37 @@ def openapi_document(base_url: str) -> dict:
 
 # Building blocks
 
+class _OpenApiSchema(GenerateJsonSchema):
+    """Pydantic's JSON Schema as this document writes it: amounts are JSON numbers (the API reads
+    them exactly; it takes none as a string), and properties carry no generated titles."""
+
+    def field_title_should_be_set(self, schema) -> bool:
+        return False
+
+    def decimal_schema(self, schema) -> dict:
+        bounds = {"gt": "exclusiveMinimum", "ge": "minimum", "lt": "exclusiveMaximum", "le": "maximum"}
+        return {"type": "number", **{keyword: _number(schema[bound]) for bound, keyword in bounds.items()
+                                     if bound in schema}}
+
+
+def _number(bound: Decimal) -> int | Decimal:
+    return int(bound) if bound == int(bound) else bound
+
+
+@cache
+def model_schemas() -> dict:
+    """The component schemas of the request and response models (app.payments.schemas, .schemas)
+    and of the types they name (Amount, Currency, Billing...)."""
+    inputs = [(model, "validation", TypeAdapter(model).core_schema)
+              for model in REQUEST_MODELS + API_REQUEST_MODELS]
+    inputs += [(model, "serialization", TypeAdapter(model).core_schema)
+               for model in RESPONSE_MODELS + API_RESPONSE_MODELS]
+    _refs, definitions = _OpenApiSchema(ref_template=SCHEMA_REF).generate_definitions(inputs)
+    return definitions
+
+
 def _ref(name: str) -> dict:
-    return {"$ref": f"#/components/schemas/{name}"}
+    return {"$ref": SCHEMA_REF.format(model=name)}
 
 
 def _shared(name: str) -> dict:
@@ -92,31 +123,6 @@ def _object(properties: dict, required: list[str] | None = None, **extra) -> dic
             "properties": properties, **extra}
 
 
-# Text the server stores: no control characters but tab, newline and carriage return.
-STORABLE = r"[^\u0000-\u0008\u000B\u000C\u000E-\u001F]"
-# Text the server takes only without any control character (sandbox helper, bank list).
-PRINTABLE = r"[^\u0000-\u001F\u007F]"
-
-
-def _non_blank(allowed: str) -> str:
-    """A pattern: only `allowed` characters, at least one of them not white space."""
-    return f"^{allowed}*[^\\s\\u0000-\\u001F\\u007F]{allowed}*$"
-
-
-def _text(max_length: int, *, required: bool = True, **extra) -> dict:
-    """A request string as the server reads it.
-
-    A required one needs a non-blank value; an optional one may also be null, blank or missing.
-    """
-    if required:
-        return {"type": "string", "minLength": 1, "maxLength": max_length,
-                "pattern": _non_blank(STORABLE), **extra}
-    return {"type": ["string", "null"], "maxLength": max_length, "pattern": f"^{STORABLE}*$", **extra}
-
-
-def _url(*, required: bool) -> dict:
-    return _text(2048, required=required, format="uri", pattern=r"^https?://[^\s\u0000-\u001F]+$",
-                 description="An http or https URL.")
 
 
 def _error(const: str | None = None) -> dict:
@@ -129,8 +135,6 @@ def _path_parameter(name: str, max_length: int, example: str) -> dict:
             "schema": {"type": "string", "minLength": 1, "maxLength": max_length}}
 
 
-NULLABLE = {"type": ["string", "null"]}
-TIMESTAMP = {"type": "string", "format": "date-time", "description": "ISO 8601, UTC, with Z."}
 REPLAYED = {"Idempotent-Replayed": {
     "description": "true when this is the stored answer to an earlier request with the same Idempotency-Key.",
     "schema": {"type": "string", "enum": ["true"]},
@@ -146,147 +150,6 @@ IDEMPOTENCY_KEY = {
 
 
 # Transactions, refunds, banks, methods
-
-def _transaction_schemas(max_tx_no: int, sandbox_outcomes) -> dict:
-    tx_no = {"type": "string", "description": "Transaction number (PAY-..., POU-..., RFD-..., SBX-...)."}
-    return {
-        "Amount": {
-            "type": "number",
-            "exclusiveMinimum": 0,
-            "maximum": int(MAX_AMOUNT),
-            "description": (f"A JSON number, read exactly (never through binary floating point), with no more "
-                            f"decimals than the currency has (EUR 2, JPY 0, KWD 3; never more than "
-                            f"{MAX_MINOR_DIGITS}). Answers write it with exactly the currency's decimals."),
-        },
-        "Currency": {"type": "string", "pattern": "^[A-Z]{3}$",
-                     "description": "An ISO 4217 code; a request's must be one its payment method takes."},
-        "Billing": _object(
-            {
-                "firstName": _text(100),
-                "lastName": _text(100),
-                "email": _text(254, format="email"),
-                "customerReference": _text(100, description="The merchant's own customer identifier."),
-                "country": _text(2, required=False, pattern="^[A-Z]{2}$",
-                                 description="ISO 3166-1 alpha-2; must be a country of the method."),
-            },
-            ["firstName", "lastName", "email", "customerReference"],
-        ),
-        "Payment": _object(
-            {
-                "paymentMethod": _text(64, description="An id from GET /payment-methods."),
-                "bank": _text(20, required=False, description=(
-                    "Payouts of methods with a bank list (required there): a code from POST /transactions/banks.")),
-                "holder": _text(140, required=False, description="Payouts (required there): the account holder."),
-                "accountNumber": _text(64, required=False, description=(
-                    "Payouts (required there): the destination account, checked by the method's rule "
-                    "(IBAN, NUBAN, MSISDN).")),
-            },
-            ["paymentMethod"],
-        ),
-        "CreateTransactionRequest": _object(
-            {
-                "amount": _ref("Amount"),
-                "currency": _ref("Currency"),
-                "reference": _text(100, description="Unique per merchant and mode."),
-                "statementDescriptor": _text(22),
-                "callbackUrl": _url(required=True),
-                "billing": _ref("Billing"),
-                "payment": _ref("Payment"),
-                "transactionAction": {"enum": ["PAYMENT", None], "description": (
-                    "PAYMENT for payout methods (required there); card methods take none.")},
-                "successUrl": _url(required=False),
-                "pendingUrl": _url(required=False),
-                "failureUrl": _url(required=False),
-                "userDefinedField1": _text(255, required=False),
-                "userDefinedField2": _text(255, required=False),
-                "userDefinedField3": _text(255, required=False),
-            },
-            ["amount", "currency", "reference", "statementDescriptor", "callbackUrl", "billing", "payment"],
-        ),
-        "CreateTransactionResponse": _object({
-            "transactionId": tx_no,
-            "reference": {"type": "string"},
-            "currency": _ref("Currency"),
-            "amount": _ref("Amount"),
-            "status": {"type": "string", "enum": ["PENDING"]},
-            "message": {"type": "string"},
-            "checkoutUrl": {"type": "string", "format": "uri", "description": "The hosted checkout page."},
-        }),
-        "TransactionStatus": _object({
-            "TransactionId": tx_no,
-            "Status": {"type": "string", "enum": [s.value for s in Status],
-                       "description": "The authoritative state: base business logic on it."},
-            "Amount": _ref("Amount"),
-            "Currency": _ref("Currency"),
-            "Reference": {"type": "string"},
-            "DeclineReason": {**NULLABLE, "description": "Set when Status is Declined or Failed."},
-            "CreatedAt": TIMESTAMP,
-            "ProviderTransactionId": NULLABLE,
-            "ProviderStatus": {**NULLABLE, "description": "Informational."},
-            "ProviderMessage": {**NULLABLE, "description": "Informational."},
-            "SuccessUrl": NULLABLE,
-            "PendingUrl": NULLABLE,
-            "FailureUrl": NULLABLE,
-            "UserDefinedField1": NULLABLE,
-            "UserDefinedField2": NULLABLE,
-            "UserDefinedField3": NULLABLE,
-        }),
-        "RefundRequest": _object(
-            {
-                "txNo": _text(max_tx_no, description="The captured payment to refund."),
-                "amount": _ref("Amount"),
-                "reason": _text(255, required=False, description="Stored in UserDefinedField1 of the refund."),
-                "description": _text(1000, required=False,
-                                     description="Stored in UserDefinedField2 of the refund."),
-            },
-            ["txNo", "amount"],
-        ),
-        "RefundResponse": _object({
-            "refundTxNo": tx_no,
-            "originalTxNo": tx_no,
-            "amount": _ref("Amount"),
-            "currency": _ref("Currency"),
-            "status": {"type": "string", "enum": [s.value for s in REFUND_STATUSES],
-                       "description": "After the provider's immediate answer; a Pending refund finishes later."},
-            "message": {"type": "string"},
-            "providerRefundId": NULLABLE,
-            "createdAt": TIMESTAMP,
-        }),
-        "BankListRequest": _object(
-            {
-                "paymentMethod": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": f"^{PRINTABLE}+$"},
-                "currency": _ref("Currency"),
-                "country": {"type": ["string", "null"], "maxLength": 100, "pattern": f"^{PRINTABLE}*$", "description": (
-                    "ISO 3166-1 alpha-2, alpha-3 or English name, any case.")},
-            },
-            ["paymentMethod", "currency"],
-        ),
-        "Bank": _object({"code": {"type": "string", "description": "Send it in payment.bank of a payout."},
-                         "name": {"type": "string"}}),
-        "PaymentMethod": _object({
-            "id": {"type": "string"},
-            "name": {"type": "string"},
-            "kind": {"type": "string", "enum": ["card", "payout"]},
-            "currencies": {"type": "array", "items": _ref("Currency")},
-            "countries": {"type": "array", "items": {"type": "string", "pattern": "^[A-Z]{2}$"},
-                          "description": "Alpha-2 codes; empty means any country."},
-            "bankList": {"type": "boolean"},
-            "partialRefunds": {"type": "boolean"},
-        }),
-        "SandboxOutcomeRequest": _object(
-            {
-                "status": {"type": "string", "enum": [s.value for s in sorted(sandbox_outcomes)]},
-                "declineReason": {
-                    "type": ["string", "null"], "minLength": 1, "maxLength": 100,
-                    "pattern": _non_blank(PRINTABLE),
-                    "description": "For Declined and Failed; defaults to Declined By Bank and Provider Error.",
-                },
-            },
-            ["status"],
-        ),
-        "SandboxReset": _object({"status": {"const": "ok"}, "message": {"type": "string"}}),
-    }
-
 
 def _transaction_paths(max_tx_no: int) -> dict:
     in_progress = _error("A request with this Idempotency-Key is still being processed")
@@ -457,48 +320,6 @@ def _sandbox_paths(max_tx_no: int) -> dict:
 
 
 # Webhook log and resend
-
-def _webhook_schemas(states) -> dict:
-    return {
-        "WebhookPayload": _object({
-            "txNo": {"type": "string"},
-            "status": {"type": "string", "enum": [s.value for s in Status]},
-            "amount": _ref("Amount"),
-            "currency": _ref("Currency"),
-            "transactionType": {"type": "string", "enum": [k.transaction_type for k in Kind]},
-            "originalTxNo": {**NULLABLE, "description": "The refunded payment; null for payments and payouts."},
-            "providerTransactionId": NULLABLE,
-            "providerStatus": NULLABLE,
-            "providerMessage": NULLABLE,
-            "createdAt": TIMESTAMP,
-        }, description="The exact JSON body delivered to callbackUrl."),
-        "WebhookAttempt": _object({
-            "attemptNo": {"type": "integer", "minimum": 1},
-            "startedAt": TIMESTAMP,
-            "durationMs": {"type": ["integer", "null"]},
-            "httpStatus": {"type": ["integer", "null"], "description": "null when no answer came."},
-            "error": NULLABLE,
-            "responseExcerpt": {**NULLABLE, "description": "At most the first 4 KiB of the answer."},
-            "manual": {"type": "boolean", "description": "Asked for by a resend."},
-            "requestHeaders": {"type": "object", "additionalProperties": {"type": "string"},
-                               "description": "The Standard Webhooks headers sent (webhook-id, ...)."},
-        }),
-        "WebhookEvent": _object({
-            "webhookId": {"type": "string", "description": "Sent as webhook-id; stable across retries."},
-            "eventType": {"type": "string", "description": "<kind>.<status>, e.g. refund.captured."},
-            "txNo": {"type": "string"},
-            "url": {"type": "string"},
-            "status": {"type": "string", "enum": list(states)},
-            "nextAttemptAt": {"type": ["string", "null"], "format": "date-time"},
-            "lastHttpStatus": {"type": ["integer", "null"]},
-            "lastError": NULLABLE,
-            "createdAt": TIMESTAMP,
-            "deliveredAt": {"type": ["string", "null"], "format": "date-time"},
-            "payload": _ref("WebhookPayload"),
-            "attempts": {"type": "array", "items": _ref("WebhookAttempt"), "description": "Oldest first."},
-        }),
-    }
-
 
 def _webhook_paths(max_tx_no: int, max_limit: int, max_webhook_id: int) -> dict:
     return {

@@ -25,7 +25,7 @@ from app.payments.model import (
     TransactionNotFound,
 )
 from app.payments.provider import ProviderUnavailable
-from app.payments.requests import parse_create, parse_refund, shown_field_name
+from app.payments.schemas import NOT_AN_OBJECT, parse_create, parse_refund, require_object, shown_field_name
 from app.util import could_be_key
 
 from app.payments.bodies import create_body, method_body, refund_body, status_body
@@ -33,8 +33,8 @@ from app.web import deps, is_api_path, json_response
 
 from . import api
 from .idempotency import MAX_KEY_LENGTH, answer_once
-from .limits import SANDBOX_OUTCOMES
 from .openapi import openapi_document
+from .schemas import Bank, SandboxReset, read_bank_list, read_sandbox_outcome
 
 AUTH_ERROR = {"error": "Authentication Error", "message": "Invalid client credentials"}
 # At most this many fields' errors in one answer; the rest are counted under MORE_FIELD_ERRORS.
@@ -260,9 +260,7 @@ def cancel_transaction(tx_no: str):
 
 def _no_fields(body) -> None:
     """A cancel takes no fields: no body, or an empty JSON object."""
-    if not isinstance(body, dict):
-        raise FieldErrors.one("Body", "Request body must be a JSON object")
-    if body:
+    if require_object(body):
         raise FieldErrors({shown_field_name(k): ["Unknown field"] for k in sorted(body)})
 
 
@@ -270,23 +268,12 @@ def _no_fields(body) -> None:
 def banks():
     """The banks of a payout method for a currency (and country), cacheable for an hour."""
     try:
-        body = read_json()
-    except FieldErrors:
-        return _bank_validation("Request body must be a JSON object")
-    if not isinstance(body, dict):
-        return _bank_validation("Request body must be a JSON object")
-    unknown = sorted(set(body) - {"paymentMethod", "currency", "country"})
-    if unknown:
-        return _bank_validation(f"Unknown field {shown_field_name(unknown[0])}")
-    method, currency, country = body.get("paymentMethod"), body.get("currency"), body.get("country")
-    if method is None or method == "":
-        return _bank_validation("Payment method is required")
-    if currency is None or currency == "":
-        return _bank_validation("Currency is required")
-    for label, value in (("Payment method", method), ("Currency", currency), ("Country", country)):
-        if value is not None and (not isinstance(value, str) or len(value) > 100
-                                  or not value.isprintable()):
-            return _bank_validation(f"{label} must be a string of at most 100 characters")
+        asked = read_bank_list(read_json())
+    except FieldErrors:  # not JSON: the bank list answers as for any body that is not an object
+        asked = NOT_AN_OBJECT
+    if isinstance(asked, str):
+        return _bank_validation(asked)
+    method, currency, country = asked.payment_method, asked.currency, asked.country
     try:
         found = services.list_banks(deps(), g.caller, method, currency, country or None)
     except BankListRefused as error:
@@ -294,7 +281,7 @@ def banks():
     except ProviderUnavailable:  # the provider's failure, answered as the interface shows
         current_app.logger.exception("bank list failed for %s", method)
         return json_response(BANKS_FAILURE, 500)
-    response = json_response([{"code": b.code, "name": b.name} for b in found])
+    response = json_response([Bank(code=b.code, name=b.name) for b in found])
     response.headers["Cache-Control"] = "private, max-age=3600"
     response.add_etag()
     # Werkzeug's make_conditional only serves GET/HEAD; this list is read by POST.
@@ -331,26 +318,11 @@ def sandbox_outcome(tx_no: str):
     refused = _sandbox_only()
     if refused:
         return refused
-    body = read_json()
-    if not isinstance(body, dict):
-        raise FieldErrors.one("Body", "Request body must be a JSON object")
-    unknown = sorted(set(body) - {"status", "declineReason"})
-    if unknown:
-        raise FieldErrors({shown_field_name(k): ["Unknown field"] for k in unknown})
-    words = ", ".join(s.value for s in sorted(SANDBOX_OUTCOMES))
-    try:
-        status = Status(body.get("status"))
-    except ValueError:
-        status = None
-    if status not in SANDBOX_OUTCOMES:
-        raise FieldErrors.one("Status", f"Status must be one of {words}")
-    reason = body.get("declineReason")
-    if reason is not None and (not isinstance(reason, str) or not reason.strip()
-                               or len(reason) > 100 or not reason.isprintable()):
-        raise FieldErrors.one("DeclineReason", "DeclineReason must be a text of at most 100 characters")
+    asked = read_sandbox_outcome(read_json())
     if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
         raise TransactionNotFound(tx_no[:MAX_TX_NO_LENGTH])
-    tx = services.move_by_provider(deps(), g.caller, tx_no, status, reason, source="sandbox")
+    tx = services.move_by_provider(deps(), g.caller, tx_no, Status(asked.status), asked.decline_reason,
+                                  source="sandbox")
     return json_response(status_body(tx))
 
 
@@ -361,7 +333,7 @@ def sandbox_reset():
     if refused:
         return refused
     services.reset_sandbox(deps(), g.caller)
-    return json_response({"status": "ok", "message": "Sandbox test transactions restored"})
+    return json_response(SandboxReset(status="ok", message="Sandbox test transactions restored"))
 
 
 @api.get("/openapi.json")

@@ -16,9 +16,10 @@ from app.webhooks.resend import WebhookNotFound, resend_event
 
 from . import api
 from .limits import MAX_WEBHOOK_LIMIT, WEBHOOK_STATUS_WORDS
+from .schemas import WebhookAttempt, WebhookEvent
 
 
-def attempt_body(attempt: log.Attempt) -> dict:
+def attempt_body(attempt: log.Attempt) -> WebhookAttempt:
     """One attempt as the API shows it."""
     return {
         "attemptNo": attempt.attempt_no,
@@ -32,7 +33,7 @@ def attempt_body(attempt: log.Attempt) -> dict:
     }
 
 
-def webhook_body(delivery: log.Delivery, attempts: list[log.Attempt]) -> dict:
+def webhook_body(delivery: log.Delivery, attempts: list[log.Attempt]) -> WebhookEvent:
     """One webhook event, its exact payload and its attempts (oldest first)."""
     return {
         "webhookId": delivery.webhook_id,

@@ -6,6 +6,7 @@ from flask_login import current_user
 from flask_wtf.csrf import CSRFError
 
 from app.auth.users import current_mode
+from app.payments.schemas import max_length
 
 from . import formatting
 from .modes import InOtherMode, ModeBlueprint, switch_links
@@ -17,6 +18,7 @@ dashboard = ModeBlueprint("dashboard", __name__)
 def init_dashboard(app: Flask) -> None:
     """Register the dashboard blueprint, its template filters and its response headers."""
     formatting.register(app)
+    app.add_template_global(max_length, "max_length")
     app.register_blueprint(dashboard)
 
 

@@ -18,7 +18,7 @@ from app.payments.model import (
     SimulatedLiveMoney,
 )
 from app.payments.provider import ProviderUnavailable
-from app.payments.requests import CreateRequest, parse_create
+from app.payments.schemas import PAYOUT_ACTION, CreateTransactionRequest, parse_create
 from app.providers.bank_cache import BankListCache
 from app.providers.banks import domestic_bank_codes
 from app.store.merchants import merchant_by_id
@@ -204,7 +204,7 @@ def _posted_body(form: PayoutForm) -> dict:
         "reference": blank_to_none(form.reference.data),
         "statementDescriptor": blank_to_none(form.statement_descriptor.data),
         "callbackUrl": blank_to_none(form.callback_url.data),
-        "transactionAction": "PAYMENT",
+        "transactionAction": PAYOUT_ACTION,
         "billing": {
             "firstName": blank_to_none(form.first_name.data),
             "lastName": blank_to_none(form.last_name.data),
@@ -259,7 +259,7 @@ def review_payout():
                         threshold=threshold_text(payout_request.currency) if four_eyes else None)
 
 
-def _summary(payout: CreateRequest, destination: Destination) -> dict:
+def _summary(payout: CreateTransactionRequest, destination: Destination) -> dict:
     """What the review shows of a checked payout, in the form's words."""
     bank = payout.payment.bank
     bank_label = next((f"{b.name} ({b.code})" for b in destination.banks if b.code == bank), bank)
@@ -317,7 +317,7 @@ def _form_page(form: PayoutForm, destination: Destination, focus: str | None = N
     return _payout_page(form=form, destination=destination, focus=focus)
 
 
-def _request_approval(create: CreateRequest, body: dict):
+def _request_approval(create: CreateTransactionRequest, body: dict):
     """A reviewed payout above the threshold: checked as its create would be, then left for a
     second user (once per review: the confirmation's key names the request)."""
     key = request.form.get("request_key", "")

@@ -20,7 +20,7 @@ from enum import StrEnum
 
 from .model import Caller, Mode, PaymentError, Transaction, TransactionNotFound
 from .money import format_amount, to_minor
-from .requests import CreateRequest, RefundRequest, parse_create, parse_refund
+from .schemas import CreateTransactionRequest, RefundRequest, parse_create, parse_refund
 from . import services
 from .services import Deps
 
@@ -152,7 +152,7 @@ def request_refund(deps: Deps, caller: Caller, request: RefundRequest, form_key:
             return uow.approvals.by_form_key(caller, form_key)
 
 
-def request_payout(deps: Deps, caller: Caller, request: CreateRequest, body: dict,
+def request_payout(deps: Deps, caller: Caller, request: CreateTransactionRequest, body: dict,
                    form_key: str) -> ApprovalRequest:
     """Check a payout as its create would, then record it awaiting approval (nothing is held:
     a payout takes nothing from a payment)."""

@@ -1,12 +1,13 @@
-"""Response bodies exactly as the interface names their fields."""
+"""Response bodies from the domain's values, in the shapes app.payments.schemas declares."""
 from __future__ import annotations
 
+from . import schemas
 from .formats import iso_utc
 from .model import Kind, PaymentMethod, StoredStatus, Transaction
 from .money import quantize
 
 
-def create_body(tx: Transaction, checkout_url: str) -> dict:
+def create_body(tx: Transaction, checkout_url: str) -> schemas.CreateTransactionResponse:
     """Create response; the interface writes the initial status in upper case."""
     what = "Payout" if tx.kind is Kind.PAYOUT else "Transaction"
     return {
@@ -20,7 +21,7 @@ def create_body(tx: Transaction, checkout_url: str) -> dict:
     }
 
 
-def status_body(tx: Transaction | StoredStatus) -> dict:
+def status_body(tx: Transaction | StoredStatus) -> schemas.TransactionStatus:
     """Status response, PascalCase as the interface shows it."""
     return {
         "TransactionId": tx.tx_no,
@@ -42,7 +43,7 @@ def status_body(tx: Transaction | StoredStatus) -> dict:
     }
 
 
-def refund_body(refund: Transaction) -> dict:
+def refund_body(refund: Transaction) -> schemas.RefundResponse:
     """Refund response: the refund's state after the provider's immediate answer."""
     return {
         "refundTxNo": refund.tx_no,
@@ -56,7 +57,7 @@ def refund_body(refund: Transaction) -> dict:
     }
 
 
-def method_body(method: PaymentMethod) -> dict:
+def method_body(method: PaymentMethod) -> schemas.PaymentMethod:
     """An element of GET /payment-methods."""
     return {
         "id": method.method_id,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from .formats import iso_utc
 from .model import Status, Transaction
 from .money import quantize
+from .schemas import WebhookPayload
 
 
 def event_type(tx: Transaction) -> str:
@@ -65,7 +66,7 @@ def move_webhook_id(tx: Transaction) -> str:
     return "msg_" + hashlib.sha256(identity.encode()).hexdigest()[:24]
 
 
-def event_payload(tx: Transaction) -> dict:
+def event_payload(tx: Transaction) -> WebhookPayload:
     """The body: the refund fields of the interface; payments and payouts use the same shape."""
     return {
         "txNo": tx.tx_no,

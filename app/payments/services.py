@@ -49,7 +49,7 @@ from .provider import (
     ProviderUnavailable,
 )
 from .refunds import RefundArithmetic, refund_state
-from .requests import CreateRequest, RefundRequest
+from .schemas import PAYOUT_ACTION, CreateTransactionRequest, RefundRequest
 from .sandbox import install_fixtures
 
 # A refund the web process committed but has not yet settled with the provider
@@ -101,7 +101,7 @@ def _found(found, tx_no: str):
     return found
 
 
-def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
+def create_transaction(deps: Deps, caller: Caller, request: CreateTransactionRequest,
                        on_created: OnCreated = None) -> Transaction:
     """Create a payment or payout in Pending and open it at the provider.
 
@@ -136,9 +136,9 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateRequest,
         success_url=request.success_url,
         pending_url=request.pending_url,
         failure_url=request.failure_url,
-        udf1=request.user_defined_fields[0],
-        udf2=request.user_defined_fields[1],
-        udf3=request.user_defined_fields[2],
+        udf1=request.user_defined_field1,
+        udf2=request.user_defined_field2,
+        udf3=request.user_defined_field3,
         created_by=caller.actor,
     )
     if provider.in_process:
@@ -173,7 +173,7 @@ class CheckedCreate:
     payment_details: dict
 
 
-def check_create(deps: Deps, caller: Caller, request: CreateRequest, *,
+def check_create(deps: Deps, caller: Caller, request: CreateTransactionRequest, *,
                  read_reference: bool = True) -> CheckedCreate:
     """Every check a create makes before it writes (method, currency, country, payout account and
     bank, which may ask the provider; a reference already used), and nothing written.
@@ -220,7 +220,7 @@ def _existing_reference(deps: Deps, caller: Caller, reference: str) -> str:
         return uow.transactions.find_by_reference(caller, reference)
 
 
-def _check_method(method: PaymentMethod | None, request: CreateRequest) -> None:
+def _check_method(method: PaymentMethod | None, request: CreateTransactionRequest) -> None:
     """The method must exist, take the currency and country, and get the fields its kind needs."""
     if method is None:
         raise FieldErrors.one(
@@ -238,9 +238,9 @@ def _check_method(method: PaymentMethod | None, request: CreateRequest) -> None:
         ]
     payment = request.payment
     if method.is_payout:
-        if request.transaction_action != "PAYMENT":
+        if request.transaction_action != PAYOUT_ACTION:
             errors["TransactionAction"] = [
-                f"TransactionAction must be PAYMENT for payout method {method.method_id}"
+                f"TransactionAction must be {PAYOUT_ACTION} for payout method {method.method_id}"
             ]
         if not payment.holder:
             errors["Payment.Holder"] = ["Payment.Holder is required for payouts"]
@@ -261,7 +261,7 @@ def _check_method(method: PaymentMethod | None, request: CreateRequest) -> None:
         raise FieldErrors(errors)
 
 
-def _payout_details(provider: Provider, method: PaymentMethod, request: CreateRequest) -> dict:
+def _payout_details(provider: Provider, method: PaymentMethod, request: CreateTransactionRequest) -> dict:
     """Checked destination account of a payout: bank from the method's list, number by its rule."""
     if not method.is_payout:
         return {}
@@ -289,7 +289,7 @@ def _payout_details(provider: Provider, method: PaymentMethod, request: CreateRe
     return {"bank": payment.bank, "holder": payment.holder, "accountNumber": account}
 
 
-def _billing_dict(request: CreateRequest) -> dict:
+def _billing_dict(request: CreateTransactionRequest) -> dict:
     billing = request.billing
     data = {
         "firstName": billing.first_name,

@@ -8,6 +8,7 @@ import uuid
 import pytest
 from sqlalchemy import select
 
+from app.payments.schemas import max_length
 from app.store.tables import audit_log, transactions
 from tests.dashboard.conftest import Browserless, add_user
 
@@ -80,6 +81,13 @@ def test_the_ibans_own_bank_is_named_as_it_is_typed(operator, account, bank, tex
 def test_the_form_defaults_the_callback_url_to_the_merchants(operator, merchant):
     page = operator.get("/payouts/new").text
     assert f'value="{merchant.inbox_url}"' in page
+
+
+def test_the_statement_text_input_holds_what_the_api_holds(operator):
+    page = operator.get("/payouts/new").text
+    limit = max_length("CreateTransactionRequest.statementDescriptor")
+    assert re.search(rf'<input[^>]*maxlength="{limit}"[^>]*name="statement_descriptor"', page) or \
+        re.search(rf'<input[^>]*name="statement_descriptor"[^>]*maxlength="{limit}"', page)
 
 
 def test_a_payout_is_created_and_its_page_shows_the_account_masked(operator, merchant, app):

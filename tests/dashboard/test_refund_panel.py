@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+from app.payments.schemas import max_length
 from app.store.tables import audit_log
 
 from .conftest import SANDBOX, switch_to_sandbox
@@ -31,6 +32,12 @@ def test_review_asks_for_confirmation_and_changes_nothing(panel, captured_paymen
     assert review.text.lstrip().startswith('<section class="card refund-panel" id="refund-panel"')
     assert sandbox.status(tx_no)["Status"] == "Captured"
     assert "No refunds." in panel.get(f"/transactions/{tx_no}").text
+
+
+def test_the_panel_inputs_hold_what_the_api_holds(panel, captured_payment):
+    page = panel.get(f"/transactions/{captured_payment(100)}").text
+    assert f'name="reason" type="text" maxlength="{max_length("RefundRequest.reason")}"' in page
+    assert f'name="description" rows="2" maxlength="{max_length("RefundRequest.description")}"' in page
 
 
 def test_confirmed_refund_swaps_in_the_new_remaining_amount(panel, captured_payment):

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from app.payments import approvals
 from app.payments.approvals import ApprovalRefused, ApprovalState
 from app.payments.model import Caller, Kind, Mode, RefundRejected, Status
-from app.payments.requests import RefundRequest, parse_create
+from app.payments.schemas import RefundRequest, parse_create
 from app.store.ledger import check_refund_totals
 from app.store.tables import audit_log, transactions
 from tests.conftest import payment_body

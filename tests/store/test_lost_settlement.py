@@ -13,7 +13,7 @@ from sqlalchemy import select, text
 
 from app.payments import services
 from app.payments.model import Caller, Mode, Status
-from app.payments.requests import RefundRequest
+from app.payments.schemas import RefundRequest
 from app.store.repository import UnitOfWork
 from app.store.tables import status_history, transactions, webhook_events
 from tests.store.test_worker import deps_at

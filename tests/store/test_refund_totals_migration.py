@@ -13,7 +13,7 @@ from sqlalchemy import create_engine, insert, select, update
 from app.cli import upgrade_database
 from app.payments import services
 from app.payments.model import Caller, Mode, RefundRejected, Status
-from app.payments.requests import RefundRequest
+from app.payments.schemas import RefundRequest
 from app.store.merchants import create_merchant
 from app.store.tables import transactions
 from app.util import utcnow

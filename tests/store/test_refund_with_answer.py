@@ -17,7 +17,7 @@ from sqlalchemy import select
 from app.payments import services
 from app.payments.model import Caller, Mode, RefundRejected, Status
 from app.payments.provider import Outcome, ProvidersByName
-from app.payments.requests import RefundRequest
+from app.payments.schemas import RefundRequest
 from app.store.tables import audit_log, status_history, transactions, webhook_events
 from tests.store.test_refund_ledger_property import ScriptedProvider
 

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from app.payments import services
 from app.payments.model import Caller, Mode, Status
 from app.payments.provider import Outcome, ProvidersByName
-from app.payments.requests import RefundRequest, parse_create
+from app.payments.schemas import RefundRequest, parse_create
 from app.store.tables import status_history, transactions, webhook_events
 from tests.conftest import payment_body
 from tests.store.test_refund_ledger_property import ScriptedProvider

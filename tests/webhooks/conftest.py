@@ -10,7 +10,7 @@ from sqlalchemy import update
 from app.cli import upgrade_database
 from app.payments import services
 from app.payments.model import Caller, Mode
-from app.payments.requests import parse_create
+from app.payments.schemas import parse_create
 from app.store.tables import webhook_events
 from app.util import utcnow
 from app.webhooks import log

@@ -9,7 +9,9 @@ import pytest
 from app.payments import services
 from app.payments.model import DuplicateReference, FieldErrors, Kind, Status
 from app.payments.provider import Outcome, ProviderUnavailable
-from app.payments.requests import Billing, CreateRequest, PaymentDetails
+from app.payments.schemas import Billing
+from app.payments.schemas import CreateTransactionRequest as CreateRequest
+from app.payments.schemas import Payment as PaymentDetails
 
 from .fakes import CALLER, OTHER_MERCHANT
 

@@ -9,7 +9,7 @@ from app.payments import idempotency as once
 from app.payments import services
 from app.payments.idempotency import Answer
 from app.payments.model import RefundRejected, Transaction
-from app.payments.requests import RefundRequest
+from app.payments.schemas import RefundRequest
 
 from .fakes import CALLER, KeyRecordsOnConnection, transaction
 

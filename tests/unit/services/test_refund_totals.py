@@ -13,7 +13,7 @@ import pytest
 from app.payments import services
 from app.payments.model import RefundRejected, Status
 from app.payments.provider import Outcome, ProviderUnavailable
-from app.payments.requests import RefundRequest
+from app.payments.schemas import RefundRequest
 
 from .fakes import CALLER, FULL_REFUND_ONLY, FakeTransactions, transaction
 from .test_create import create_request

@@ -9,7 +9,7 @@ import pytest
 from app.payments import services
 from app.payments.model import FieldErrors, Kind, RefundRejected, Status
 from app.payments.provider import Outcome, ProviderUnavailable
-from app.payments.requests import RefundRequest
+from app.payments.schemas import RefundRequest
 
 from .fakes import CALLER, FULL_REFUND_ONLY, NOW, OTHER_MERCHANT, ProviderCall, transaction
 

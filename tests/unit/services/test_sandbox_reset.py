@@ -5,7 +5,7 @@ from decimal import Decimal
 
 from app.payments import services
 from app.payments.model import Caller, Mode, Status
-from app.payments.requests import RefundRequest
+from app.payments.schemas import RefundRequest
 from app.payments.sandbox import FIXTURES
 
 from .fakes import CALLER, MERCHANT_INBOX, OTHER_MERCHANT, transaction

@@ -9,7 +9,7 @@ import pytest
 from app.payments import services
 from app.payments.model import InvalidMove, Kind, Status
 from app.payments.provider import Outcome, ProviderDisconnected
-from app.payments.requests import RefundRequest
+from app.payments.schemas import RefundRequest
 
 from .fakes import CALLER, NG_PAYOUT, NOW, transaction
 
