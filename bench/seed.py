@@ -21,6 +21,7 @@ from sqlalchemy import func, insert, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
+from app.passwords import password_hasher
 from app.payments.model import EXPIRED, searchable_customer
 from app.store.daily_totals import record_bulk_load
 from app.store.db import make_engine
@@ -132,7 +133,8 @@ def create_merchants(database_url: str, merchants: int) -> tuple[list[int], str]
                 ids.append(created.merchant_id)
                 if index == 0:
                     token = created.live_token
-                    create_user(uow.conn, created.merchant_id, USER_EMAIL, "support", USER_PASSWORD)
+                    create_user(uow.conn, created.merchant_id, USER_EMAIL, "support",
+                                password_hasher("standard").hash(USER_PASSWORD))
             uow.commit()
     finally:
         engine.dispose()

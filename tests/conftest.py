@@ -11,7 +11,7 @@ from app.cli import upgrade_database
 from app.config import Config
 from app.store.merchants import create_merchant
 from tests.support.databases import create_postgres_database
-from tests.support.servers import ThreadedServer, free_port
+from tests.support.servers import TEST_PASSWORD_HASH_PROFILE, ThreadedServer, free_port
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -40,8 +40,10 @@ def database_url(request):
 
 
 def make_app(database_url: str, port: int | None = None, **overrides):
-    """An app on the database, its BASE_URL pointing at the port it will be served on."""
+    """An app on the database, its BASE_URL pointing at the port it will be served on; its
+    passwords hashed with the fast test parameters unless PASSWORD_HASH_PROFILE says otherwise."""
     base = f"http://127.0.0.1:{port}" if port else "http://paydesk.test"
+    overrides.setdefault("PASSWORD_HASH_PROFILE", TEST_PASSWORD_HASH_PROFILE)
     config = Config(DATABASE_URL=database_url, TESTING=True, SECRET_KEY="test-secret",
                     BASE_URL=base, CHECKOUT_URL=base + "/checkout", **overrides)
     return create_app(config)

@@ -15,6 +15,10 @@ import requests
 from werkzeug.serving import make_server
 
 ROOT = Path(__file__).resolve().parents[2]
+# Argon2 at production cost takes a tenth of a second per user made and per sign-in; the
+# suite's apps and processes use the library's cheapest parameters instead (only
+# tests/dashboard/test_auth.py's rehash test uses the real ones).
+TEST_PASSWORD_HASH_PROFILE = "fast"
 
 
 def free_port() -> int:
@@ -59,7 +63,8 @@ def wait_until_up(url: str, timeout: float = 60.0, process: subprocess.Popen | N
 def paydesk_env(database_url: str, base_url: str, **extra: str) -> dict:
     """Environment for a Paydesk process of the test run."""
     env = dict(os.environ)
-    env.update({"DATABASE_URL": database_url, "BASE_URL": base_url, "SECRET_KEY": "test-secret"})
+    env.update({"DATABASE_URL": database_url, "BASE_URL": base_url, "SECRET_KEY": "test-secret",
+                "PASSWORD_HASH_PROFILE": TEST_PASSWORD_HASH_PROFILE})
     env.update(extra)
     return env
 
