@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import pytest
 import requests
@@ -10,10 +11,23 @@ from app import create_app
 from app.cli import upgrade_database
 from app.config import Config
 from app.store.merchants import create_merchant
-from tests.support.databases import create_postgres_database
+from tests.support.databases import RevisionTemplates, create_postgres_database
 from tests.support.servers import TEST_PASSWORD_HASH_PROFILE, ThreadedServer, free_port
 
 BACKENDS = ["sqlite", "postgres"]
+TESTS = Path(__file__).resolve().parent
+# Where every test starts real processes (gunicorn, workers, a PostgreSQL cluster, Prism, Chromium,
+# the benchmark's wrk): marked slow, so `make test-fast` (-m "not slow") leaves them out.
+SLOW = ("faults", "scaleout", "browser", "bench/test_bench_smoke.py", "bench/test_overview_bench.py",
+        "providers/test_paystack_contract.py", "store/test_crash_recovery.py")
+
+
+def pytest_collection_modifyitems(items):
+    """Mark the tests under SLOW as slow."""
+    for item in items:
+        where = item.path.relative_to(TESTS).as_posix()
+        if any(where == path or where.startswith(path + "/") for path in SLOW):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
@@ -31,6 +45,14 @@ def sqlite_url(tmp_path_factory):
     url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'paydesk.db'}"
     upgrade_database(url)
     return url
+
+
+@pytest.fixture(scope="session")
+def revision_templates(tmp_path_factory):
+    """Databases at old revisions for the migration tests, each built once per test process."""
+    templates = RevisionTemplates(tmp_path_factory.mktemp("revisions"))
+    yield templates
+    templates.drop_all()
 
 
 @pytest.fixture(scope="session", params=BACKENDS)

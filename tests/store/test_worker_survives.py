@@ -88,6 +88,7 @@ def test_worker_once_still_fails_loudly(sqlite_url):
                           run_round=rounds(ConnectionError("database is down")))
 
 
+@pytest.mark.slow  # a worker process of its own
 def test_the_worker_process_outlives_an_unreachable_database_and_stops_promptly_on_sigterm(tmp_path):
     unreachable = f"postgresql+psycopg://paydesk@127.0.0.1:{free_port()}/paydesk"
     log = tmp_path / "worker.log"
