@@ -79,7 +79,8 @@ def test_a_refund_above_the_threshold_is_made_when_a_colleague_approves_it(page:
 
 
 def test_an_admin_sets_a_threshold_and_a_users_limit_which_the_refund_panel_enforces(page: Page, browser: Browser,
-                                                                                     server, merchant, sandbox):
+                                                                                     server, merchant, sandbox,
+                                                                                     tmp_path):
     finance = add_user(server.app, merchant.merchant_id, "finance")
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "admin"))
     page.get_by_role("link", name="Settings").click()
@@ -99,7 +100,7 @@ def test_an_admin_sets_a_threshold_and_a_users_limit_which_the_refund_panel_enfo
     expect(page.locator("#limits tbody tr")).to_contain_text(finance)
     for width in (1366, 390):
         page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=f"{SCREENSHOTS}-settings-{width}.png", full_page=True)
+        page.screenshot(path=tmp_path / f"{SCREENSHOTS}-settings-{width}.png", full_page=True)
 
     tx_no = _captured(sandbox)
     colleague = browser.new_context()
