@@ -7,7 +7,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app.config import Config
 from app.errors import HEALTH_CHECK_PATH, PaydeskFlask, init_errors
-from app.passwords import password_hasher
+from app.passwords import hasher_for
 from app.payments.services import Deps
 from app.providers.http import Timeouts
 from app.providers.registry import ProviderRegistry
@@ -29,7 +29,7 @@ def create_app(config: Config | None = None) -> Flask:
     app = PaydeskFlask(__name__, template_folder="../templates", static_folder="../static",
                        instance_path=str(config.INSTANCE_PATH))
     app.config.from_object(config)
-    install_password_hasher(app, password_hasher(config.PASSWORD_HASH_PROFILE))
+    install_password_hasher(app, hasher_for(config.PASSWORD_HASH_PROFILE))
     if config.PROXY_FIX_HOPS:
         # Behind N trusted proxies: the client address (audit log, rate limits) and scheme come
         # from their X-Forwarded-* headers.

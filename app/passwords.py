@@ -12,7 +12,7 @@ PROFILES = {
 }
 
 
-def password_hasher(profile: str) -> PasswordHasher:
+def hasher_for(profile: str) -> PasswordHasher:
     """The Argon2id hasher of a profile named in PROFILES."""
     if profile not in PROFILES:
         raise ValueError(f"PASSWORD_HASH_PROFILE must be one of {', '.join(PROFILES)}, not {profile!r}")

@@ -31,7 +31,7 @@ from sqlalchemy import event, func, select
 from app import create_app
 from app.cli import upgrade_database
 from app.config import Config
-from app.passwords import password_hasher
+from app.passwords import hasher_for
 from app.payments.model import Caller, Mode
 from app.store.daily_totals import check_daily_totals, fold_changes
 from app.store.db import make_engine
@@ -149,7 +149,7 @@ def time_page(database_url: str, merchant_id: int, queries: int) -> dict:
     try:
         with UnitOfWork(engine) as uow:
             create_user(uow.conn, merchant_id, FINANCE_EMAIL, "finance",
-                        password_hasher("standard").hash(FINANCE_PASSWORD))
+                        hasher_for("standard").hash(FINANCE_PASSWORD))
             uow.commit()
     finally:
         engine.dispose()
