@@ -1,4 +1,4 @@
-# The two commands of the README: `make run` and `make test`.
+# The two commands of the README: `make run` and `make test` (`make test-fast` while working).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -7,8 +7,10 @@ PORT ?= 5000
 export BASE_URL ?= http://$(HOST):$(PORT)
 PRISM := tests/providers/prism/node_modules/.bin/prism
 AXE := tests/browser/axe/node_modules/axe-core/axe.min.js
+# pytest-xdist workers: one per core by default; each has its own databases and ports.
+PYTEST_WORKERS ?= auto
 
-.PHONY: run test install install-test chromium wrk worker bench bench-smoke clean
+.PHONY: run test test-fast install install-test chromium wrk worker bench bench-smoke clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -63,11 +65,15 @@ worker: install
 	$(PY) -m flask --app app worker
 
 # bandit's security checks of app/ (each accepted finding is marked `# nosec BXXX # why`),
-# then the whole suite. PostgreSQL tests run when TEST_POSTGRES_URL (default: the local
-# server) is reachable; REQUIRE_POSTGRES=1 makes an unreachable server a failure.
+# then the whole suite on PYTEST_WORKERS processes. PostgreSQL tests run when TEST_POSTGRES_URL
+# (default: the local server) is reachable; REQUIRE_POSTGRES=1 makes an unreachable server a failure.
 test: install-test
 	$(PY) -m bandit -r app -q
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+
+# The suite without the tests that start real processes (marked slow): a few minutes.
+test-fast: install-test
+	$(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow" $(PYTEST_ARGS)
 
 # PostgreSQL and SQLite at 10,000 and 1,000,000 transactions; BENCH_ARGS passes options (--db postgres).
 bench: install-test

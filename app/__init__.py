@@ -8,6 +8,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from app.config import Config
 from app.errors import HEALTH_CHECK_PATH, PaydeskFlask, init_errors
 from app.headers import init_headers
+from app.passwords import hasher_for
 from app.payments.services import Deps
 from app.providers.http import ALLOWED_NETWORKS_SETTING as PROVIDER_NETWORKS, Timeouts
 from app.providers.registry import ProviderRegistry
@@ -18,7 +19,7 @@ from app.store.provider_accounts import account_by_id
 from app.store.db import make_engine
 from app.store.repository import UnitOfWork
 from app.util import utcnow
-from app.web import install_deps
+from app.web import install_deps, install_password_hasher
 from app.webhooks.guard import AddressGuard
 
 csrf = CSRFProtect()
@@ -30,6 +31,7 @@ def create_app(config: Config | None = None) -> Flask:
     app = PaydeskFlask(__name__, template_folder="../templates", static_folder="../static",
                        instance_path=str(config.INSTANCE_PATH))
     app.config.from_object(config)
+    install_password_hasher(app, hasher_for(config.PASSWORD_HASH_PROFILE))
     if config.PROXY_FIX_HOPS:
         # Behind N trusted proxies: the client address (audit log, rate limits) and scheme come
         # from their X-Forwarded-* headers.

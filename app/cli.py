@@ -20,7 +20,7 @@ from app.store.encryption import SecretBoxError
 from app.store.ledger import Mismatch, check_refund_totals
 from app.store.merchants import ROLES, create_merchant, create_user, merchant_by_name
 from app.store.provider_accounts import account_by_id
-from app.web import deps as app_deps
+from app.web import deps as app_deps, password_hasher
 
 CLI_ACTOR = "cli"  # who the audit log names for changes made here
 
@@ -105,7 +105,7 @@ def user_create(email: str, merchant_name: str, role: str, password: str | None)
         found = merchant_by_name(uow.conn, merchant_name)
         if found is None:
             raise click.ClickException(f"no merchant named {merchant_name}")
-        create_user(uow.conn, found.id, email, role, password)
+        create_user(uow.conn, found.id, email, role, password_hasher().hash(password))
         uow.commit()
     click.echo(f"user {email.lower()} ({role}) created for {merchant_name}")
     if shown:

@@ -91,6 +91,9 @@ class Config:
         self.SESSION_COOKIE_HTTPONLY = True
         self.SESSION_COOKIE_SAMESITE = "Lax"
         self.REMEMBER_COOKIE_HTTPONLY = True
+        # Argon2id parameters of dashboard passwords (app/passwords.py): "standard" everywhere
+        # but the test suite, which uses "fast".
+        self.PASSWORD_HASH_PROFILE = env.get("PASSWORD_HASH_PROFILE", "standard")
         self.PERMANENT_SESSION_LIFETIME = timedelta(hours=8)
         self.WTF_CSRF_TIME_LIMIT = None  # tied to the session's lifetime instead
         self.MAX_CONTENT_LENGTH = 1024 * 1024

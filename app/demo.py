@@ -13,7 +13,7 @@ from app.payments import services
 from app.payments.model import Caller, Mode, Status
 from app.payments.schemas import parse_create, parse_refund
 from app.store.merchants import create_merchant, create_user, inbox_url, merchant_by_name
-from app.web import deps as app_deps
+from app.web import deps as app_deps, password_hasher
 
 DEMO_MERCHANT = "Demo Shop"
 DEMO_PASSWORD = "paydesk-demo"  # nosec B105 # published in the README; only `flask demo` seeds users with it
@@ -61,7 +61,8 @@ def seed_demo(app: Flask) -> DemoCredentials:
         if existing is None:
             created = create_merchant(uow, DEMO_MERCHANT, app.config["BASE_URL"])
             for email, role in DEMO_USERS:
-                create_user(uow.conn, created.merchant_id, email, role, DEMO_PASSWORD)
+                create_user(uow.conn, created.merchant_id, email, role,
+                            password_hasher(app).hash(DEMO_PASSWORD))
             uow.commit()
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(created.as_json(), indent=2))

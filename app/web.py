@@ -1,6 +1,7 @@
 """What every blueprint shares about a request: the app's services, JSON answers, and which URLs are the API's."""
 from __future__ import annotations
 
+from argon2 import PasswordHasher
 from flask import Flask, Response, current_app
 
 from app.payments.services import Deps
@@ -8,6 +9,7 @@ from app.util import dumps
 
 API_PREFIX = "/api/v1"
 _DEPS_KEY = "paydesk"
+_HASHER_KEY = "paydesk.argon2"
 
 
 def install_deps(app: Flask, deps: Deps) -> None:
@@ -18,6 +20,16 @@ def install_deps(app: Flask, deps: Deps) -> None:
 def deps(app: Flask | None = None) -> Deps:
     """The services' dependencies of this app (the current one inside a request or command)."""
     return (app or current_app).extensions[_DEPS_KEY]
+
+
+def install_password_hasher(app: Flask, hasher: PasswordHasher) -> None:
+    """Give the app the hasher of its dashboard passwords."""
+    app.extensions[_HASHER_KEY] = hasher
+
+
+def password_hasher(app: Flask | None = None) -> PasswordHasher:
+    """The hasher of dashboard passwords of this app (the current one inside a request or command)."""
+    return (app or current_app).extensions[_HASHER_KEY]
 
 
 def json_response(body, status: int = 200, headers: dict | None = None) -> Response:

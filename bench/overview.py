@@ -31,6 +31,7 @@ from sqlalchemy import event, func, select
 from app import create_app
 from app.cli import upgrade_database
 from app.config import Config
+from app.passwords import hasher_for
 from app.payments.model import Caller, Mode
 from app.store.daily_totals import check_daily_totals, fold_changes
 from app.store.db import make_engine
@@ -147,7 +148,8 @@ def time_page(database_url: str, merchant_id: int, queries: int) -> dict:
     engine = make_engine(database_url)
     try:
         with UnitOfWork(engine) as uow:
-            create_user(uow.conn, merchant_id, FINANCE_EMAIL, "finance", FINANCE_PASSWORD)
+            create_user(uow.conn, merchant_id, FINANCE_EMAIL, "finance",
+                        hasher_for("standard").hash(FINANCE_PASSWORD))
             uow.commit()
     finally:
         engine.dispose()

@@ -22,6 +22,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from app.config import Config
+from app.passwords import hasher_for
 from app.payments.model import EXPIRED, searchable_customer
 from app.store.daily_totals import record_bulk_load
 from app.store.db import make_engine
@@ -134,7 +135,8 @@ def create_merchants(database_url: str, merchants: int) -> tuple[list[int], str]
                 ids.append(created.merchant_id)
                 if index == 0:
                     token = created.live_token
-                    create_user(uow.conn, created.merchant_id, USER_EMAIL, "support", USER_PASSWORD)
+                    create_user(uow.conn, created.merchant_id, USER_EMAIL, "support",
+                                hasher_for("standard").hash(USER_PASSWORD))
             uow.commit()
     finally:
         engine.dispose()

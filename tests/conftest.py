@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import pytest
 import requests
@@ -10,11 +11,24 @@ from app import create_app
 from app.cli import upgrade_database
 from app.config import Config
 from app.store.merchants import create_merchant
-from tests.support.databases import create_postgres_database
+from tests.support.databases import RevisionTemplates, create_postgres_database
 from tests.support.network import LOOPBACK_ALLOWED
-from tests.support.servers import ThreadedServer, free_port
+from tests.support.servers import TEST_PASSWORD_HASH_PROFILE, ThreadedServer, free_port
 
 BACKENDS = ["sqlite", "postgres"]
+TESTS = Path(__file__).resolve().parent
+# Where every test starts real processes (gunicorn, workers, a PostgreSQL cluster, Prism, Chromium,
+# the benchmark's wrk): marked slow, so `make test-fast` (-m "not slow") leaves them out.
+SLOW = ("faults", "scaleout", "browser", "bench/test_bench_smoke.py", "bench/test_overview_bench.py",
+        "providers/test_paystack_contract.py", "store/test_crash_recovery.py")
+
+
+def pytest_collection_modifyitems(items):
+    """Mark the tests under SLOW as slow."""
+    for item in items:
+        where = item.path.relative_to(TESTS).as_posix()
+        if any(where == path or where.startswith(path + "/") for path in SLOW):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
@@ -34,6 +48,14 @@ def sqlite_url(tmp_path_factory):
     return url
 
 
+@pytest.fixture(scope="session")
+def revision_templates(tmp_path_factory):
+    """Databases at old revisions for the migration tests, each built once per test process."""
+    templates = RevisionTemplates(tmp_path_factory.mktemp("revisions"))
+    yield templates
+    templates.drop_all()
+
+
 @pytest.fixture(scope="session", params=BACKENDS)
 def database_url(request):
     """Each test using this runs on SQLite and on PostgreSQL."""
@@ -45,9 +67,11 @@ def make_app(database_url: str, port: int | None = None, **overrides):
     reach loopback (webhooks and providers) unless the overrides say otherwise.
 
     It runs as a demo (DEMO_MODE) unless told otherwise: the tests make live payments the
-    simulator decides."""
+    simulator decides. Its passwords are hashed with the fast test parameters unless
+    PASSWORD_HASH_PROFILE says otherwise."""
     base = f"http://127.0.0.1:{port}" if port else "http://paydesk.test"
     overrides.setdefault("DEMO_MODE", True)
+    overrides.setdefault("PASSWORD_HASH_PROFILE", TEST_PASSWORD_HASH_PROFILE)
     config = Config(DATABASE_URL=database_url, TESTING=True, SECRET_KEY="test-secret",
                     BASE_URL=base, CHECKOUT_URL=base + "/checkout", **{**LOOPBACK_ALLOWED, **overrides})
     return create_app(config)

@@ -21,9 +21,8 @@ from app.dashboard.navigation import landing_endpoint
 from app.payments.model import Caller, Mode
 from app.payments.formats import storable_text
 from app.store import password_links, two_factor as second_factors, user_sessions
-from app.store.merchants import password_hasher
 from app.store.users import set_password_hash, user_by_id, user_for_sign_in
-from app.web import deps as app_deps
+from app.web import deps as app_deps, password_hasher
 
 from . import auth, sessions, throttle
 from .forms import CodeForm, LoginForm, NewPasswordForm
@@ -59,8 +58,9 @@ def login():
     if not check_password(row, form.password.data):
         throttle.count_failure(account)
         return render_template("auth/login.html", form=form, error=WRONG_CREDENTIALS), 401
-    new_hash = (password_hasher.hash(form.password.data)
-                if password_hasher.check_needs_rehash(row.password_hash) else None)
+    hasher = password_hasher()
+    new_hash = (hasher.hash(form.password.data)
+                if hasher.check_needs_rehash(row.password_hash) else None)
     target = local_path(request.args.get("next"))
     if row.has_two_factor:
         if new_hash:
@@ -171,7 +171,7 @@ def set_password(token: str):
     with deps.uow() as uow:
         if not password_links.use_link(uow.conn, link.id, now):
             return _no_store(render_template("auth/link_unusable.html", error=LINK_UNUSABLE), 404)
-        set_password_hash(uow.conn, link.user_id, password_hasher.hash(form.new_password.data))
+        set_password_hash(uow.conn, link.user_id, password_hasher().hash(form.new_password.data))
         user_sessions.end_sessions_of(uow.conn, link.user_id, now, "password reset")
         uow.audit(_user_caller(link), "user.password_set", target=link.email,
                   detail={"through": link.purpose}, both_modes=True)

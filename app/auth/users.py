@@ -4,15 +4,15 @@ from __future__ import annotations
 from functools import cache, wraps
 from urllib.parse import urlsplit
 
+from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from flask import abort, g, jsonify, redirect, request, session, url_for
 from flask_login import LoginManager, UserMixin, current_user, login_required
 from werkzeug.urls import iri_to_uri
 
 from app.payments.model import Caller, Mode
-from app.store.merchants import password_hasher
 from app.store.user_sessions import LAST_SEEN_EVERY, live_session_user, note_seen
-from app.web import deps as app_deps
+from app.web import deps as app_deps, password_hasher
 
 from .sessions import SESSION_KEY, sessions_started_after
 
@@ -110,15 +110,16 @@ def unauthorized():
 
 
 @cache
-def _dummy_hash() -> str:
-    return password_hasher.hash("no user has this password")
+def _dummy_hash(hasher: PasswordHasher) -> str:
+    return hasher.hash("no user has this password")
 
 
 def check_password(row, password: str) -> bool:
     """Verify the password (Argon2id); an unknown e-mail costs the same time as a wrong password."""
-    stored = row.password_hash if row is not None else _dummy_hash()
+    hasher = password_hasher()
+    stored = row.password_hash if row is not None else _dummy_hash(hasher)
     try:
-        password_hasher.verify(stored, password)
+        hasher.verify(stored, password)
     except (VerificationError, InvalidHashError):
         return False
     return row is not None and bool(row.active)

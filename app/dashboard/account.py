@@ -31,9 +31,8 @@ from app.auth.two_factor import (
 from app.auth.users import check_password, current_caller
 from app.store import two_factor as second_factors
 from app.store import user_sessions
-from app.store.merchants import password_hasher
 from app.store.users import set_password_hash, user_by_id
-from app.web import deps
+from app.web import deps, password_hasher
 
 from . import dashboard
 from .settings import ROW_ID
@@ -109,7 +108,7 @@ def change_password():
         return _account_page(422, form)
     caller, now = current_caller(), deps().clock()
     with deps().uow() as uow:
-        set_password_hash(uow.conn, current_user.id, password_hasher.hash(form.new_password.data))
+        set_password_hash(uow.conn, current_user.id, password_hasher().hash(form.new_password.data))
         ended = user_sessions.end_sessions_of(uow.conn, current_user.id, now, "password changed",
                                               keep_session_id=current_user.session_id)
         uow.audit(caller, "user.password_change", target=current_user.email,

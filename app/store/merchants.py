@@ -6,7 +6,6 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from argon2 import PasswordHasher
 from sqlalchemy import Connection, insert, select, update
 
 from app.providers.methods import DEFAULT_METHODS
@@ -21,7 +20,6 @@ from .users import NO_PASSWORD
 
 ROLES = ("support", "finance", "payouts", "admin")
 TOKEN_PREFIX = {Mode.LIVE: "pd_live_", Mode.SANDBOX: "pd_test_"}
-password_hasher = PasswordHasher()  # Argon2id with the library's current parameters
 
 
 @dataclass
@@ -199,15 +197,16 @@ def merchant_by_id(conn: Connection, merchant_id: int):
 
 
 def create_user(conn: Connection, merchant_id: int, email: str, role: str,
-                password: str | None) -> int:
-    """A dashboard user of the merchant, with an Argon2id password hash (none yet when invited:
-    no password signs them in until they choose one through their invitation link)."""
+                password_hash: str | None) -> int:
+    """A dashboard user of the merchant, with the Argon2id hash of their password (app.passwords;
+    none yet when invited: no password signs them in until they choose one through their
+    invitation link)."""
     if role not in ROLES:
         raise ValueError(f"role must be one of {', '.join(ROLES)}")
     return conn.execute(
         insert(users)
         .values(merchant_id=merchant_id, email=email.lower(), role=role,
-                password_hash=password_hasher.hash(password) if password is not None else NO_PASSWORD,
+                password_hash=password_hash if password_hash is not None else NO_PASSWORD,
                 created_at=utcnow())
         .returning(users.c.id)
     ).scalar_one()

@@ -40,12 +40,14 @@ class Dispatcher:
 
     Only one thread calls dispatch(): the caller of deliver_due(), or the feeder
     thread of a worker process (start()). Deliveries run on the pool, so a slow
-    receiver holds one thread and nothing else.
+    receiver holds one thread and nothing else. With `merchant_id`, it claims only
+    that merchant's events.
     """
 
-    def __init__(self, deps, settings: DeliverySettings):
+    def __init__(self, deps, settings: DeliverySettings, merchant_id: int | None = None):
         self.deps = deps
         self.settings = settings
+        self.merchant_id = merchant_id
         self.session = guarded_session(settings.guard, settings.concurrency)
         self.pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="webhook")
         self.in_flight: Counter = Counter()  # deliveries running, per merchant
@@ -72,7 +74,7 @@ class Dispatcher:
         free = self.settings.concurrency - sum(busy.values())
         if free <= 0 or self.stopping.is_set():
             return 0
-        claimed = claim_due(self.deps, self.settings, free, busy)
+        claimed = claim_due(self.deps, self.settings, free, busy, self.merchant_id)
         for event in claimed:
             with self.changed:
                 self.in_flight[event.merchant_id] += 1
@@ -176,10 +178,11 @@ class Dispatcher:
         self.session.close()
 
 
-def deliver_due(deps, settings: DeliverySettings) -> int:
-    """Deliver every event that is due now, concurrently, and wait for them all; returns attempts made."""
+def deliver_due(deps, settings: DeliverySettings, merchant_id: int | None = None) -> int:
+    """Deliver every event that is due now (only `merchant_id`'s when given), concurrently, and
+    wait for them all; returns attempts made."""
     attempts = 0
-    with Dispatcher(deps, settings) as dispatcher:
+    with Dispatcher(deps, settings, merchant_id) as dispatcher:
         while True:
             # Only this loop starts deliveries, so `running` can only fall during dispatch().
             running = dispatcher.running

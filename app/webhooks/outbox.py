@@ -56,8 +56,9 @@ class AttemptResult:
 
 
 def claim_due(deps, settings: DeliverySettings, limit: int,
-              in_flight: Counter | None = None) -> list[ClaimedEvent]:
-    """Claim up to `limit` due events, oldest due first, sharing fairly between merchants."""
+              in_flight: Counter | None = None, merchant_id: int | None = None) -> list[ClaimedEvent]:
+    """Claim up to `limit` due events, oldest due first, sharing fairly between merchants
+    (only those of `merchant_id` when given)."""
     if limit <= 0:
         return []
     now = deps.clock()
@@ -75,6 +76,8 @@ def claim_due(deps, settings: DeliverySettings, limit: int,
         .limit(limit * 4)
         .with_for_update(skip_locked=True)
     )
+    if merchant_id is not None:
+        candidates = candidates.where(e.merchant_id == merchant_id)
     with deps.uow() as uow:
         # Delivery bookkeeping may skip the disk flush: a commit a database crash loses only
         # sends the event again, under the same webhook-id (receivers deduplicate on it), and

@@ -47,7 +47,7 @@ def shop(server) -> Shop:
         uow.commit()
     tokens = {"live": merchant.live_token, "sandbox": merchant.sandbox_token}
     samples = {mode: _sample(deps, merchant, Mode(mode), Api(server.url, tokens[mode])) for mode in MODES}
-    deliver_due(deps, DeliverySettings.from_config(app.config))
+    deliver_due(deps, DeliverySettings.from_config(app.config), merchant.merchant_id)
     _long_audit_rows(deps, merchant)
     return Shop(merchant, samples)
 

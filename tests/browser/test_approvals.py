@@ -15,7 +15,7 @@ from tests.dashboard.conftest import add_user
 
 from .conftest import sign_in, to_sandbox
 
-SCREENSHOTS = "/tmp/paydesk-approvals"
+SCREENSHOTS = "approvals"  # PNGs under the test's own tmp_path, never a shared /tmp path
 
 
 def _captured(sandbox) -> str:
@@ -26,7 +26,7 @@ def _captured(sandbox) -> str:
 
 
 def test_a_refund_above_the_threshold_is_made_when_a_colleague_approves_it(page: Page, browser: Browser,
-                                                                           server, merchant, sandbox):
+                                                                           server, merchant, sandbox, tmp_path):
     deps = server.app.extensions["paydesk"]
     with deps.uow() as uow:
         set_threshold(uow.conn, Caller(merchant.merchant_id, Mode.SANDBOX, "admin@shop.test"), "EUR",
@@ -60,7 +60,7 @@ def test_a_refund_above_the_threshold_is_made_when_a_colleague_approves_it(page:
         expect(row).to_contain_text(asker)
         for width in (1366, 390):
             other.set_viewport_size({"width": width, "height": 900})
-            other.screenshot(path=f"{SCREENSHOTS}-list-{width}.png", full_page=True)
+            other.screenshot(path=tmp_path / f"{SCREENSHOTS}-list-{width}.png", full_page=True)
         other.once("dialog", lambda dialog: dialog.accept())
         row.get_by_role("button", name="Approve").click()
         expect(other.get_by_role("status").first).to_contain_text("is Captured.")
@@ -74,12 +74,13 @@ def test_a_refund_above_the_threshold_is_made_when_a_colleague_approves_it(page:
     expect(page.locator("#payment-approvals")).to_contain_text("Approved")
     for width in (1366, 390):
         page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=f"{SCREENSHOTS}-transaction-{width}.png", full_page=True)
+        page.screenshot(path=tmp_path / f"{SCREENSHOTS}-transaction-{width}.png", full_page=True)
     assert sandbox.status(tx_no)["Status"] == "Captured"
 
 
 def test_an_admin_sets_a_threshold_and_a_users_limit_which_the_refund_panel_enforces(page: Page, browser: Browser,
-                                                                                     server, merchant, sandbox):
+                                                                                     server, merchant, sandbox,
+                                                                                     tmp_path):
     finance = add_user(server.app, merchant.merchant_id, "finance")
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "admin"))
     page.get_by_role("link", name="Settings").click()
@@ -99,7 +100,7 @@ def test_an_admin_sets_a_threshold_and_a_users_limit_which_the_refund_panel_enfo
     expect(page.locator("#limits tbody tr")).to_contain_text(finance)
     for width in (1366, 390):
         page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=f"{SCREENSHOTS}-settings-{width}.png", full_page=True)
+        page.screenshot(path=tmp_path / f"{SCREENSHOTS}-settings-{width}.png", full_page=True)
 
     tx_no = _captured(sandbox)
     colleague = browser.new_context()

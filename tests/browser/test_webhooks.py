@@ -13,9 +13,10 @@ from tests.dashboard.conftest import add_user
 from .conftest import sign_in, to_sandbox
 
 
-def _deliver(app) -> None:
-    """One run of the worker's delivery job: every due webhook is sent."""
-    deliver_due(app.extensions["paydesk"], DeliverySettings.from_config(app.config))
+def _deliver(app, merchant) -> None:
+    """One run of the worker's delivery job for the test's merchant: its due webhooks are sent
+    (other tests' events on the shared database are not this test's to deliver)."""
+    deliver_due(app.extensions["paydesk"], DeliverySettings.from_config(app.config), merchant.merchant_id)
 
 
 def test_refund_delivery_attempts_resend_and_the_verified_inbox(page: Page, server, merchant, sandbox):
@@ -24,7 +25,7 @@ def test_refund_delivery_attempts_resend_and_the_verified_inbox(page: Page, serv
     tx_no = created.json()["transactionId"]
     sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"})
     refund = sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 25}).json()["refundTxNo"]
-    _deliver(app)  # the worker's job: the payment's and the refund's webhooks go to the merchant's inbox
+    _deliver(app, merchant)  # the worker's job: the payment's and the refund's webhooks go to the merchant's inbox
 
     sign_in(page, server.url, add_user(app, merchant.merchant_id, "finance"))
     to_sandbox(page)
@@ -39,7 +40,7 @@ def test_refund_delivery_attempts_resend_and_the_verified_inbox(page: Page, serv
 
     delivery.get_by_role("button", name="Resend").click()
     expect(delivery).to_contain_text("Queued: the worker sends it again within seconds.")
-    _deliver(app)
+    _deliver(app, merchant)
     page.reload()
     delivery = page.locator("article.delivery", has_text="refund.captured")
     delivery.get_by_text("Request body and 2 attempts").click()
@@ -60,7 +61,7 @@ def test_the_logs_show_the_bytes_sent_and_name_each_received_event(page: Page, s
     created = sandbox.post("/transactions", payment_body(amount=1500, callbackUrl=merchant.inbox_url))
     tx_no = created.json()["transactionId"]
     sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"})
-    _deliver(app)
+    _deliver(app, merchant)
     with app.extensions["paydesk"].uow(write=False) as uow:
         sent = uow.conn.execute(
             select(webhook_events.c.payload).join(transactions, transactions.c.id == webhook_events.c.transaction_id)
@@ -86,7 +87,7 @@ def test_a_resent_webhook_shows_its_new_attempt_without_a_reload(page: Page, ser
     created = sandbox.post("/transactions", payment_body(callbackUrl=merchant.inbox_url))
     tx_no = created.json()["transactionId"]
     sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"})
-    _deliver(app)
+    _deliver(app, merchant)
 
     sign_in(page, server.url, add_user(app, merchant.merchant_id, "finance"))
     to_sandbox(page)
@@ -100,7 +101,7 @@ def test_a_resent_webhook_shows_its_new_attempt_without_a_reload(page: Page, ser
     expect(page.locator("#announcer")).to_have_text("Queued: the worker sends it again within seconds.")
     page.evaluate("window.notReloaded = true")
 
-    _deliver(app)  # the worker's job
+    _deliver(app, merchant)  # the worker's job
 
     expect(delivery.get_by_role("status")).to_have_text("Attempt 2: HTTP 204; the delivery is delivered.",
                                                         timeout=10_000)

@@ -8,6 +8,7 @@ import pytest
 import requests
 
 from app.store.merchants import create_user
+from app.web import password_hasher
 
 PASSWORD = "correct horse battery staple"
 # Sandbox pages' URLs start with this; the sign-in pages have one URL for both modes.
@@ -22,7 +23,7 @@ def add_user(app, merchant_id: int, role: str, password: str = PASSWORD) -> str:
     email = f"{role}-{uuid.uuid4().hex[:10]}@shop.test"
     deps = app.extensions["paydesk"]
     with deps.uow() as uow:
-        create_user(uow.conn, merchant_id, email, role, password)
+        create_user(uow.conn, merchant_id, email, role, password_hasher(app).hash(password))
         uow.commit()
     return email
 

@@ -7,7 +7,11 @@ import pytest
 from argon2 import PasswordHasher
 from sqlalchemy import select, update
 
+from app.store.merchants import create_merchant
 from app.store.tables import users
+from app.web import password_hasher
+from tests.conftest import make_app
+from tests.support.servers import ThreadedServer, free_port
 
 from .conftest import PASSWORD, Browserless, add_user
 
@@ -67,7 +71,22 @@ def test_sign_in_starts_a_new_session_with_a_new_csrf_token(server, merchant):
     assert client.post("/settings/webhook-secret").status_code == 200
 
 
-def test_outdated_password_hashes_are_upgraded_on_sign_in(server, merchant):
+@pytest.fixture
+def standard_server(database_url):
+    """Paydesk over HTTP with the production password hashing parameters (the suite's are cheaper)."""
+    port = free_port()
+    app = make_app(database_url, port, PASSWORD_HASH_PROFILE="standard")
+    with ThreadedServer(app, port) as running:
+        running.app = app
+        yield running
+    app.extensions["paydesk.engine"].dispose()
+
+
+def test_outdated_password_hashes_are_upgraded_on_sign_in(standard_server):
+    server = standard_server
+    with server.app.extensions["paydesk"].uow() as uow:
+        merchant = create_merchant(uow, f"Merchant {uuid.uuid4().hex[:10]}", server.app.config["BASE_URL"])
+        uow.commit()
     email = add_user(server.app, merchant.merchant_id, "support")
     weak = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1).hash(PASSWORD)
     deps = server.app.extensions["paydesk"]
@@ -79,6 +98,7 @@ def test_outdated_password_hashes_are_upgraded_on_sign_in(server, merchant):
         stored, last_login = uow.conn.execute(
             select(users.c.password_hash, users.c.last_login_at).where(users.c.email == email)).one()
     assert stored != weak and stored.startswith("$argon2id$")
+    assert not password_hasher(server.app).check_needs_rehash(stored)  # the production parameters
     assert last_login is not None
 
 

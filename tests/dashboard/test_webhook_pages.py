@@ -85,12 +85,13 @@ def test_the_inbox_shows_verified_invalid_and_duplicate_messages(sandbox_finance
     assert msg_id in page and "Webhook-Signature" in page
 
 
-def test_a_resent_delivery_polls_until_its_new_attempt_is_made(sandbox_finance, event, app):
+def test_a_resent_delivery_polls_until_its_new_attempt_is_made(sandbox_finance, event, app, merchant):
     from app.webhooks.dispatcher import deliver_due
     from app.webhooks.settings import DeliverySettings
 
     htmx = {"HX-Request": "true"}
-    deliver_due(app.extensions["paydesk"], DeliverySettings.from_config(app.config))
+    deliver_due(app.extensions["paydesk"], DeliverySettings.from_config(app.config),
+                merchant.merchant_id)
     page = sandbox_finance.get("/webhooks").text
     webhook_id = page.split('id="delivery-', 1)[1].split('"', 1)[0]
     attempts = int(page.split('id="delivery-', 1)[1].split("<dt>Attempts</dt><dd>", 1)[1].split("<", 1)[0])
@@ -102,7 +103,8 @@ def test_a_resent_delivery_polls_until_its_new_attempt_is_made(sandbox_finance, 
     waiting = sandbox_finance.get(progress, headers=htmx)
     assert (waiting.status_code, waiting.text) == (204, "")
 
-    deliver_due(app.extensions["paydesk"], DeliverySettings.from_config(app.config))
+    deliver_due(app.extensions["paydesk"], DeliverySettings.from_config(app.config),
+                merchant.merchant_id)
     done = sandbox_finance.get(progress, headers=htmx)
     assert done.status_code == 200
     assert done.text.lstrip().startswith(f'<article class="delivery" id="delivery-{webhook_id}"')

@@ -29,6 +29,12 @@ def test_a_restart_and_a_stop_under_load_give_503s_only_while_down(deployment):
         went_down = time.monotonic()
         deployment.cluster.stop()
         time.sleep(2.0)
+        # Down for 2 s, and until the load has met it (a 503): a busy machine may have sent
+        # nothing in those 2 s.
+        deadline = time.monotonic() + 30
+        while not any(c.status == 503 and c.started >= went_down for c in load.calls):
+            assert time.monotonic() < deadline, "the load never met the stopped database"
+            time.sleep(0.05)
         deployment.cluster.start()
         outages.append((went_down, time.monotonic()))
     calls = load.calls

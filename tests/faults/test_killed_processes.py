@@ -20,6 +20,7 @@ pytestmark = pytest.mark.postgres
 
 RECEIVER_DELAY = 0.3  # the receiver takes this long to answer: deliveries are in flight at any moment
 MAX_WEB_KILLS = 5
+ESTABLISHED = "01"  # a TCP state in /proc/net/tcp
 
 
 def web_workers(master_pid: int) -> list[int]:
@@ -36,6 +37,36 @@ def web_workers(master_pid: int) -> list[int]:
     return sorted(children)
 
 
+def workers_holding_a_call(master_pid: int, port: int) -> list[int]:
+    """The gunicorn workers that hold a client's connection to `port` open: each is in the middle
+    of a call (a call opens its own connection and closes it once answered)."""
+    open_calls = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local_port, state, inode = int(fields[1].rsplit(":", 1)[1], 16), fields[3], fields[9]
+            if local_port == port and state == ESTABLISHED:
+                open_calls.add(f"socket:[{inode}]")
+    holding = []
+    for pid in web_workers(master_pid):
+        try:
+            links = {os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()}
+        except OSError:
+            continue  # gone meanwhile
+        if links & open_calls:
+            holding.append(pid)
+    return holding
+
+
+def worker_holding_a_call(master_pid: int, port: int, timeout: float) -> int:
+    """Wait until a gunicorn worker holds a call; returns its pid."""
+    deadline = time.monotonic() + timeout
+    while not (holding := workers_holding_a_call(master_pid, port)):
+        assert time.monotonic() < deadline, "no gunicorn worker held a call"
+        time.sleep(0.005)
+    return holding[0]
+
+
 def wait_until(condition, timeout: float, step: float = 0.02) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -50,18 +81,24 @@ def test_killed_web_and_webhook_workers_lose_no_refund_and_no_webhook(deployment
     try:
         with Load(deployment.url, deployment.token, receiver.url, seconds=9) as load:
             time.sleep(2.0)
-            # A gunicorn worker with calls in progress (refunds hold one for the provider's
-            # 0.3 s); if the one killed was idle, the next try kills its successor or sibling.
+            # A gunicorn worker while it holds a call (refunds hold one for the provider's 0.3 s),
+            # chosen by its open client connection rather than hoped for: on a busy machine a
+            # worker picked at random was often idle. Should the call end between the look and
+            # the kill, the next try waits for the next call held.
+            port = int(deployment.url.rsplit(":", 1)[1])
             for _ in range(MAX_WEB_KILLS):
-                victim = web_workers(deployment.gunicorn.pid)[0]
+                victim = worker_holding_a_call(deployment.gunicorn.pid, port, timeout=30)
                 kills.append(time.monotonic())
                 os.kill(victim, signal.SIGKILL)
-                time.sleep(0.6)
-                if any(c.error and c.started <= kills[-1] for c in load.calls):
+                try:
+                    wait_until(lambda: any(c.error and c.started <= kills[-1] for c in load.calls),
+                               timeout=5)
                     break
+                except AssertionError:
+                    continue  # the call ended just before the kill: another one
             # The webhook worker, while a delivery of its is at the receiver: it is the only one.
             wait_until(lambda: receiver.received and
-                       time.monotonic() - receiver.received[-1].at < RECEIVER_DELAY / 2, timeout=5)
+                       time.monotonic() - receiver.received[-1].at < RECEIVER_DELAY / 2, timeout=30)
             os.kill(deployment.worker.pid, signal.SIGKILL)
             killed_worker_at = time.monotonic()
             in_flight = {r.headers["webhook-id"] for r in receiver.received

@@ -11,6 +11,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from app.store.merchants import create_user
+from app.web import password_hasher
 from tests.dashboard.conftest import PASSWORD, add_user
 
 _CSRF_INPUT = re.compile(r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"')
@@ -81,6 +82,6 @@ def colleague_id(app, merchant) -> int:
     """Another user of the merchant (support), whose role and access the admin's forms change."""
     with app.extensions["paydesk"].uow() as uow:
         user_id = create_user(uow.conn, merchant.merchant_id, f"colleague-{merchant.merchant_id}@shop.test",
-                              "support", PASSWORD)
+                              "support", password_hasher(app).hash(PASSWORD))
         uow.commit()
     return user_id

@@ -20,7 +20,6 @@ from app.store.listing import TransactionFilter, customer_search, list_transacti
 from app.store.repository import UnitOfWork
 from app.store.tables import transactions
 from app.util import utcnow
-from tests.support.databases import database_at
 
 CUSTOMERS = [  # reference, first name, last name, e-mail, provider id
     ("c-1", "Ada", "Lovelace", "ada.lovelace@example.com", "pi_3AbC"),
@@ -31,9 +30,9 @@ CUSTOMERS = [  # reference, first name, last name, e-mail, provider id
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def database_at_0007(request, tmp_path):
+def database_at_0007(request, tmp_path, revision_templates):
     """A new database migrated up to 0007, before the customer columns existed."""
-    yield from database_at("0007", request.param, tmp_path)
+    yield from revision_templates.database_at("0007", request.param, tmp_path)
 
 
 def _merchant(engine) -> int:

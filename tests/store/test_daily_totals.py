@@ -25,7 +25,7 @@ from app.store.repository import UnitOfWork
 from app.store.tables import daily_total_changes, daily_totals, merchants, transactions
 from app.worker import run_round
 from tests.conftest import make_app
-from tests.support.databases import create_postgres_database, database_at
+from tests.support.databases import create_postgres_database
 from tests.support.overview_rows import FIRST, LAST, Rows, at, seed_three_days
 
 
@@ -181,9 +181,9 @@ def test_verify_names_a_total_that_does_not_match_and_fold_clears_the_changes(ow
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def database_at_0011(request, tmp_path):
+def database_at_0011(request, tmp_path, revision_templates):
     """A new database migrated up to 0011, before the daily totals existed."""
-    yield from database_at("0011", request.param, tmp_path)
+    yield from revision_templates.database_at("0011", request.param, tmp_path)
 
 
 def test_the_migration_sums_the_rows_written_before_it(database_at_0011):

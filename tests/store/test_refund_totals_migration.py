@@ -19,13 +19,12 @@ from app.store.tables import transactions
 from app.util import utcnow
 from tests.conftest import make_app
 from tests.store.test_worker import deps_at
-from tests.support.databases import database_at
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def database_at_0005(request, tmp_path):
+def database_at_0005(request, tmp_path, revision_templates):
     """A new database migrated up to 0005, before the refund totals existed."""
-    yield from database_at("0005", request.param, tmp_path)
+    yield from revision_templates.database_at("0005", request.param, tmp_path)
 
 
 def tx_row(merchant_id: int, tx_no: str, kind: str, status: str, amount_minor: int, **fields) -> dict:

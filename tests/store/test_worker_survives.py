@@ -88,6 +88,7 @@ def test_worker_once_still_fails_loudly(sqlite_url):
                           run_round=rounds(ConnectionError("database is down")))
 
 
+@pytest.mark.slow  # a worker process of its own
 def test_the_worker_process_outlives_an_unreachable_database_and_stops_promptly_on_sigterm(tmp_path):
     unreachable = f"postgresql+psycopg://paydesk@127.0.0.1:{free_port()}/paydesk"
     log = tmp_path / "worker.log"
@@ -98,7 +99,13 @@ def test_the_worker_process_outlives_an_unreachable_database_and_stops_promptly_
             stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True)
     try:
         assert "started" in process.stdout.readline()
-        time.sleep(2.5)  # rounds fail after 0 s, 0.5 s, 1.5 s; the next pause is 2 s long
+        # Rounds fail after 0 s, 0.5 s, 1.5 s; the pause after the third is 2 s long. Waiting for
+        # the third failure in the log (rather than sleeping 2.5 s) keeps a busy machine, whose
+        # rounds come late, from signalling before it.
+        deadline = time.monotonic() + 30
+        while log.read_text().count("worker round failed") < 3 and process.poll() is None:
+            assert time.monotonic() < deadline, "the worker logged fewer than 3 failed rounds"
+            time.sleep(0.05)
         assert process.poll() is None, "the worker exited on a database error"
         os.kill(process.pid, signal.SIGTERM)  # in the middle of a backoff pause
         stopped_at = time.monotonic()

@@ -17,6 +17,10 @@ from werkzeug.serving import make_server
 from .network import LOOPBACK_ALLOWED
 
 ROOT = Path(__file__).resolve().parents[2]
+# Argon2 at production cost takes a tenth of a second per user made and per sign-in; the
+# suite's apps and processes use the library's cheapest parameters instead (only
+# tests/dashboard/test_auth.py's rehash test uses the real ones).
+TEST_PASSWORD_HASH_PROFILE = "fast"
 
 
 def free_port() -> int:
@@ -63,7 +67,8 @@ def paydesk_env(database_url: str, base_url: str, **extra: str) -> dict:
     and a demo (the simulator decides live payments)."""
     env = dict(os.environ)
     env.update({"DATABASE_URL": database_url, "BASE_URL": base_url, "SECRET_KEY": "test-secret",
-                "DEMO_MODE": "1", **LOOPBACK_ALLOWED})
+                "DEMO_MODE": "1", "PASSWORD_HASH_PROFILE": TEST_PASSWORD_HASH_PROFILE,
+                **LOOPBACK_ALLOWED})
     env.update(extra)
     return env
 
