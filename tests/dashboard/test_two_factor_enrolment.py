@@ -43,7 +43,7 @@ def second_factor_and_audit(app, email: str) -> tuple:
         user_id, secret = uow.conn.execute(select(users.c.id, users.c.totp_secret)
                                            .where(users.c.email == email)).one()
         actions = list(uow.conn.execute(select(audit_log.c.action).where(
-            audit_log.c.target == email)).scalars())
+            audit_log.c.target == email).order_by(audit_log.c.id)).scalars())
     return secret, actions
 
 

@@ -17,7 +17,6 @@ from app.store.encryption import SecretBox
 from app.store.merchants import new_webhook_secret
 from app.store.tables import merchants, webhook_secrets
 from app.util import utcnow
-from tests.support.databases import database_at
 
 
 def _stored_secrets(engine, merchant_id: int) -> list[str]:
@@ -36,9 +35,9 @@ def test_the_stored_secrets_hold_no_whsec_text_and_open_to_the_merchants_secrets
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def database_at_0014(request, tmp_path):
+def database_at_0014(request, tmp_path, revision_templates):
     """A new database migrated up to 0014, when webhook secrets were stored in clear."""
-    yield from database_at("0014", request.param, tmp_path)
+    yield from revision_templates.database_at("0014", request.param, tmp_path)
 
 
 def test_the_migration_seals_clear_secrets_and_its_downgrade_opens_them(database_at_0014):
