@@ -72,7 +72,6 @@ class Config:
         self.WEBHOOK_CONNECT_TIMEOUT = float(env.get("WEBHOOK_CONNECT_TIMEOUT", "5"))
         self.WEBHOOK_TIMEOUT = float(env.get("WEBHOOK_TIMEOUT", "15"))
         self.WEBHOOK_CONCURRENCY = int(env.get("WEBHOOK_CONCURRENCY", "16"))
-        self.RATELIMIT_STORAGE_URI = env.get("RATELIMIT_STORAGE_URI", "memory://")
         # Seconds to wait for a provider's connection and then for its answer (Paystack, Stripe).
         self.PROVIDER_CONNECT_TIMEOUT = float(env.get("PROVIDER_CONNECT_TIMEOUT", "5"))
         self.PROVIDER_READ_TIMEOUT = float(env.get("PROVIDER_READ_TIMEOUT", "30"))

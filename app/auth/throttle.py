@@ -1,5 +1,8 @@
 """Throttling failed sign-ins: per address and per account, counted in the database.
 
+A failure is a wrong password or code at sign-in, or a wrong password where the dashboard asks
+for it again (the password change, two-factor enrolment and reset): all count on the same account.
+
 The rule (`is_throttled`), over the failures of the last WINDOW:
 - an address with PER_ADDRESS failures (any accounts) is refused for every account: a flood
   from one address stops that address, whoever it tries;

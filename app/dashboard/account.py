@@ -7,7 +7,6 @@ from __future__ import annotations
 from flask import (
     abort,
     flash,
-    g,
     jsonify,
     make_response,
     redirect,
@@ -15,10 +14,9 @@ from flask import (
     request,
     url_for,
 )
-from flask_limiter import RateLimitExceeded
 from flask_login import current_user, login_required
 
-from app.auth import limiter, sessions, throttle
+from app.auth import sessions, throttle
 from app.auth.forms import ChangePasswordForm, ConfirmCodeForm
 from app.auth.two_factor import (
     hash_recovery_code,
@@ -40,8 +38,6 @@ from .settings import ROW_ID
 # What a user who must enrol may still open.
 OPEN_BEFORE_ENROLMENT = frozenset({"dashboard.two_factor", "dashboard.enable_two_factor"})
 WRONG_CURRENT_PASSWORD = "Your current password is not correct."  # nosec B105 # a message, not a password
-# Wrong current passwords count like failed sign-ins: a borrowed session cannot guess it.
-WRONG_CURRENT_PASSWORDS = "5 per 15 minutes"
 TOO_MANY_WRONG = "Too many wrong current passwords. Wait 15 minutes and try again."
 # What the sessions list names a browser by: the first of its User-Agent's marks found, in
 # this order (Edge and Opera also say Chrome and Safari; Chrome also says Safari).
@@ -84,26 +80,23 @@ def account():
     return _account_page()
 
 
-def _password_owner_key() -> str:
-    return f"password-change:{current_user.id}"
-
-
-def _wrong_current_password(_response) -> bool:
-    return g.get("wrong_current_password", False)
-
-
 @dashboard.post("/account/password")
 @login_required
-@limiter.limit(WRONG_CURRENT_PASSWORDS, key_func=_password_owner_key, deduct_when=_wrong_current_password)
 def change_password():
-    """A new password, the current one given; every other session of the user ends (this one stays)."""
+    """A new password, the current one given; every other session of the user ends (this one stays).
+    A wrong current password counts as a failed sign-in (app/auth/throttle.py): a borrowed
+    session cannot guess it."""
+    account = throttle.account_key(current_user.email)
+    if throttle.refuses(account):
+        flash(TOO_MANY_WRONG, "error")
+        return _account_page(429)
     form = _password_form()
     if not form.validate():
         return _account_page(422, form)
     with deps().uow(write=False) as uow:
         row = user_by_id(uow.conn, current_user.id)
     if not check_password(row, form.current_password.data):
-        g.wrong_current_password = True
+        throttle.count_failure(account)
         form.current_password.errors = [WRONG_CURRENT_PASSWORD]
         return _account_page(422, form)
     caller, now = current_caller(), deps().clock()
@@ -116,13 +109,6 @@ def change_password():
         uow.commit()
     flash("Your password is changed. Your other sessions are signed out.", "success")
     return redirect(url_for("dashboard.account"), 303)
-
-
-@dashboard.errorhandler(RateLimitExceeded)
-def too_many_wrong_passwords(_error):
-    """The account page again, saying why the password change refuses for now."""
-    flash(TOO_MANY_WRONG, "error")
-    return _account_page(429)
 
 
 @dashboard.get("/account/two-factor")

@@ -1,10 +1,11 @@
 """Failed sign-ins are counted in the database (every web process sees them), per address and per
-account, so a flood from one address stops that address and never locks the owner out."""
+account, so a flood from one address stops that address and never locks the owner out. A wrong
+current password given to change the password counts as a failed sign-in."""
 from __future__ import annotations
 
 import uuid
 from datetime import timedelta
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import pytest
 from sqlalchemy import insert, select
@@ -22,6 +23,8 @@ from .conftest import PASSWORD, Browserless, add_user
 
 WRONG = "Incorrect e-mail or password."
 TOO_MANY = "Too many failed sign-in attempts. Wait 15 minutes and try again."
+TOO_MANY_WRONG = "Too many wrong current passwords. Wait 15 minutes and try again."
+NEW_PASSWORD = "a brand new passphrase"
 
 
 class Answer(NamedTuple):
@@ -32,34 +35,62 @@ class Answer(NamedTuple):
     page: str
 
 
-class InProcess:
-    """A web process's app in this Python process, behind a proxy (X-Forwarded-For)."""
+class WebProcess:
+    """A web process, reached by new browsers behind a proxy (X-Forwarded-For)."""
+
+    def new_browser(self):
+        raise NotImplementedError
+
+    def submit(self, browser, address: str, page: str, fields: dict, action: str) -> Answer:
+        """Open the page from the address and post the fields, with its CSRF token, to the action."""
+        raise NotImplementedError
+
+    def sign_in(self, email: str, password: str, address: str) -> Answer:
+        """One sign-in through the form, from a new browser at the address."""
+        return self.submit(self.new_browser(), address, "/login",
+                           {"email": email, "password": password}, "/login")
+
+    def signed_in(self, email: str, address: str) -> Callable[[str], Answer]:
+        """A new browser at the address, signed in as the user: its password change, given the
+        current password."""
+        browser = self.new_browser()
+        signed_in = self.submit(browser, address, "/login", {"email": email, "password": PASSWORD}, "/login")
+        assert signed_in.status == 303
+        change = {"new_password": NEW_PASSWORD, "confirm": NEW_PASSWORD}
+        return lambda current: self.submit(browser, address, "/account",
+                                           {**change, "current_password": current}, "/account/password")
+
+
+class InProcess(WebProcess):
+    """A web process's app in this Python process."""
 
     def __init__(self, database_url: str):
         self.app = make_app(database_url, PROXY_FIX_HOPS=1)
 
-    def sign_in(self, email: str, password: str, address: str) -> Answer:
-        """One sign-in through the form, from a new browser at the address."""
-        client = self.app.test_client()
+    def new_browser(self):
+        return self.app.test_client()
+
+    def submit(self, browser, address: str, page: str, fields: dict, action: str) -> Answer:
         headers = {"X-Forwarded-For": address}
-        token = csrf_token_of(client.get("/login", headers=headers))
-        response = client.post("/login", headers=headers,
-                               data={"email": email, "password": password, "csrf_token": token})
+        token = csrf_token_of(browser.get(page, headers=headers))
+        response = browser.post(action, headers=headers, data={**fields, "csrf_token": token})
         return Answer(response.status_code, response.headers.get("Location"),
                       response.get_data(as_text=True))
 
 
-class OtherProcess:
-    """Paydesk under gunicorn in a process of its own, behind a proxy (X-Forwarded-For)."""
+class OtherProcess(WebProcess):
+    """Paydesk under gunicorn in a process of its own."""
 
     def __init__(self, base_url: str):
         self.base_url = base_url
 
-    def sign_in(self, email: str, password: str, address: str) -> Answer:
-        """One sign-in through the form, from a new browser at the address."""
-        client, headers = Browserless(self.base_url), {"X-Forwarded-For": address}
-        client.get("/login", headers=headers)
-        response = client.post("/login", {"email": email, "password": password}, headers=headers)
+    def new_browser(self):
+        return Browserless(self.base_url)
+
+    def submit(self, browser, address: str, page: str, fields: dict, action: str) -> Answer:
+        headers = {"X-Forwarded-For": address}
+        browser.get(page, headers=headers)
+        response = browser.post(action, fields, headers=headers)
         return Answer(response.status_code, response.headers.get("Location"), response.text)
 
 
@@ -141,6 +172,28 @@ def test_signing_in_forgets_the_failures_from_that_address(processes, owner):
     for _ in range(PER_ACCOUNT_FROM_ADDRESS - 1):
         assert second.sign_in(owner, "a typo", address).status == 401
     assert first.sign_in(owner, PASSWORD, address).status == 303
+
+
+def test_wrong_current_passwords_in_two_processes_add_up(processes, owner):
+    address = new_address()
+    change_password_in = [process.signed_in(owner, address) for process in processes]
+    for attempt in range(PER_ACCOUNT_FROM_ADDRESS):
+        assert change_password_in[attempt % 2]("a wrong guess").status == 422
+    for change_password in change_password_in:
+        answer = change_password(PASSWORD)
+        assert answer.status == 429
+        assert TOO_MANY_WRONG in answer.page
+
+
+def test_wrong_current_passwords_count_as_failed_sign_ins(processes, owner):
+    first, second = processes
+    address = new_address()
+    change_password = first.signed_in(owner, address)
+    for _ in range(PER_ACCOUNT_FROM_ADDRESS - 1):
+        assert change_password("a wrong guess").status == 422
+    assert second.sign_in(owner, "a wrong guess", address).status == 401
+    assert_refused(second.sign_in(owner, PASSWORD, address))
+    assert TOO_MANY_WRONG in change_password(PASSWORD).page
 
 
 def test_the_worker_deletes_failures_past_the_window(app):
