@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -77,27 +78,31 @@ def make_app(database_url: str, port: int | None = None, **overrides):
     return create_app(config)
 
 
-@pytest.fixture(scope="session")
-def server(database_url):
-    """Paydesk over real HTTP on the database (one per backend for the run)."""
+@contextmanager
+def serving(database_url: str, **overrides):
+    """Paydesk over real HTTP on the database, with make_app's settings and these overrides; the
+    running server (its app as `.app`) until the block ends."""
     port = free_port()
-    app = make_app(database_url, port)
+    app = make_app(database_url, port, **overrides)
     with ThreadedServer(app, port) as running:
         running.app = app
         yield running
     app.extensions["paydesk.engine"].dispose()
+
+
+@pytest.fixture(scope="session")
+def server(database_url):
+    """Paydesk over real HTTP on the database (one per backend for the run)."""
+    with serving(database_url) as running:
+        yield running
 
 
 @pytest.fixture(scope="session")
 def real_money_server(database_url):
     """A second server on the same database that does not run as a demo (no DEMO_MODE), as a
     production deployment: in live mode the simulator decides nothing there."""
-    port = free_port()
-    app = make_app(database_url, port, DEMO_MODE=False)
-    with ThreadedServer(app, port) as running:
-        running.app = app
+    with serving(database_url, DEMO_MODE=False) as running:
         yield running
-    app.extensions["paydesk.engine"].dispose()
 
 
 @pytest.fixture

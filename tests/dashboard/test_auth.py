@@ -10,8 +10,7 @@ from sqlalchemy import select, update
 from app.store.merchants import create_merchant
 from app.store.tables import users
 from app.web import password_hasher
-from tests.conftest import make_app
-from tests.support.servers import ThreadedServer, free_port
+from tests.conftest import serving
 
 from .conftest import PASSWORD, Browserless, add_user
 
@@ -74,12 +73,8 @@ def test_sign_in_starts_a_new_session_with_a_new_csrf_token(server, merchant):
 @pytest.fixture
 def standard_server(database_url):
     """Paydesk over HTTP with the production password hashing parameters (the suite's are cheaper)."""
-    port = free_port()
-    app = make_app(database_url, port, PASSWORD_HASH_PROFILE="standard")
-    with ThreadedServer(app, port) as running:
-        running.app = app
+    with serving(database_url, PASSWORD_HASH_PROFILE="standard") as running:
         yield running
-    app.extensions["paydesk.engine"].dispose()
 
 
 def test_outdated_password_hashes_are_upgraded_on_sign_in(standard_server):

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import make_app
+from tests.conftest import serving
 from tests.providers.fake_provider import Answer, RunningFakeProvider
-from tests.support.servers import ThreadedServer, free_port
 from tests.support.strategies import INTERNAL_BASE_URLS
 
 from .test_provider_settings import HTMX, accounts_of, connect_form, new_secret
@@ -19,12 +18,8 @@ REFUSED = ('<p class="alert alert-error" tabindex="-1" data-focus-after-swap dat
 @pytest.fixture(scope="module")
 def server(database_url):
     """Paydesk as deployed without PROVIDER_ALLOWED_NETWORKS (this module's merchants and dashboards)."""
-    port = free_port()
-    app = make_app(database_url, port, PROVIDER_ALLOWED_NETWORKS="")
-    with ThreadedServer(app, port) as running:
-        running.app = app
+    with serving(database_url, PROVIDER_ALLOWED_NETWORKS="") as running:
         yield running
-    app.extensions["paydesk.engine"].dispose()
 
 
 @pytest.fixture
