@@ -9,6 +9,9 @@ PRISM := tests/providers/prism/node_modules/.bin/prism
 AXE := tests/browser/axe/node_modules/axe-core/axe.min.js
 # pytest-xdist workers: one per core by default; each has its own databases and ports.
 PYTEST_WORKERS ?= auto
+# Idle workers take tests from busy ones: the suite's minute-long tests (faults, browsers) would
+# otherwise leave one worker alone at the end of a run.
+PYTEST_DIST := --dist worksteal
 
 .PHONY: run test test-fast install install-test chromium wrk worker bench bench-smoke clean
 
@@ -69,11 +72,11 @@ worker: install
 # (default: the local server) is reachable; REQUIRE_POSTGRES=1 makes an unreachable server a failure.
 test: install-test
 	$(PY) -m bandit -r app -q
-	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_DIST) $(PYTEST_ARGS)
 
 # The suite without the tests that start real processes (marked slow): a few minutes.
 test-fast: install-test
-	$(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_DIST) -m "not slow" $(PYTEST_ARGS)
 
 # PostgreSQL and SQLite at 10,000 and 1,000,000 transactions; BENCH_ARGS passes options (--db postgres).
 bench: install-test
