@@ -1,7 +1,9 @@
-"""Secrets at rest: provider keys are stored only as Fernet tokens, under keys that can rotate."""
+"""Secrets at rest: provider keys, webhook signing secrets and TOTP secrets are stored only as
+Fernet tokens, under keys that can rotate."""
 from __future__ import annotations
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from sqlalchemy import Column, Connection, select, update
 
 
 class SecretBoxError(ValueError):
@@ -39,3 +41,13 @@ class SecretBox:
             return self._fernet.rotate(token.encode()).decode()
         except InvalidToken:
             raise SecretBoxError("a stored secret cannot be decrypted with PAYDESK_ENCRYPTION_KEY") from None
+
+
+def reseal_column(conn: Connection, column: Column, key: Column, box: SecretBox) -> int:
+    """Seal every token stored in `column` again under the box's first key (after a rotation),
+    each row found by its `key`; how many."""
+    rows = conn.execute(select(key, column).where(column.is_not(None))).all()
+    for row_key, token in rows:
+        conn.execute(update(column.table).where(key == row_key)
+                     .values({column.name: box.reseal(token)}))
+    return len(rows)

@@ -13,7 +13,7 @@ from app.payments.model import Caller, Mode
 from app.payments.sandbox import FIXTURE_CREATED_BY, install_fixtures
 from app.util import utcnow
 
-from .encryption import SecretBox, SecretBoxError
+from .encryption import SecretBox, SecretBoxError, reseal_column
 from .repository import UnitOfWork
 from .tables import api_tokens, merchants, users, webhook_secrets
 from .users import NO_PASSWORD
@@ -134,11 +134,7 @@ def webhook_secret_text(uow: UnitOfWork, sealed: str) -> str:
 
 def reseal_webhook_secrets(uow: UnitOfWork) -> int:
     """Seal every webhook secret again under the first key (after a key rotation); how many."""
-    rows = uow.conn.execute(select(webhook_secrets.c.id, webhook_secrets.c.secret)).all()
-    for row in rows:
-        uow.conn.execute(update(webhook_secrets).where(webhook_secrets.c.id == row.id)
-                         .values(secret=_box(uow).reseal(row.secret)))
-    return len(rows)
+    return reseal_column(uow.conn, webhook_secrets.c.secret, webhook_secrets.c.id, _box(uow))
 
 
 def _box(uow: UnitOfWork) -> SecretBox:

@@ -6,7 +6,7 @@ from datetime import datetime
 from sqlalchemy import Connection, delete, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from .encryption import SecretBox
+from .encryption import SecretBox, reseal_column
 from .tables import merchants, recovery_codes, totp_enrolments, users
 
 
@@ -47,16 +47,8 @@ def enable_totp(conn: Connection, user_id: int, sealed_secret: str, step: int,
 def reseal_totp_secrets(conn: Connection, box: SecretBox) -> int:
     """Seal every TOTP secret, enabled or being enrolled, again under the first key (after a key
     rotation); how many."""
-    enabled = conn.execute(select(users.c.id, users.c.totp_secret)
-                           .where(users.c.totp_secret.is_not(None))).all()
-    for row in enabled:
-        conn.execute(update(users).where(users.c.id == row.id)
-                     .values(totp_secret=box.reseal(row.totp_secret)))
-    enrolling = conn.execute(select(totp_enrolments.c.user_id, totp_enrolments.c.sealed_secret)).all()
-    for row in enrolling:
-        conn.execute(update(totp_enrolments).where(totp_enrolments.c.user_id == row.user_id)
-                     .values(sealed_secret=box.reseal(row.sealed_secret)))
-    return len(enabled) + len(enrolling)
+    return (reseal_column(conn, users.c.totp_secret, users.c.id, box)
+            + reseal_column(conn, totp_enrolments.c.sealed_secret, totp_enrolments.c.user_id, box))
 
 
 def remove_totp(conn: Connection, user_id: int) -> None:
