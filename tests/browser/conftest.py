@@ -61,12 +61,21 @@ def server(tmp_path_factory):
 
 def sign_in(page: Page, base_url: str, email: str) -> None:
     """Sign in through the form and wait for the landing page: the Overview (finance, admin) or
-    the transactions list (support, payouts)."""
+    the transactions list (support, payouts), loaded: htmx binds its handlers on the load event."""
     page.goto(f"{base_url}/login")
     page.get_by_label("E-mail").fill(email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     expect(page).to_have_title(LANDING_TITLES)
+    page.wait_for_load_state("load")
+
+
+def open_new_payout(page: Page) -> None:
+    """Follow the New payout link and wait for the page's load event: htmx (a deferred script)
+    binds the form's change handlers only then, and a method chosen earlier would not be sent."""
+    page.get_by_role("link", name="New payout").first.click()
+    expect(page).to_have_title("New payout · Paydesk")
+    page.wait_for_load_state("load")
 
 
 def to_sandbox(page: Page) -> None:
@@ -74,6 +83,7 @@ def to_sandbox(page: Page) -> None:
     page.get_by_role("navigation", name="Data shown").get_by_role("link", name="Sandbox").click()
     expect(page.get_by_role("note")).to_contain_text("Sandbox: test data only")
     assert page.url.split("/", 3)[3].startswith(SANDBOX.lstrip("/") + "/"), page.url
+    page.wait_for_load_state("load")
 
 
 def to_transactions(page: Page) -> None:

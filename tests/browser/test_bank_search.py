@@ -5,12 +5,12 @@ from playwright.sync_api import Page, expect
 
 from tests.dashboard.conftest import add_user
 
-from .conftest import htmx_settled, sign_in
+from .conftest import htmx_settled, open_new_payout, sign_in
 
 
 def _german_sepa_banks(page: Page, server, merchant):
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
-    page.get_by_role("link", name="New payout").first.click()
+    open_new_payout(page)
     page.get_by_label("Payout method").select_option(label="SEPA payout")
     expect(page.get_by_label("Country").locator("option", has_text="Germany")).to_be_attached()
     htmx_settled(page)

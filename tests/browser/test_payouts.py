@@ -14,13 +14,12 @@ from app.store.tables import transactions
 from tests.dashboard.conftest import add_user
 from tests.dashboard.test_payouts import nuban
 
-from .conftest import htmx_settled, sign_in
+from .conftest import htmx_settled, open_new_payout, sign_in
 
 
 def test_payout_operator_picks_a_nigerian_bank_and_lands_on_the_payout(page: Page, server, merchant):
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
-    page.get_by_role("link", name="New payout").first.click()
-    expect(page).to_have_title("New payout · Paydesk")
+    open_new_payout(page)
 
     page.get_by_label("Payout method").select_option(label="Mobile money payout")
     expect(page.locator("#bank-refusal")).to_have_text(
@@ -56,7 +55,7 @@ def test_payout_operator_picks_a_nigerian_bank_and_lands_on_the_payout(page: Pag
 
 def test_enter_in_the_bank_search_picks_the_bank_and_does_not_submit_the_form(page: Page, server, merchant):
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
-    page.get_by_role("link", name="New payout").first.click()
+    open_new_payout(page)
     page.get_by_label("Payout method").select_option(label="NGN bank payout")
     page.get_by_label("Account holder").fill("Chinedu Okafor")
     search = page.get_by_label("Search banks")
@@ -81,7 +80,7 @@ def test_enter_in_the_bank_search_picks_the_bank_and_does_not_submit_the_form(pa
 def test_a_sepa_payout_to_a_bank_that_is_not_the_ibans_is_refused_on_the_bank_field(
         page: Page, server, merchant):
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
-    page.get_by_role("link", name="New payout").first.click()
+    open_new_payout(page)
     page.get_by_label("Payout method").select_option(label="SEPA payout")
     expect(page.get_by_label("Country").locator("option", has_text="Germany")).to_be_attached()  # swapped in
     countries = page.get_by_label("Country").locator("option").all_inner_texts()
@@ -129,7 +128,7 @@ def _payouts_with_reference(server, reference: str) -> list[str]:
 
 def test_a_payout_is_reviewed_edited_and_confirmed_once(page: Page, server, merchant):
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
-    page.get_by_role("link", name="New payout").first.click()
+    open_new_payout(page)
     reference = f"KES-{uuid.uuid4().hex[:8]}"
     _fill_kes_payout(page, reference, amount="150")
     page.get_by_role("button", name="Review payout").click()
@@ -161,7 +160,7 @@ def test_a_payout_is_reviewed_edited_and_confirmed_once(page: Page, server, merc
 
 def test_a_refused_review_moves_focus_to_the_errors_and_announces_them(page: Page, server, merchant):
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
-    page.get_by_role("link", name="New payout").first.click()
+    open_new_payout(page)
     _fill_kes_payout(page, f"KES-{uuid.uuid4().hex[:8]}")
     page.get_by_label("Account holder").fill("")
     page.get_by_role("button", name="Review payout").click()
@@ -173,7 +172,7 @@ def test_a_refused_review_moves_focus_to_the_errors_and_announces_them(page: Pag
 
 def test_a_pending_payout_turns_final_on_its_page_without_a_reload(page: Page, server, merchant):
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
-    page.get_by_role("link", name="New payout").first.click()
+    open_new_payout(page)
     reference = f"KES-{uuid.uuid4().hex[:8]}"
     _fill_kes_payout(page, reference)
     page.get_by_role("button", name="Review payout").click()

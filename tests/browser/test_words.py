@@ -9,14 +9,14 @@ from playwright.sync_api import Page, expect
 from tests.conftest import payment_body
 from tests.dashboard.conftest import SANDBOX, add_user
 
-from .conftest import sign_in, to_sandbox
+from .conftest import open_new_payout, sign_in, to_sandbox
 
 API_WORDS = re.compile(r"Billing\.|Payment\.[A-Z]|UserDefinedField|TOKEN_CACHE_SECONDS|Status response")
 
 
 def test_payout_errors_name_the_forms_fields(page: Page, server, merchant):
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
-    page.get_by_role("link", name="New payout").first.click()
+    open_new_payout(page)
     page.get_by_label("Payout method").select_option(label="NGN bank payout")
     page.get_by_label("Amount", exact=True).fill("100")
     page.get_by_role("button", name="Review payout").click()
@@ -60,7 +60,7 @@ def test_the_sandbox_banner_is_in_a_landmark_and_error_links_are_24_px_targets(p
     to_sandbox(page)
     banner = page.get_by_role("note")
     assert banner.evaluate("e => e.closest('header, main, nav, footer, aside, [role=region]') !== null")
-    page.get_by_role("link", name="New payout").first.click()
+    open_new_payout(page)
     page.get_by_role("button", name="Review payout").click()
     links = page.locator("#error-summary a")
     expect(links.first).to_be_visible()
