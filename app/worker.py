@@ -15,10 +15,11 @@ from flask import Flask
 from app.payments.idempotency import REPLAY_WINDOW
 from app.auth import throttle
 from app.payments import approvals, services
+from app.payments.provider_calls import CallSettings, ProviderCalls
 from app.store import idempotency, sign_in_failures
 from app.store.daily_totals import FOLD_BATCH, fold_changes
 from app.util import Backoff
-from app.webhooks.dispatcher import start_delivery
+from app.webhooks.dispatcher import DISPATCHER_KEY, start_delivery
 from app.web import deps as app_deps
 
 FIRST_ROUND_PAUSE = 0.5  # seconds after the first failed round
@@ -28,14 +29,15 @@ STOP_CHECK_INTERVAL = 0.1
 
 
 def run_round(app: Flask) -> bool:
-    """Settle due provider answers, expire stale Pending transactions and approval requests,
+    """Make the provider calls due (in the background, as webhooks are sent), expire stale Pending transactions and approval requests,
     purge old idempotency keys and failed sign-ins, fold the daily totals' changes, send webhooks.
 
     Returns True when there was work, so the loop goes on without sleeping.
     """
     deps = app_deps(app)
     with app.app_context():
-        settled = services.run_due_provider_checks(deps)
+        # Provider calls are made continuously by this process's own call threads.
+        start_provider_calls(app)
         expired = services.expire_pending(deps)
         expired += approvals.expire_approvals(deps)
         with deps.uow() as uow:
@@ -47,7 +49,33 @@ def run_round(app: Flask) -> bool:
             uow.commit()
         # Webhooks are delivered continuously by this process's own delivery threads.
         start_delivery(app)
-    return bool(settled or expired or folded == FOLD_BATCH)
+    return bool(expired or folded == FOLD_BATCH)
+
+
+_CALLS_KEY = "paydesk.provider_calls"
+
+
+def start_provider_calls(app: Flask) -> ProviderCalls:
+    """This process's provider calls for the app, started on first use (worker rounds).
+
+    A start that failed (the database unreachable) is tried again by the next round.
+    """
+    calls = app.extensions.get(_CALLS_KEY)
+    if calls is None:
+        calls = ProviderCalls(app_deps(app), CallSettings.from_config(app.config),
+                              engine=app.extensions.get("paydesk.engine"))
+        app.extensions[_CALLS_KEY] = calls
+    calls.start()
+    return calls
+
+
+def stop_background_work(app: Flask) -> None:
+    """Stop what worker rounds started in this process for the app (webhook deliveries,
+    provider calls), after the work in flight ends."""
+    for key in (_CALLS_KEY, DISPATCHER_KEY):
+        started = app.extensions.pop(key, None)
+        if started is not None:
+            started.close()
 
 
 class StopRequest:

@@ -12,6 +12,7 @@ from app import create_app
 from app.cli import upgrade_database
 from app.config import Config
 from app.store.merchants import create_merchant
+from app.worker import run_round, stop_background_work
 from tests.support.databases import RevisionTemplates, create_postgres_database
 from tests.support.network import LOOPBACK_ALLOWED
 from tests.support.servers import TEST_PASSWORD_HASH_PROFILE, ThreadedServer, free_port
@@ -133,6 +134,14 @@ class Api:
         response = self.get(f"/transactions/{tx_no}/status")
         assert response.status_code == 200, response.text
         return response.json()
+
+
+@pytest.fixture
+def worker_round(app):
+    """run(): one worker round on the live app (app.worker.run_round); the delivery and provider
+    call threads it starts are stopped after the test."""
+    yield lambda: run_round(app)
+    stop_background_work(app)
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ The API and the dashboard both call these, so a rule or a message never differs 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -196,7 +197,7 @@ def check_create(deps: Deps, caller: Caller, request: CreateTransactionRequest, 
 
 
 def _ask_provider(deps: Deps, tx: Transaction, original: Transaction | None, ask: Callable[[], Outcome],
-                  *, source: str) -> Transaction:
+                  *, source: str, gate: Callable[[], AbstractContextManager] = nullcontext) -> Transaction:
     """Ask the provider (outside any unit of work) and record its answer on tx and its original
     as the caller read them (apply_outcome's as_read); Pending if it cannot answer.
 
@@ -207,7 +208,8 @@ def _ask_provider(deps: Deps, tx: Transaction, original: Transaction | None, ask
     initialize with "Duplicate Transaction Reference").
     """
     try:
-        outcome = ask()
+        with gate():
+            outcome = ask()
     except ProviderUnavailable as error:
         return _provider_unavailable(deps, tx, error)
     opens_a_payment = tx.kind is Kind.PAYMENT and not tx.opened_at_provider
@@ -467,11 +469,12 @@ def _refund_state(original: Transaction | None, method: PaymentMethod | None) ->
 
 
 def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
-                         known: tuple[Transaction, Transaction | None, PaymentMethod | None] | None = None
-                         ) -> Transaction:
+                         known: tuple[Transaction, Transaction | None, PaymentMethod | None] | None = None,
+                         gate: Callable[[], AbstractContextManager] = nullcontext) -> Transaction:
     """Ask the provider where a Pending transaction stands and record its answer.
 
-    `known` is (transaction, original, method) when the caller has just read them.
+    `known` is (transaction, original, method) when the caller has just read them. `gate()` is
+    entered around the provider's call (a worker's circuit breaker for the provider account).
     """
     if known is None:
         with deps.uow(write=False) as uow:
@@ -494,7 +497,7 @@ def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
             return provider.create(tx, method)  # created, but the provider was never asked
         return provider.status(tx, original, deps.clock())
 
-    return _ask_provider(deps, tx, original, ask, source=source)
+    return _ask_provider(deps, tx, original, ask, source=source, gate=gate)
 
 
 def _provider_unavailable(deps: Deps, tx: Transaction, error: ProviderUnavailable) -> Transaction:

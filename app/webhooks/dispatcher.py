@@ -32,7 +32,7 @@ POLL_INTERVAL = 0.25
 # seconds: deliveries resume soon after it is back, and the log gets a line per pause.
 RETRY_FIRST_PAUSE = 0.25
 RETRY_MAX_PAUSE = 5.0
-_DISPATCHER_KEY = "paydesk.webhooks"
+DISPATCHER_KEY = "paydesk.webhooks"
 
 
 class Dispatcher:
@@ -200,9 +200,9 @@ def start_delivery(app: Flask) -> Dispatcher:
 
     A start that failed (the database unreachable) is tried again by the next call.
     """
-    dispatcher = app.extensions.get(_DISPATCHER_KEY)
+    dispatcher = app.extensions.get(DISPATCHER_KEY)
     if dispatcher is None:
         dispatcher = Dispatcher(web.deps(app), DeliverySettings.from_config(app.config))
-        app.extensions[_DISPATCHER_KEY] = dispatcher
+        app.extensions[DISPATCHER_KEY] = dispatcher
     dispatcher.start()
     return dispatcher

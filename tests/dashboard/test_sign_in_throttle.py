@@ -14,7 +14,6 @@ from app.auth.throttle import PER_ACCOUNT, PER_ACCOUNT_FROM_ADDRESS, PER_ADDRESS
 from app.store.merchants import create_merchant
 from app.store.tables import sign_in_failures
 from app.util import utcnow
-from app.worker import run_round
 from tests.conftest import make_app
 from tests.hostile.conftest import csrf_token_of
 from tests.support.servers import free_port, start_gunicorn, stop_process_group
@@ -196,14 +195,14 @@ def test_wrong_current_passwords_count_as_failed_sign_ins(processes, owner):
     assert TOO_MANY_WRONG in change_password(PASSWORD).page
 
 
-def test_the_worker_deletes_failures_past_the_window(app):
+def test_the_worker_deletes_failures_past_the_window(app, worker_round):
     address, now = new_address(), utcnow()
     with app.extensions["paydesk"].uow() as uow:
         uow.conn.execute(insert(sign_in_failures), [
             {"account": "someone@shop.test", "address": address, "failed_at": now - timedelta(minutes=16)},
             {"account": "someone@shop.test", "address": address, "failed_at": now - timedelta(minutes=14)}])
         uow.commit()
-    run_round(app)
+    worker_round()
     with app.extensions["paydesk"].uow(write=False) as uow:
         left = list(uow.conn.execute(select(sign_in_failures.c.failed_at)
                                      .where(sign_in_failures.c.address == address)).scalars())

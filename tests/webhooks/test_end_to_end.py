@@ -4,24 +4,13 @@ from __future__ import annotations
 import json
 import time
 
-import pytest
 
 from app.payments.model import Caller, Mode
 from app.webhooks import log
 from app.webhooks.dispatcher import start_delivery
-from app.worker import run_round
 from tests.conftest import payment_body
 
 from .receiver import Receiver
-
-
-@pytest.fixture
-def worker_threads(app):
-    """The app's delivery threads as a worker round starts them; stopped after the test."""
-    yield
-    dispatcher = app.extensions.pop("paydesk.webhooks", None)
-    if dispatcher is not None:
-        dispatcher.close()
 
 
 def wait_for_inbox(deps, merchant, count: int, timeout: float = 10.0) -> list[log.InboxMessage]:
@@ -35,12 +24,12 @@ def wait_for_inbox(deps, merchant, count: int, timeout: float = 10.0) -> list[lo
 
 
 def test_sandbox_refund_arrives_in_the_inbox_signed_and_verified(app, sandbox, merchant, deps,
-                                                                 worker_threads):
+                                                                 worker_round):
     refund = sandbox.post("/transactions/refund", {"txNo": "SBX-CAPTURED", "amount": 25})
     assert (refund.status_code, refund.json()["status"]) == (200, "Captured")
     refund_tx_no = refund.json()["refundTxNo"]
 
-    run_round(app)
+    worker_round()
     [message] = wait_for_inbox(deps, merchant, 1)
 
     assert (message.signature_valid, message.mode, message.duplicate) == (True, Mode.SANDBOX, False)
@@ -64,7 +53,7 @@ def test_sandbox_refund_arrives_in_the_inbox_signed_and_verified(app, sandbox, m
     assert '"amount": 25.00' in message.body
 
 
-def test_worker_delivers_to_a_receiver_of_the_merchants_own(app, sandbox, merchant, worker_threads):
+def test_worker_delivers_to_a_receiver_of_the_merchants_own(app, sandbox, merchant, worker_round):
     with Receiver() as receiver:
         created = sandbox.post("/transactions", payment_body(callbackUrl=receiver.url)).json()
         sandbox.post(f"/sandbox/transactions/{created['transactionId']}/outcome",

@@ -1,0 +1,311 @@
+"""The worker's provider calls: made beside the requests, many at once, bounded per provider account.
+
+A request that needs a provider behind a network (opening a payment or payout, submitting a
+refund) commits its Pending transaction with its provider check due now and answers; it never
+waits on the provider. A worker process makes the call here:
+
+- it is woken at once by PostgreSQL's NOTIFY (migration 0016) and also polls, the fallback
+  on SQLite and after a lost listening connection;
+- up to `threads` calls are in flight in one process, at most `per_account` of them to one
+  provider account, so a slow account cannot take the threads of the others;
+- each account has a circuit breaker: after `failures_to_open` failed or timed-out calls in a
+  row it stops calling that account for `cool_off` seconds (its transactions stay Pending with
+  a ProviderMessage saying so), then lets one call through; an answer closes it again.
+
+The call itself, and how its answer is recorded, is the services' (settle_with_provider): the
+same code whether the request's own process or a worker asks.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from sqlalchemy import Engine
+
+from app.store.provider_calls import CHANNEL, DueCall, due_calls
+
+from . import services
+from .provider import ProviderDisconnected, ProviderUnavailable
+
+logger = logging.getLogger(__name__)
+
+CLOSED, OPEN, HALF_OPEN = "closed", "open", "half-open"
+# A feeder waiting for a NOTIFY looks for a stop request this often (seconds).
+STOP_CHECK = 0.5
+
+
+@dataclass(frozen=True)
+class CallSettings:
+    """How a worker makes provider calls (PROVIDER_CALL_* and PROVIDER_BREAKER_* settings)."""
+
+    threads: int = 100
+    per_account: int = 16
+    failures_to_open: int = 5
+    cool_off: float = 30.0  # seconds
+    poll_interval: float = 0.5  # seconds; the fallback to NOTIFY
+    slow_after: float = 2.0  # seconds: an account whose last answer took longer is shown as slow
+
+    @classmethod
+    def from_config(cls, config) -> "CallSettings":
+        return cls(
+            threads=int(config.get("PROVIDER_CALL_THREADS", cls.threads)),
+            per_account=int(config.get("PROVIDER_ACCOUNT_CONCURRENCY", cls.per_account)),
+            failures_to_open=int(config.get("PROVIDER_BREAKER_FAILURES", cls.failures_to_open)),
+            cool_off=float(config.get("PROVIDER_BREAKER_COOL_OFF", cls.cool_off)),
+            poll_interval=float(config.get("PROVIDER_CALL_POLL", cls.poll_interval)),
+        )
+
+
+class Breaker:
+    """One provider account's circuit breaker: closed, open (no calls until the cool-off ends),
+    half-open (one trial call; its answer closes the breaker, its failure opens it again)."""
+
+    def __init__(self, failures_to_open: int, cool_off: float,
+                 clock: Callable[[], float] = time.monotonic):
+        self.failures_to_open = failures_to_open
+        self.cool_off = cool_off
+        self.clock = clock
+        self.failures = 0  # in a row
+        self.opened_at: float | None = None
+        self.open_since: datetime | None = None  # wall time, for the dashboard
+        self.trial_running = False
+        self.last_latency: float | None = None
+        self.lock = threading.Lock()
+
+    @property
+    def state(self) -> str:
+        with self.lock:
+            return self._state()
+
+    def _state(self) -> str:
+        if self.opened_at is None:
+            return CLOSED
+        return OPEN if self.clock() < self.opened_at + self.cool_off else HALF_OPEN
+
+    def admit(self) -> str | None:
+        """None when a call may be made now; otherwise why not (the ProviderMessage)."""
+        with self.lock:
+            state = self._state()
+            if state == CLOSED:
+                return None
+            if state == HALF_OPEN and not self.trial_running:
+                self.trial_running = True
+                return None
+            return (f"The provider did not answer {self.failures} calls in a row; Paydesk stopped "
+                    f"calling it at {self.open_since:%H:%M:%S} UTC and tries again shortly")
+
+    def answered(self, latency: float) -> None:
+        with self.lock:
+            self.failures = 0
+            self.opened_at = self.open_since = None
+            self.trial_running = False
+            self.last_latency = latency
+
+    def failed(self) -> None:
+        with self.lock:
+            self.failures += 1
+            self.trial_running = False
+            if self.failures >= self.failures_to_open or self.opened_at is not None:
+                self.opened_at = self.clock()
+                self.open_since = self.open_since or datetime.now(timezone.utc)
+
+    @contextmanager
+    def call(self) -> Iterator[None]:
+        """Around one provider call: refused at once (ProviderUnavailable) while open; its
+        failure (unavailable, timed out) or its answer counted."""
+        refusal = self.admit()
+        if refusal is not None:
+            raise ProviderUnavailable(refusal)
+        started = self.clock()
+        try:
+            yield
+        except ProviderDisconnected:
+            self.answered(self.clock() - started)  # the account was disconnected: not its fault
+            raise
+        except Exception:
+            self.failed()
+            raise
+        self.answered(self.clock() - started)
+
+
+class ProviderCalls:
+    """One process's provider calls: a feeder thread claims due calls and a pool makes them.
+
+    `merchant_id` limits it to one merchant's transactions (the tests run one per merchant).
+    `engine`: listen for NOTIFY on it when it is PostgreSQL's.
+    """
+
+    def __init__(self, deps, settings: CallSettings, *, merchant_id: int | None = None,
+                 engine: Engine | None = None):
+        self.deps = deps
+        self.settings = settings
+        self.merchant_id = merchant_id
+        self.engine = engine if engine is not None and engine.dialect.name == "postgresql" else None
+        self.pool = ThreadPoolExecutor(settings.threads, thread_name_prefix="provider-call")
+        self.in_flight: dict[str, int] = defaultdict(int)
+        self.breakers: dict[str, Breaker] = {}
+        self.changed = threading.Condition()
+        self.stopping = threading.Event()
+        self.feeder: threading.Thread | None = None
+        self.listener = None  # the psycopg connection LISTENing on CHANNEL
+        self.pooled = None  # ... as the engine gave it (detached from its pool)
+
+    def __enter__(self) -> "ProviderCalls":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def running(self) -> int:
+        with self.changed:
+            return sum(self.in_flight.values())
+
+    def breaker(self, account: str) -> Breaker:
+        with self.changed:
+            if account not in self.breakers:
+                self.breakers[account] = Breaker(self.settings.failures_to_open, self.settings.cool_off)
+            return self.breakers[account]
+
+    def dispatch(self) -> int:
+        """Claim the calls due now that the threads and the accounts' limits allow, and start
+        them; returns how many were started."""
+        free = self.settings.threads - self.running
+        if free <= 0:
+            return 0
+        now = self.deps.clock()
+        with self.deps.uow(write=False) as uow:
+            due = due_calls(uow.conn, now, free, merchant_id=self.merchant_id)
+        started = 0
+        for call in due:
+            with self.changed:
+                if self.in_flight[call.account] >= self.settings.per_account:
+                    continue  # left due: taken when one of the account's calls ends
+                self.in_flight[call.account] += 1
+            if self._claim(call, now):
+                self.pool.submit(self._call, call)
+                started += 1
+            else:
+                self._done(call)
+        return started
+
+    def _claim(self, call: DueCall, now: datetime) -> bool:
+        try:
+            with self.deps.uow() as uow:
+                claimed = uow.transactions.claim_provider_check(call.tx_id, now, now + services.CLAIM_FOR)
+                uow.commit()
+            return claimed
+        except Exception:
+            self._done(call)
+            raise
+
+    def _call(self, call: DueCall) -> None:
+        try:
+            services.settle_with_provider(self.deps, call.tx_id, source="worker",
+                                          gate=self.breaker(call.account).call)
+        except Exception:  # noqa: BLE001 - logged; the claim lapses and the call is made again
+            logger.exception("provider call for transaction %s failed", call.tx_id)
+        finally:
+            self._done(call)
+
+    def _done(self, call: DueCall) -> None:
+        with self.changed:
+            self.in_flight[call.account] -= 1
+            self.changed.notify_all()
+
+    def wait(self, timeout: float | None = None, *, until_running: int = 0) -> bool:
+        """Wait until at most `until_running` calls are in flight; False on timeout."""
+        with self.changed:
+            return self.changed.wait_for(lambda: sum(self.in_flight.values()) <= until_running, timeout)
+
+    def start(self) -> None:
+        """Make the calls due now, then keep making them in a background thread until close()."""
+        if self.feeder is None:
+            self.dispatch()
+            # It ends with the main thread, once the calls in flight have been made and recorded.
+            self.feeder = threading.Thread(target=self._feed, name="provider-call-feeder")
+            self.feeder.start()
+
+    def _feed(self) -> None:
+        while not self._ending():
+            try:
+                started = self.dispatch()
+            except Exception:  # noqa: BLE001 - the database, most likely: log, pause, go on
+                logger.exception("claiming due provider calls failed")
+                self.stopping.wait(self.settings.poll_interval * 4)
+                continue
+            if not started:
+                self._wait_for_work()
+
+    def _wait_for_work(self) -> None:
+        """Until a NOTIFY, a call ends, or the poll interval passes."""
+        if self.engine is not None:
+            try:
+                listener = self._listening()
+                deadline = time.monotonic() + self.settings.poll_interval
+                # In slices of at most STOP_CHECK seconds, so that close() is not kept waiting.
+                while not self._ending() and (left := deadline - time.monotonic()) > 0:
+                    if list(listener.notifies(timeout=min(left, STOP_CHECK), stop_after=1)):
+                        return
+                return
+            except Exception:  # noqa: BLE001 - a lost connection: poll, listen again next time
+                logger.warning("listening for provider calls failed; polling", exc_info=True)
+                self._stop_listening()
+        with self.changed:
+            self.changed.wait(self.settings.poll_interval)
+
+    def _listening(self):
+        if self.listener is None:
+            pooled = self.engine.raw_connection()
+            listener = pooled.driver_connection
+            pooled.detach()  # kept by this feeder; closed, not returned to the pool, by close()
+            self.pooled = pooled
+            listener.autocommit = True
+            listener.execute(f"LISTEN {CHANNEL}")
+            self.listener = listener
+        return self.listener
+
+    def _stop_listening(self) -> None:
+        if self.pooled is not None:
+            try:
+                self.pooled.close()
+            except Exception:  # noqa: BLE001 - already broken
+                pass
+            self.pooled = self.listener = None
+
+    def _ending(self) -> bool:
+        return self.stopping.is_set() or not threading.main_thread().is_alive()
+
+    def close(self) -> None:
+        """Stop claiming, let the calls in flight end, release the threads and the listener."""
+        self.stopping.set()
+        with self.changed:
+            self.changed.notify_all()
+        if self.feeder is not None:
+            self.feeder.join()
+        self.pool.shutdown(wait=True)
+        self._stop_listening()
+
+
+def call_due(deps, settings: CallSettings | None = None, merchant_id: int | None = None) -> int:
+    """Make every provider call due now (only `merchant_id`'s when given) and wait for them all;
+    returns how many were made. The worker's `--once` round and the tests use it."""
+    made = 0
+    with ProviderCalls(deps, settings or CallSettings(), merchant_id=merchant_id) as calls:
+        while True:
+            running = calls.running
+            started = calls.dispatch()
+            made += started
+            if started:
+                continue
+            if not running:
+                return made
+            calls.wait(until_running=running - 1)
+

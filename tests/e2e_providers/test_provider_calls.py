@@ -1,0 +1,143 @@
+"""The worker's provider calls (app.payments.provider_calls): many in flight, bounded per provider
+account, a circuit breaker per account, woken by PostgreSQL's NOTIFY."""
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select, update
+
+from app.payments.provider_calls import CLOSED, OPEN, CallSettings, ProviderCalls
+from app.store.provider_calls import SIMULATOR, due_calls
+from app.store.tables import transactions
+from app.util import utcnow
+from tests.conftest import Api, payment_body
+from tests.providers.fake_provider import Answer
+
+from . import bodies
+from .conftest import later
+from .test_paystack_flow import create_payment
+from .test_stripe_flow import create_payment as create_stripe_payment
+
+
+def make_due(deps, tx_nos: list[str], at=None) -> None:
+    """The transactions' provider calls due (now, or at `at`)."""
+    with deps.uow() as uow:
+        uow.conn.execute(update(transactions).where(transactions.c.tx_no.in_(tx_nos))
+                         .values(provider_check_at=at or utcnow()))
+        uow.commit()
+
+
+def provider_message(deps, tx_no: str) -> str | None:
+    with deps.uow(write=False) as uow:
+        return uow.conn.execute(select(transactions.c.provider_message)
+                                .where(transactions.c.tx_no == tx_no)).scalar_one()
+
+
+def run_until_idle(calls: ProviderCalls) -> int:
+    """Dispatch until nothing is due and nothing is in flight (as call_due does)."""
+    made = 0
+    while True:
+        running = calls.running
+        started = calls.dispatch()
+        made += started
+        if started:
+            continue
+        if not running:
+            return made
+        calls.wait(until_running=running - 1)
+
+
+def test_due_calls_name_the_provider_account_of_each_transaction(
+        deps, merchant, live, server, paystack_account, paystack_fake, receiver):
+    paystack_tx, _ = create_payment(live, server, paystack_fake, receiver)
+    sandbox = Api(server.url, merchant.sandbox_token)
+    simulator_tx = sandbox.post("/transactions", payment_body()).json()["transactionId"]
+    not_due_tx, _ = create_payment(live, server, paystack_fake, receiver)
+    make_due(deps, [paystack_tx, simulator_tx])
+    make_due(deps, [not_due_tx], at=utcnow() + timedelta(minutes=5))
+
+    with deps.uow(write=False) as uow:
+        due = due_calls(uow.conn, utcnow(), 10, merchant_id=merchant.merchant_id)
+        ids = dict(uow.conn.execute(select(transactions.c.tx_no, transactions.c.id).where(
+            transactions.c.tx_no.in_([paystack_tx, simulator_tx, not_due_tx]))).all())
+        others = due_calls(uow.conn, utcnow(), 10, merchant_id=merchant.merchant_id + 10_000)
+    assert {(call.tx_id, call.account) for call in due} == {
+        (ids[paystack_tx], f"account:{paystack_account.id}"), (ids[simulator_tx], SIMULATOR)}
+    assert others == []
+
+
+def test_the_breaker_opens_after_failures_in_a_row_then_one_trial_call_closes_it(
+        deps, merchant, live, server, paystack_account, paystack_fake, receiver):
+    tx_nos = [create_payment(live, server, paystack_fake, receiver)[0] for _ in range(3)]
+    verify = "/transaction/verify/{}"
+    for tx_no in tx_nos:
+        paystack_fake.on("GET", verify.format(tx_no), Answer(503, {"status": False, "message": "down"}))
+    make_due(deps, tx_nos)
+    settings = CallSettings(threads=4, per_account=1, failures_to_open=2, cool_off=0.3)
+    with ProviderCalls(deps, settings, merchant_id=merchant.merchant_id) as calls:
+        assert run_until_idle(calls) == 3
+        asked = [s for s in paystack_fake.seen if s.path.startswith("/transaction/verify/")]
+        assert len(asked) == 2  # the third was not sent: the breaker had opened
+        breaker = calls.breaker(f"account:{paystack_account.id}")
+        assert breaker.state == OPEN
+        refused = [provider_message(deps, tx_no) for tx_no in tx_nos]
+        assert sum(m.startswith("The provider did not answer 2 calls in a row; Paydesk stopped "
+                                "calling it at ") for m in refused) == 1, refused
+
+        # Paystack answers again; after the cool-off one trial call is let through, and closes it.
+        for tx_no in tx_nos:
+            paystack_fake.on("GET", verify.format(tx_no), bodies.verify_answer(tx_no, 1050050, "abandoned"))
+        time.sleep(0.35)
+        calls.deps = later(deps, 2 * 60 * 60)  # every retry is due
+        assert run_until_idle(calls) == 3
+        assert breaker.state == CLOSED
+    asked = [s for s in paystack_fake.seen if s.path.startswith("/transaction/verify/")]
+    assert len(asked) == 5
+
+
+def test_a_hanging_account_holds_only_its_own_calls(
+        deps, merchant, live, server, paystack_account, paystack_fake, receiver, stripe_account, stripe_fake):
+    """Paystack hangs (1.5 s an answer): two of its calls are in flight, the other two wait, and
+    Stripe's call is made meanwhile."""
+    paystack_txs = [create_payment(live, server, paystack_fake, receiver)[0] for _ in range(4)]
+    sandbox = Api(server.url, merchant.sandbox_token)
+    stripe_tx, _ = create_stripe_payment(sandbox, stripe_fake, receiver.url)
+    for tx_no in paystack_txs:
+        paystack_fake.on("GET", f"/transaction/verify/{tx_no}",
+                         Answer(200, bodies.verify_answer(tx_no, 1050050, "abandoned"), delay=1.5))
+    stripe_fake.on("GET", f"/v1/checkout/sessions/{bodies.SESSION_ID}", bodies.session(stripe_tx, 10050))
+    make_due(deps, paystack_txs + [stripe_tx])
+    settings = CallSettings(threads=20, per_account=2)
+    with ProviderCalls(deps, settings, merchant_id=merchant.merchant_id) as calls:
+        started = time.monotonic()
+        calls.dispatch()
+        assert calls.in_flight[f"account:{paystack_account.id}"] == 2  # two held, two left due
+        assert calls.wait(timeout=1.0, until_running=2)  # Stripe's done while Paystack hangs
+        assert time.monotonic() - started < 1.5
+        assert calls.in_flight[f"account:{stripe_account.id}"] == 0
+        run_until_idle(calls)
+    assert len([s for s in paystack_fake.seen if s.path.startswith("/transaction/verify/")]) == 4
+
+
+def test_a_call_committed_due_wakes_a_listening_worker_at_once(
+        app, deps, merchant, live, server, paystack_account, paystack_fake, receiver):
+    """On PostgreSQL the commit's NOTIFY (migration 0016) wakes the feeder; it does not wait for its
+    poll (30 s here). On SQLite the poll is the only way, and the call waits for it."""
+    if not server.database_url.startswith("postgresql"):
+        pytest.skip("SQLite has no NOTIFY: its workers poll")
+    tx_no, _ = create_payment(live, server, paystack_fake, receiver)
+    paystack_fake.on("GET", f"/transaction/verify/{tx_no}", bodies.verify_answer(tx_no, 1050050, "abandoned"))
+    settings = CallSettings(poll_interval=30.0)
+    with ProviderCalls(deps, settings, merchant_id=merchant.merchant_id,
+                       engine=app.extensions["paydesk.engine"]) as calls:
+        calls.start()
+        deadline = time.monotonic() + 10
+        while calls.listener is None and time.monotonic() < deadline:  # listening before the commit
+            time.sleep(0.01)
+        committed = time.monotonic()
+        make_due(deps, [tx_no])
+        while not paystack_fake.requests_to("GET", f"/transaction/verify/{tx_no}"):
+            assert time.monotonic() - committed < 5, "the worker was not woken by the commit"
+            time.sleep(0.01)
