@@ -14,9 +14,10 @@ the same rows written:
   the refund's new status, history, webhook event and the payment's refund totals
   (synchronous_commit off, as Paydesk's recoverable commits).
 
-DUTIES_EXECUTION picks how statements are executed: `sqlalchemy` (Connection.execute)
-or `driver` (app.store.driver.rows: psycopg, the statement compiled once).
-`python -m bench.profile --with-duties` measures both next to Paydesk and the baseline.
+Statements are executed as Paydesk executes them, through SQLAlchemy (Connection.execute).
+(A second mode, DUTIES_EXECUTION=driver, sent them straight to psycopg through
+app/store/driver.py; that module is gone: Paydesk uses its libraries' public APIs only.)
+`python -m bench.profile --with-duties` measures it next to Paydesk and the baseline.
 PostgreSQL only.
 """
 from __future__ import annotations
@@ -28,8 +29,6 @@ from datetime import UTC, datetime, timedelta
 
 from flask import Flask, request
 from sqlalchemy import create_engine, text
-
-from app.store import driver
 
 from .baseline_app import POOL_SIZE, _json
 
@@ -86,15 +85,12 @@ SELECT EXISTS (SELECT id FROM c) AS held, set_config('synchronous_commit', 'off'
 def create_app() -> Flask:
     """The duties app on DATABASE_URL (PostgreSQL), acting as merchant BENCH_MERCHANT_ID in live mode."""
     engine = create_engine(os.environ["DATABASE_URL"], pool_size=POOL_SIZE, max_overflow=POOL_SIZE)
-    through_driver = os.environ.get("DUTIES_EXECUTION", "sqlalchemy") == "driver"
     merchant_id, mode = int(os.environ["BENCH_MERCHANT_ID"]), "live"
     app = Flask(__name__)
     app.extensions["baseline.engine"] = engine
 
     def one(conn, statement, params: dict):
-        if through_driver:
-            return driver.rows(conn, statement, params)[0]
-        return conn.execute(statement, params).one()._mapping
+        return conn.execute(statement, params).mappings().one()
 
     def autocommit():
         return engine.connect().execution_options(isolation_level="AUTOCOMMIT")

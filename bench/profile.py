@@ -7,7 +7,7 @@ CPU time, and the functions of app/ that take the most time (cProfile). The
 baseline app (bench/baseline_app.py) is measured the same way in the same run,
 and Paydesk's CPU is reported as a ratio of it. `--with-duties` also measures
 bench/duties_app.py (Paydesk's statements alone) on create and refund, executed
-through SQLAlchemy and through the driver.
+through SQLAlchemy as Paydesk executes them.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from .seed import seed
 from .servers import cpu_seconds
 
 ENDPOINTS = ("status", "create", "refund", "banks")
-DUTIES = {"duties-sqlalchemy": "sqlalchemy", "duties-driver": "driver"}  # app name: DUTIES_EXECUTION
+DUTIES = ("duties-sqlalchemy",)
 DUTIES_ENDPOINTS = ("create", "refund")
 
 
@@ -114,9 +114,8 @@ def baseline_app(database_url: str, seeded: dict):
     return create_baseline()
 
 
-def duties_app(database_url: str, seeded: dict, execution: str):
-    os.environ.update(DATABASE_URL=database_url, BENCH_MERCHANT_ID=str(seeded["merchant_id"]),
-                      DUTIES_EXECUTION=execution)
+def duties_app(database_url: str, seeded: dict):
+    os.environ.update(DATABASE_URL=database_url, BENCH_MERCHANT_ID=str(seeded["merchant_id"]))
     from .duties_app import create_app as create_duties
 
     return create_duties()
@@ -208,8 +207,7 @@ def main(argv=None) -> None:
         apps = {"paydesk": paydesk_app(database.url, requests_from),
                 "baseline": baseline_app(database.url, requests_from)}
         if args.with_duties:
-            apps.update({name: duties_app(database.url, requests_from, execution)
-                         for name, execution in DUTIES.items()})
+            apps.update({name: duties_app(database.url, requests_from) for name in DUTIES})
         result.update(profile(apps, admin, database.name, counters, requests_from, args.requests,
                               args.rounds, args.top))
         for name, app in apps.items():

@@ -30,8 +30,8 @@ _SELECT_REQUEST = select(approval_requests, originals.c.tx_no.label("original_tx
     originals, originals.c.id == approval_requests.c.original_id)
 
 
-def _request(row) -> ApprovalRequest:
-    m = row._mapping
+def _request(m) -> ApprovalRequest:
+    """The ApprovalRequest of a row, as a mapping (`Result.mappings()`)."""
     return ApprovalRequest(
         id=m["id"], merchant_id=m["merchant_id"], mode=Mode(m["mode"]), kind=ApprovalKind(m["kind"]),
         state=ApprovalState(m["state"]), amount=from_minor(m["amount_minor"], m["currency"]),
@@ -69,13 +69,15 @@ class ApprovalRepository:
     def get(self, caller: Caller, approval_id: int) -> ApprovalRequest | None:
         """The caller's request with this id, or None."""
         row = self.conn.execute(_SELECT_REQUEST.where(
-            approval_requests.c.id == approval_id, *scoped_to_mode(approval_requests, caller))).first()
+            approval_requests.c.id == approval_id, *scoped_to_mode(approval_requests, caller),
+        )).mappings().first()
         return _request(row) if row else None
 
     def by_form_key(self, caller: Caller, form_key: str) -> ApprovalRequest | None:
         """The caller's request made by the form with this one-time key, or None."""
         row = self.conn.execute(_SELECT_REQUEST.where(
-            approval_requests.c.form_key == form_key, *scoped_to_mode(approval_requests, caller))).first()
+            approval_requests.c.form_key == form_key, *scoped_to_mode(approval_requests, caller),
+        )).mappings().first()
         return _request(row) if row else None
 
     def decide(self, caller: Caller, approval_id: int, state: ApprovalState, now: datetime, *,
@@ -118,7 +120,7 @@ class ApprovalRepository:
                  note="Expired before anyone approved it"))
         if result.rowcount != 1:
             return None
-        row = self.conn.execute(_SELECT_REQUEST.where(approval_requests.c.id == approval_id)).one()
+        row = self.conn.execute(_SELECT_REQUEST.where(approval_requests.c.id == approval_id)).mappings().one()
         return _request(row)
 
     def list(self, caller: Caller, *, awaiting: bool, limit: int = 100) -> list[ApprovalRequest]:
@@ -130,13 +132,13 @@ class ApprovalRepository:
         else:
             query = query.where(approval_requests.c.state != ApprovalState.AWAITING.value) \
                 .order_by(approval_requests.c.id.desc())
-        return [_request(row) for row in self.conn.execute(query.limit(limit))]
+        return [_request(row) for row in self.conn.execute(query.limit(limit)).mappings()]
 
     def of_payment(self, caller: Caller, original_id: int) -> list[ApprovalRequest]:
         """The refund requests of one of the caller's payments, newest first."""
         return [_request(row) for row in self.conn.execute(_SELECT_REQUEST.where(
             approval_requests.c.original_id == original_id, *scoped_to_mode(approval_requests, caller),
-        ).order_by(approval_requests.c.id.desc()))]
+        ).order_by(approval_requests.c.id.desc())).mappings()]
 
 
 # -- settings: thresholds and per-user limits (admin) ------------------------------------------

@@ -33,7 +33,12 @@ def make_engine(url: str, *, pool_size: int = 10, ping_idle_after: float = PING_
         engine = create_engine(url, poolclass=NullPool if ":memory:" in url else None)
         _sqlite_transactions(engine)
     else:
-        engine = create_engine(url, pool_size=pool_size, max_overflow=pool_size)
+        # PostgreSQL's own $1, $2 ... placeholders, which a RawCursor sends as they are: psycopg's
+        # default cursor converts %(name)s placeholders on every call for a statement over
+        # 4096 bytes or 50 values (a refund's writes are one such statement).
+        engine = create_engine(url, pool_size=pool_size, max_overflow=pool_size,
+                               paramstyle="numeric_dollar",
+                               connect_args={"cursor_factory": psycopg.RawCursor})
         _check_connections_on_checkout(engine, ping_idle_after)
     _note_commits(engine)
     return engine

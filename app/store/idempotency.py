@@ -34,16 +34,15 @@ def claim(conn: Connection, merchant_id: int, mode: str, key: str, request_hash:
 
 def find(conn: Connection, merchant_id: int, mode: str, key: str) -> KeyRecord | None:
     """The record of the key, or None."""
-    row = conn.execute(
+    m = conn.execute(
         select(idempotency_keys).where(
             idempotency_keys.c.merchant_id == merchant_id,
             idempotency_keys.c.mode == mode,
             idempotency_keys.c.key == key,
         )
-    ).first()
-    if row is None:
+    ).mappings().first()
+    if m is None:
         return None
-    m = row._mapping
     return KeyRecord(m["id"], m["request_hash"], m["state"], m["transaction_id"],
                      m["response_status"], m["response_body"], m["created_at"], m["updated_at"])
 

@@ -40,8 +40,8 @@ class ProviderAccount:
         return self.disconnected_at is None
 
 
-def _account(row) -> ProviderAccount:
-    m = row._mapping
+def _account(m) -> ProviderAccount:
+    """The ProviderAccount of a row, as a mapping (`Result.mappings()`)."""
     return ProviderAccount(
         id=m["id"], merchant_id=m["merchant_id"], mode=Mode(m["mode"]), provider=m["provider"],
         key_hint=m["key_hint"], base_url=m["base_url"], webhook_key=m["webhook_key"],
@@ -52,14 +52,15 @@ def _account(row) -> ProviderAccount:
 
 def account_by_id(conn: Connection, account_id: int) -> ProviderAccount | None:
     """Any account by its id (the provider registry's read; no caller: the method named it)."""
-    row = conn.execute(select(provider_accounts).where(provider_accounts.c.id == account_id)).first()
+    row = conn.execute(
+        select(provider_accounts).where(provider_accounts.c.id == account_id)).mappings().first()
     return _account(row) if row else None
 
 
 def account_by_webhook_key(conn: Connection, webhook_key: str) -> ProviderAccount | None:
     """The account whose inbound webhook URL carries this key."""
     row = conn.execute(
-        select(provider_accounts).where(provider_accounts.c.webhook_key == webhook_key)).first()
+        select(provider_accounts).where(provider_accounts.c.webhook_key == webhook_key)).mappings().first()
     return _account(row) if row else None
 
 
@@ -67,7 +68,7 @@ def accounts_of(conn: Connection, caller: Caller) -> list[ProviderAccount]:
     """The caller's accounts in its mode, connected ones first, newest first."""
     rows = conn.execute(
         select(provider_accounts).where(*scoped_to_mode(provider_accounts, caller))
-        .order_by(provider_accounts.c.disconnected_at.is_not(None), provider_accounts.c.id.desc()))
+        .order_by(provider_accounts.c.disconnected_at.is_not(None), provider_accounts.c.id.desc())).mappings()
     return [_account(row) for row in rows]
 
 
@@ -77,14 +78,14 @@ def connected_account(conn: Connection, caller: Caller, provider: str, *,
     query = select(provider_accounts).where(*scoped_to_mode(provider_accounts, caller),
                                             provider_accounts.c.provider == provider,
                                             provider_accounts.c.disconnected_at.is_(None))
-    row = conn.execute(query.with_for_update() if for_update else query).first()
+    row = conn.execute(query.with_for_update() if for_update else query).mappings().first()
     return _account(row) if row else None
 
 
 def caller_account(conn: Connection, caller: Caller, account_id: int) -> ProviderAccount | None:
     """One of the caller's accounts in its mode, or None when it is not theirs."""
     row = conn.execute(select(provider_accounts).where(
-        provider_accounts.c.id == account_id, *scoped_to_mode(provider_accounts, caller))).first()
+        provider_accounts.c.id == account_id, *scoped_to_mode(provider_accounts, caller))).mappings().first()
     return _account(row) if row else None
 
 

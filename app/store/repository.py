@@ -19,6 +19,7 @@ from sqlalchemy import (
     BigInteger,
     Connection,
     Engine,
+    RowMapping,
     bindparam,
     case,
     cast,
@@ -58,7 +59,6 @@ from app.util import dumps, utcnow
 from .approvals import ApprovalRepository
 from .db import note_commit_sent
 from .encryption import SecretBox
-from . import driver
 from .method_cache import MethodCache
 from .notes import NoteRepository
 from .writes import Add, Writes
@@ -79,9 +79,8 @@ from .tables import (
 originals = transactions.alias("originals")
 
 
-def _row_to_transaction(row) -> Transaction:
-    """The Transaction of a row of transactions' columns (a Row, or a dict from app.store.driver)."""
-    m = row if isinstance(row, dict) else row._mapping
+def _row_to_transaction(m) -> Transaction:
+    """The Transaction of a row of transactions' columns, as a mapping (`Result.mappings()`)."""
     return Transaction(
         id=m["id"],
         merchant_id=m["merchant_id"],
@@ -187,8 +186,8 @@ _CURRENCY_DIGITS = currencies_by_minor_digits()
 _COMMON_DIGITS = max(_CURRENCY_DIGITS, key=lambda digits: len(_CURRENCY_DIGITS[digits]))
 def _currency_in(codes) -> Any:
     """currency IN ('BIF', 'CLP', ...) with the ISO codes written into the SQL: the statement's
-    text stays the same from call to call, so the driver prepares it once (bound lists are
-    expanded into new text on every call)."""
+    text stays the same from call to call: SQLAlchemy's compiled cache and psycopg's prepared
+    statements keep it (bound lists are expanded into new text on every call)."""
     assert all(len(code) == 3 and code.isascii() and code.isalpha() and code.isupper()
                for code in codes)  # nosec B101 # ISO 4217 codes from our own table
     return transactions.c.currency.in_([literal_column(f"'{code}'") for code in sorted(codes)])
@@ -256,7 +255,7 @@ _RELEASE_HOLD = (
 _RESERVE_REFUND_NOW = _RESERVE_REFUND.returning(*transactions.c)
 # The same reservation when the payment's currency is known (it was read first): the amount is
 # bound in its minor units, and the statement is 1.4 kB shorter than with _REFUND_MINOR's three
-# CASEs, which keeps the batch it leads under psycopg's limit for converting a statement once.
+# CASEs, which the batch it leads sends on every refund.
 _RESERVE_REFUND_IN_CURRENCY = (
     update(transactions)
     .where(*_refund_rules(bindparam("refund_minor", type_=BigInteger)),
@@ -333,14 +332,14 @@ class TransactionRepository:
     def get_by_id(self, caller: Caller, tx_id: int) -> Transaction | None:
         """The transaction with this database id in the caller's merchant and mode, or None."""
         row = self.conn.execute(_TX_BY_ID_IN_SCOPE, {"tx_id": tx_id, "merchant_id": caller.merchant_id,
-                                                     "mode": caller.mode.value}).first()
+                                                     "mode": caller.mode.value}).mappings().first()
         return _row_to_transaction(row) if row else None
 
     def get_for_worker(self, tx_id: int, *, for_update: bool = False) -> Transaction | None:
         """The transaction with this database id, in whichever merchant and mode it lives (the
         worker's reads: it settles every merchant's transactions and has no caller)."""
         query = _TX_BY_ID_FOR_UPDATE if for_update else _TX_BY_ID
-        row = self.conn.execute(query, {"tx_id": tx_id}).first()
+        row = self.conn.execute(query, {"tx_id": tx_id}).mappings().first()
         return _row_to_transaction(row) if row else None
 
     def lock_with_original(self, tx_id: int) -> tuple[Transaction, Transaction | None]:
@@ -352,8 +351,8 @@ class TransactionRepository:
         The original's id is always the smaller, so it is locked first: the order
         refund creation uses too, and two lockers can never wait on each other.
         """
-        rows = self.conn.execute(_TX_AND_ORIGINAL_FOR_UPDATE, {"tx_id": tx_id}).all()
-        by_id = {row.id: _row_to_transaction(row) for row in rows}
+        rows = self.conn.execute(_TX_AND_ORIGINAL_FOR_UPDATE, {"tx_id": tx_id}).mappings().all()
+        by_id = {row["id"]: _row_to_transaction(row) for row in rows}
         tx = by_id.pop(tx_id)
         return tx, (next(iter(by_id.values())) if by_id else None)
 
@@ -380,7 +379,7 @@ class TransactionRepository:
                 transactions.c.kind == Kind.PAYMENT.value,
                 transactions.c.created_by != FIXTURE_CREATED_BY,
             ).limit(2)
-        ).all()
+        ).mappings().all()
         return _row_to_transaction(rows[0]) if len(rows) == 1 else None
 
     def find_by_reference(self, caller: Caller, reference: str) -> str | None:
@@ -402,7 +401,7 @@ class TransactionRepository:
             transactions.c.mode == caller.mode.value,
             transactions.c.provider_transaction_id == provider_transaction_id,
             transactions.c.kind == kind.value,
-        ).limit(1)).first()
+        ).limit(1)).mappings().first()
         return _row_to_transaction(row) if row else None
 
     def add(self, tx: Transaction) -> Transaction:
@@ -464,21 +463,22 @@ class TransactionRepository:
         One conditional UPDATE: the rules are checked on the row as the database has it when
         the row is locked, so concurrent refunds never hold more than the payment's amount.
         """
-        row = self.conn.execute(_RESERVE_REFUND_NOW, _reserve_params(caller, tx_no, amount)).first()
+        row = self.conn.execute(_RESERVE_REFUND_NOW,
+                                _reserve_params(caller, tx_no, amount)).mappings().first()
         return _row_to_transaction(row) if row else None
 
     def hold_refund(self, caller: Caller, tx_no: str, amount: Decimal) -> Transaction | None:
         """Hold a refund request's amount on the caller's payment while it awaits approval, if
         the refund rules allow the refund (the same one conditional UPDATE as reserve_refund,
         counting what is already held); the payment as it now stands, or None when refused."""
-        row = self.conn.execute(_HOLD_REFUND, _reserve_params(caller, tx_no, amount)).first()
+        row = self.conn.execute(_HOLD_REFUND, _reserve_params(caller, tx_no, amount)).mappings().first()
         return _row_to_transaction(row) if row else None
 
     def reserve_held_refund(self, payment_id: int, held_minor: int) -> Transaction | None:
         """Move an approved request's hold into the payment's reserved total; None (nothing
         changed) when the payment is no longer Captured."""
         row = self.conn.execute(_HELD_TO_RESERVED, {"payment_id": payment_id,
-                                                    "held_minor": held_minor}).first()
+                                                    "held_minor": held_minor}).mappings().first()
         return _row_to_transaction(row) if row else None
 
     def release_held_refund(self, payment_id: int, held_minor: int) -> None:
@@ -533,7 +533,7 @@ class TransactionRepository:
                              transactions.c.merchant_id == caller.merchant_id,
                              transactions.c.mode == caller.mode.value)
             .order_by(transactions.c.id)
-        )
+        ).mappings()
         return [_row_to_transaction(r) for r in rows]
 
     def due_provider_checks(self, now: datetime, limit: int = 100) -> list[int]:
@@ -623,7 +623,7 @@ class MethodRepository:
         def load() -> PaymentMethod | None:
             row = self.conn.execute(_ACTIVE_METHOD, {"merchant_id": caller.merchant_id,
                                                      "mode": caller.mode.value,
-                                                     "method_id": method_id}).first()
+                                                     "method_id": method_id}).mappings().first()
             return _row_to_method(row) if row else None
 
         return self.cache.get((caller.merchant_id, caller.mode.value, method_id), load)
@@ -637,7 +637,7 @@ class MethodRepository:
         disconnected (None when it is no longer configured at all)."""
         def load() -> PaymentMethod | None:
             row = self.conn.execute(_METHOD, {"merchant_id": tx.merchant_id, "mode": tx.mode.value,
-                                              "method_id": tx.payment_method}).first()
+                                              "method_id": tx.payment_method}).mappings().first()
             return _row_to_method(row) if row else None
 
         return self.cache.get((tx.merchant_id, tx.mode.value, tx.payment_method, "configured"), load)
@@ -649,7 +649,7 @@ class MethodRepository:
             .where(payment_methods.c.merchant_id == caller.merchant_id, payment_methods.c.active,
                    (payment_methods.c.mode.is_(None)) | (payment_methods.c.mode == caller.mode.value))
             .order_by(payment_methods.c.kind, payment_methods.c.method_id)
-        )
+        ).mappings()
         return [_row_to_method(r) for r in rows]
 
     def add(self, merchant_id: int, method: PaymentMethod) -> None:
@@ -670,8 +670,8 @@ class MethodRepository:
         )
 
 
-def _row_to_method(row) -> PaymentMethod:
-    m = row._mapping
+def _row_to_method(m) -> PaymentMethod:
+    """The PaymentMethod of a row of payment_methods' columns, as a mapping (`Result.mappings()`)."""
     return PaymentMethod(
         method_id=m["method_id"],
         name=m["name"],
@@ -801,19 +801,16 @@ class UnitOfWork:
         if self._tx is not None:  # (a read unit on PostgreSQL commits each statement itself)
             self._tx.commit()
 
-    def rows(self, statement, params: dict) -> list[dict]:
-        """The rows of a hot read, each a dict, sent straight to the driver on PostgreSQL
-        (app.store.driver); the unit's queued writes go first, as before any statement."""
-        conn = self.conn
-        if self.write:
-            self._before_statement()
-        return driver.rows(conn, statement, params)
+    def rows(self, statement, params: dict) -> list[RowMapping]:
+        """The rows of a read, each a mapping of its columns in order (a write unit's queued
+        writes go first, as before any statement: see before_statement)."""
+        return self.conn.execute(statement, params).mappings().all()
 
     def _nothing_sent(self) -> bool:
         """No statement of this unit has gone to PostgreSQL yet (no BEGIN either)."""
         return self.conn.connection.driver_connection.info.transaction_status is TransactionStatus.IDLE
 
-    def _before_statement(self) -> None:
+    def before_statement(self) -> None:
         """Whatever the next statement reads sees the queued writes and the unit's durability."""
         if self._sending:
             return
@@ -922,7 +919,7 @@ _REGISTERING = threading.Lock()
 
 
 def _send_writes_before_statements(engine: Engine) -> None:
-    """Have every statement on a write unit's connection run the unit's _before_statement first
+    """Have every statement on a write unit's connection run the unit's before_statement first
     (one listener per engine: one per connection cost more than the statement's own Python)."""
     if engine in _ENGINES_WITH_UNITS:
         return
@@ -934,7 +931,7 @@ def _send_writes_before_statements(engine: Engine) -> None:
         def _before(conn, _statement, _multiparams, _params, _execution_options):
             unit = _WRITE_UNITS.get(conn)
             if unit is not None:
-                unit._before_statement()
+                unit.before_statement()
 
         _ENGINES_WITH_UNITS.add(engine)
 

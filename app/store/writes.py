@@ -36,8 +36,6 @@ from sqlalchemy import (
     update,
 )
 
-from .driver import rows
-
 
 @dataclass(frozen=True)
 class NewRow:
@@ -110,8 +108,7 @@ class Writes:
         """Queue an INSERT; `row` is the object that takes the new row's id.
 
         A None for a column that is NULL by default is left out: fewer values to bind and send,
-        and a shorter statement (psycopg converts a statement's placeholders once, not on every
-        call, only while it is under 4096 bytes and 50 values)."""
+        and a shorter statement."""
         null_by_default = _null_by_default(table)
         values = {name: value for name, value in values.items()
                   if value is not None or name not in null_by_default}
@@ -236,7 +233,7 @@ def _send_as_one_statement(conn: Connection, batch: list[_Write], condition, *,
     if statement is None:
         statement = _STATEMENTS[key] = _one_statement(batch, condition[0] if condition else None,
                                                       relaxed)
-    row, = rows(conn, statement, params)
+    row = conn.execute(statement, params).mappings().one()
     if condition is not None and not row["held"]:
         return None
     return [row[f"id{index}"] if write.row is not None else None for index, write in enumerate(batch)]
