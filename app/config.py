@@ -76,6 +76,13 @@ class Config:
         self.PROVIDER_CONNECT_TIMEOUT = float(env.get("PROVIDER_CONNECT_TIMEOUT", "5"))
         self.PROVIDER_READ_TIMEOUT = float(env.get("PROVIDER_READ_TIMEOUT", "30"))
         self.SIMULATOR_LATENCY = float(env.get("SIMULATOR_LATENCY", "0"))
+        # A worker's provider calls (app/providers/calls.py): in flight, per provider account,
+        # failures in a row that open an account's breaker, its cool-off, the poll beside NOTIFY.
+        self.PROVIDER_CALL_THREADS = int(env.get("PROVIDER_CALL_THREADS", "100"))
+        self.PROVIDER_ACCOUNT_CONCURRENCY = int(env.get("PROVIDER_ACCOUNT_CONCURRENCY", "16"))
+        self.PROVIDER_BREAKER_FAILURES = int(env.get("PROVIDER_BREAKER_FAILURES", "5"))
+        self.PROVIDER_BREAKER_COOL_OFF = float(env.get("PROVIDER_BREAKER_COOL_OFF", "30"))
+        self.PROVIDER_CALL_POLL = float(env.get("PROVIDER_CALL_POLL", "0.5"))
         # A demo deployment (`make run`): the simulator may decide live payments and payouts,
         # its checkout page letting the payer approve them. Off, live mode takes real providers only.
         self.DEMO_MODE = env.get("DEMO_MODE", "0") == "1"

@@ -15,7 +15,7 @@ from flask import Flask
 from app.payments.idempotency import REPLAY_WINDOW
 from app.auth import throttle
 from app.payments import approvals, services
-from app.payments.provider_calls import CallSettings, ProviderCalls
+from app.providers.calls import CallSettings, ProviderCalls
 from app.store import idempotency, sign_in_failures
 from app.store.daily_totals import FOLD_BATCH, fold_changes
 from app.util import Backoff

@@ -33,6 +33,8 @@ class ProviderAccount:
     disconnected_at: datetime | None
     sealed_secret_key: str | None
     sealed_webhook_secret: str | None
+    calls_state: str | None = None  # healthy | slow | open, as the workers last found it
+    calls_state_since: datetime | None = None
 
     @property
     def connected(self) -> bool:
@@ -47,6 +49,7 @@ def _account(m) -> ProviderAccount:
         key_hint=m["key_hint"], base_url=m["base_url"], webhook_key=m["webhook_key"],
         created_at=m["created_at"], updated_at=m["updated_at"], disconnected_at=m["disconnected_at"],
         sealed_secret_key=m["secret_key"], sealed_webhook_secret=m["webhook_secret"],
+        calls_state=m["calls_state"], calls_state_since=m["calls_state_since"],
     )
 
 
@@ -184,3 +187,9 @@ def events_of(conn: Connection, caller: Caller, limit: int = 100) -> list:
         .join(provider_accounts, provider_accounts.c.id == provider_events.c.provider_account_id)
         .where(*scoped_to_mode(provider_events, caller))
         .order_by(provider_events.c.id.desc()).limit(limit)))
+
+
+def record_calls_state(conn: Connection, account_id: int, state: str, since: datetime) -> None:
+    """How the workers' calls to the account go now (healthy, slow, open), since when."""
+    conn.execute(update(provider_accounts).where(provider_accounts.c.id == account_id)
+                 .values(calls_state=state, calls_state_since=since))

@@ -17,7 +17,9 @@ from .tables import payment_methods, transactions
 
 # The NOTIFY channel of migration 0016.
 CHANNEL = "paydesk_provider_calls"
-# The key of calls whose method has no provider account (the simulator's).
+# The key of calls to a provider account is ACCOUNT_PREFIX + its id; of calls whose method has
+# no provider account (the simulator's), SIMULATOR.
+ACCOUNT_PREFIX = "account:"
 SIMULATOR = "simulator"
 
 
@@ -46,6 +48,6 @@ def due_calls(conn: Connection, now: datetime, limit: int, *,
     )
     if merchant_id is not None:
         query = query.where(transactions.c.merchant_id == merchant_id)
-    return [DueCall(tx_id, f"account:{account}" if account is not None else SIMULATOR)
+    return [DueCall(tx_id, f"{ACCOUNT_PREFIX}{account}" if account is not None else SIMULATOR)
             for tx_id, account in conn.execute(query)]
 

@@ -117,6 +117,10 @@ provider_accounts = Table(
     Column("created_at", UtcDateTime(), nullable=False),
     Column("updated_at", UtcDateTime(), nullable=False),
     Column("disconnected_at", UtcDateTime()),
+    # The workers' calls to it (app/providers/calls.py): healthy | slow | open (its circuit
+    # breaker), since when; NULL until a worker has called it.
+    Column("calls_state", String(10)),
+    Column("calls_state_since", UtcDateTime()),
     Index("uq_provider_accounts_connected", "merchant_id", "mode", "provider", unique=True,
           postgresql_where=text("disconnected_at IS NULL"),
           sqlite_where=text("disconnected_at IS NULL")),

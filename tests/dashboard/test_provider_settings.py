@@ -355,3 +355,21 @@ def test_provider_events_list_what_the_providers_sent(admin, dashboard, app, mer
 
 def test_the_webhook_logs_link_to_provider_events(finance):
     assert re.search(r'<a href="/webhooks/providers"\s*>Provider events</a>', finance.get("/webhooks").text)
+
+
+def test_the_page_shows_how_the_workers_calls_to_each_account_go(admin, app, merchant):
+    account_id = connected_paystack(admin, app, merchant, "https://api.paystack.test/")
+    assert f'id="account-{account_id}-calls"' not in admin.get("/settings/providers").text  # not called yet
+    since = datetime(2026, 11, 27, 14, 3, tzinfo=UTC)
+    shown = {}
+    for state in ("healthy", "slow", "open"):
+        with app.extensions["paydesk"].uow() as uow:
+            provider_store.record_calls_state(uow.conn, account_id, state, since)
+            uow.commit()
+        page = admin.get("/settings/providers").text
+        shown[state] = re.sub(r"<[^>]+>|\s+", " ", re.search(
+            rf'id="account-{account_id}-calls">(.*?)</dd>', page, re.S).group(1)).split()
+    assert shown["healthy"][:2] == ["Answering", "since"]
+    assert shown["slow"][:2] == ["Slow", "since"]
+    assert shown["open"][:4] == ["Paused", "not", "answering", "since"]
+    assert shown["open"][-4:] == ["Paydesk", "tries", "again", "shortly"]

@@ -1,4 +1,4 @@
-"""The worker's provider calls (app.payments.provider_calls): many in flight, bounded per provider
+"""The worker's provider calls (app.providers.calls): many in flight, bounded per provider
 account, a circuit breaker per account, woken by PostgreSQL's NOTIFY."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from app.payments.provider_calls import CLOSED, OPEN, CallSettings, ProviderCalls
+from app.providers.calls import CLOSED, OPEN, CallSettings, ProviderCalls
 from app.store.provider_calls import SIMULATOR, due_calls
-from app.store.tables import transactions
+from app.store.tables import provider_accounts, transactions
 from app.util import utcnow
 from tests.conftest import Api, payment_body
 from tests.providers.fake_provider import Answer
@@ -33,6 +33,12 @@ def provider_message(deps, tx_no: str) -> str | None:
     with deps.uow(write=False) as uow:
         return uow.conn.execute(select(transactions.c.provider_message)
                                 .where(transactions.c.tx_no == tx_no)).scalar_one()
+
+
+def calls_state(deps, account_id: int) -> str | None:
+    with deps.uow(write=False) as uow:
+        return uow.conn.execute(select(provider_accounts.c.calls_state)
+                                .where(provider_accounts.c.id == account_id)).scalar_one()
 
 
 def run_until_idle(calls: ProviderCalls) -> int:
@@ -85,6 +91,7 @@ def test_the_breaker_opens_after_failures_in_a_row_then_one_trial_call_closes_it
         refused = [provider_message(deps, tx_no) for tx_no in tx_nos]
         assert sum(m.startswith("The provider did not answer 2 calls in a row; Paydesk stopped "
                                 "calling it at ") for m in refused) == 1, refused
+        assert calls_state(deps, paystack_account.id) == "open"  # for the Providers page
 
         # Paystack answers again; after the cool-off one trial call is let through, and closes it.
         for tx_no in tx_nos:
@@ -93,6 +100,7 @@ def test_the_breaker_opens_after_failures_in_a_row_then_one_trial_call_closes_it
         calls.deps = later(deps, 2 * 60 * 60)  # every retry is due
         assert run_until_idle(calls) == 3
         assert breaker.state == CLOSED
+        assert calls_state(deps, paystack_account.id) == "healthy"
     asked = [s for s in paystack_fake.seen if s.path.startswith("/transaction/verify/")]
     assert len(asked) == 5
 

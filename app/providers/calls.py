@@ -29,14 +29,16 @@ from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import Engine
 
-from app.store.provider_calls import CHANNEL, DueCall, due_calls
+from app.store.provider_accounts import record_calls_state
+from app.store.provider_calls import ACCOUNT_PREFIX, CHANNEL, DueCall, due_calls
 
-from . import services
-from .provider import ProviderDisconnected, ProviderUnavailable
+from app.payments import services
+from app.payments.provider import ProviderDisconnected, ProviderUnavailable
 
 logger = logging.getLogger(__name__)
 
 CLOSED, OPEN, HALF_OPEN = "closed", "open", "half-open"
+HEALTHY, SLOW = "healthy", "slow"  # with OPEN, an account's health as the dashboard shows it
 # A feeder waiting for a NOTIFY looks for a stop request this often (seconds).
 STOP_CHECK = 0.5
 
@@ -54,12 +56,13 @@ class CallSettings:
 
     @classmethod
     def from_config(cls, config) -> "CallSettings":
+        """The settings as app/config.py reads them (the defaults above are its defaults)."""
         return cls(
-            threads=int(config.get("PROVIDER_CALL_THREADS", cls.threads)),
-            per_account=int(config.get("PROVIDER_ACCOUNT_CONCURRENCY", cls.per_account)),
-            failures_to_open=int(config.get("PROVIDER_BREAKER_FAILURES", cls.failures_to_open)),
-            cool_off=float(config.get("PROVIDER_BREAKER_COOL_OFF", cls.cool_off)),
-            poll_interval=float(config.get("PROVIDER_CALL_POLL", cls.poll_interval)),
+            threads=config["PROVIDER_CALL_THREADS"],
+            per_account=config["PROVIDER_ACCOUNT_CONCURRENCY"],
+            failures_to_open=config["PROVIDER_BREAKER_FAILURES"],
+            cool_off=config["PROVIDER_BREAKER_COOL_OFF"],
+            poll_interval=config["PROVIDER_CALL_POLL"],
         )
 
 
@@ -67,10 +70,14 @@ class Breaker:
     """One provider account's circuit breaker: closed, open (no calls until the cool-off ends),
     half-open (one trial call; its answer closes the breaker, its failure opens it again)."""
 
-    def __init__(self, failures_to_open: int, cool_off: float,
+    def __init__(self, failures_to_open: int, cool_off: float, *, slow_after: float = 2.0,
+                 on_change: Callable[[str, datetime], None] | None = None,
                  clock: Callable[[], float] = time.monotonic):
         self.failures_to_open = failures_to_open
         self.cool_off = cool_off
+        self.slow_after = slow_after
+        self.on_change = on_change  # told (health, since) when health() changes
+        self.reported: str | None = None
         self.clock = clock
         self.failures = 0  # in a row
         self.opened_at: float | None = None
@@ -107,6 +114,7 @@ class Breaker:
             self.opened_at = self.open_since = None
             self.trial_running = False
             self.last_latency = latency
+        self._report()
 
     def failed(self) -> None:
         with self.lock:
@@ -115,6 +123,24 @@ class Breaker:
             if self.failures >= self.failures_to_open or self.opened_at is not None:
                 self.opened_at = self.clock()
                 self.open_since = self.open_since or datetime.now(timezone.utc)
+        self._report()
+
+    def health(self) -> str:
+        """What the dashboard shows: open (no calls made), slow (the last answer took longer than
+        slow_after) or healthy."""
+        with self.lock:
+            if self.opened_at is not None:
+                return OPEN
+            if self.last_latency is not None and self.last_latency > self.slow_after:
+                return SLOW
+            return HEALTHY
+
+    def _report(self) -> None:
+        health = self.health()
+        with self.lock:
+            changed, self.reported = health != self.reported, health
+        if changed and self.on_change is not None:
+            self.on_change(health, self.open_since or datetime.now(timezone.utc))
 
     @contextmanager
     def call(self) -> Iterator[None]:
@@ -171,8 +197,22 @@ class ProviderCalls:
     def breaker(self, account: str) -> Breaker:
         with self.changed:
             if account not in self.breakers:
-                self.breakers[account] = Breaker(self.settings.failures_to_open, self.settings.cool_off)
+                self.breakers[account] = Breaker(
+                    self.settings.failures_to_open, self.settings.cool_off,
+                    slow_after=self.settings.slow_after,
+                    on_change=lambda health, since: self._record_health(account, health, since))
             return self.breakers[account]
+
+    def _record_health(self, account: str, health: str, since: datetime) -> None:
+        """Write a provider account's new health for the dashboard (not the simulator's)."""
+        if not account.startswith(ACCOUNT_PREFIX):
+            return
+        try:
+            with self.deps.uow() as uow:
+                record_calls_state(uow.conn, int(account.removeprefix(ACCOUNT_PREFIX)), health, since)
+                uow.commit()
+        except Exception:  # noqa: BLE001 - shown late, never in the way of the calls
+            logger.warning("recording the health of %s failed", account, exc_info=True)
 
     def dispatch(self) -> int:
         """Claim the calls due now that the threads and the accounts' limits allow, and start
