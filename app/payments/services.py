@@ -648,7 +648,10 @@ def move_by_provider(deps: Deps, caller: Caller, tx_no: str, status: Status,
 
 
 def run_due_provider_checks(deps: Deps, limit: int = 100) -> int:
-    """Worker: settle Pending transactions whose provider answer is due (async, crashed, payouts)."""
+    """Settle Pending transactions whose provider answer is due (async, crashed, payouts), one
+    after another, and say how many. The worker makes these calls concurrently instead
+    (app/providers/calls.py, the same claim and settle_with_provider); this one-pass form is
+    what the tests' workers and the in-memory fakes use."""
     now = deps.clock()
     with deps.uow(write=False) as uow:
         due = uow.transactions.due_provider_checks(now, limit)

@@ -260,6 +260,20 @@ class ProviderCalls:
             self.in_flight[call.account] -= 1
             self.changed.notify_all()
 
+    def run_until_idle(self) -> int:
+        """Dispatch until nothing is due and nothing is in flight; returns the calls made."""
+        made = 0
+        while True:
+            # Only this loop starts calls, so `running` can only fall during dispatch().
+            running = self.running
+            started = self.dispatch()
+            made += started
+            if started:
+                continue
+            if not running:
+                return made
+            self.wait(until_running=running - 1)
+
     def wait(self, timeout: float | None = None, *, until_running: int = 0) -> bool:
         """Wait until at most `until_running` calls are in flight; False on timeout."""
         with self.changed:
@@ -332,20 +346,4 @@ class ProviderCalls:
             self.feeder.join()
         self.pool.shutdown(wait=True)
         self._stop_listening()
-
-
-def call_due(deps, settings: CallSettings | None = None, merchant_id: int | None = None) -> int:
-    """Make every provider call due now (only `merchant_id`'s when given) and wait for them all;
-    returns how many were made. The worker's `--once` round and the tests use it."""
-    made = 0
-    with ProviderCalls(deps, settings or CallSettings(), merchant_id=merchant_id) as calls:
-        while True:
-            running = calls.running
-            started = calls.dispatch()
-            made += started
-            if started:
-                continue
-            if not running:
-                return made
-            calls.wait(until_running=running - 1)
 

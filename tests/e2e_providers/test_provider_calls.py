@@ -41,20 +41,6 @@ def calls_state(deps, account_id: int) -> str | None:
                                 .where(provider_accounts.c.id == account_id)).scalar_one()
 
 
-def run_until_idle(calls: ProviderCalls) -> int:
-    """Dispatch until nothing is due and nothing is in flight (as call_due does)."""
-    made = 0
-    while True:
-        running = calls.running
-        started = calls.dispatch()
-        made += started
-        if started:
-            continue
-        if not running:
-            return made
-        calls.wait(until_running=running - 1)
-
-
 def test_due_calls_name_the_provider_account_of_each_transaction(
         deps, merchant, live, server, paystack_account, paystack_fake, receiver):
     paystack_tx, _ = create_payment(live, server, paystack_fake, receiver)
@@ -83,7 +69,7 @@ def test_the_breaker_opens_after_failures_in_a_row_then_one_trial_call_closes_it
     make_due(deps, tx_nos)
     settings = CallSettings(threads=4, per_account=1, failures_to_open=2, cool_off=0.3)
     with ProviderCalls(deps, settings, merchant_id=merchant.merchant_id) as calls:
-        assert run_until_idle(calls) == 3
+        assert calls.run_until_idle() == 3
         asked = [s for s in paystack_fake.seen if s.path.startswith("/transaction/verify/")]
         assert len(asked) == 2  # the third was not sent: the breaker had opened
         breaker = calls.breaker(f"account:{paystack_account.id}")
@@ -98,7 +84,7 @@ def test_the_breaker_opens_after_failures_in_a_row_then_one_trial_call_closes_it
             paystack_fake.on("GET", verify.format(tx_no), bodies.verify_answer(tx_no, 1050050, "abandoned"))
         time.sleep(0.35)
         calls.deps = later(deps, 2 * 60 * 60)  # every retry is due
-        assert run_until_idle(calls) == 3
+        assert calls.run_until_idle() == 3
         assert breaker.state == CLOSED
         assert calls_state(deps, paystack_account.id) == "healthy"
     asked = [s for s in paystack_fake.seen if s.path.startswith("/transaction/verify/")]
@@ -125,7 +111,7 @@ def test_a_hanging_account_holds_only_its_own_calls(
         assert calls.wait(timeout=1.0, until_running=2)  # Stripe's done while Paystack hangs
         assert time.monotonic() - started < 1.5
         assert calls.in_flight[f"account:{stripe_account.id}"] == 0
-        run_until_idle(calls)
+        calls.run_until_idle()
     assert len([s for s in paystack_fake.seen if s.path.startswith("/transaction/verify/")]) == 4
 
 
