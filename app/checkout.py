@@ -1,15 +1,17 @@
 """The checkout URL of every payment: the simulator's own page, or a redirect to the provider's.
 
 A payment served by a real provider (Paystack, Stripe) is paid on the provider's hosted page:
-its checkout URL sends the customer there, and the provider sends the customer back to
-/checkout/<txNo>/return, which asks the provider where the payment stands and sends the
-customer on to the merchant's SuccessUrl, PendingUrl or FailureUrl. The simulator's approve
+its checkout URL sends the customer there (after a "connecting" page that reloads itself while
+a worker opens the payment at the provider), and the provider sends the customer back to
+/checkout/<txNo>/return, where a worker asks the provider where the payment stands while the
+page reloads itself, and then sends the customer on to the merchant's SuccessUrl, PendingUrl or
+FailureUrl. No request of this blueprint calls a provider. The simulator's approve
 and decline buttons never move a payment a real provider serves, nor a live one outside a demo
 (DEMO_MODE): the simulator moves no real money, so a payer's click must not capture it.
 """
 from __future__ import annotations
 
-from flask import Blueprint, Response, abort, make_response, redirect, render_template, request
+from flask import Blueprint, Response, abort, make_response, redirect, render_template, request, url_for
 
 from app.headers import content_security_policy
 from app.payments import services
@@ -34,6 +36,8 @@ checkout = Blueprint("checkout", __name__, url_prefix="/checkout")
 # on through whatever redirects the merchant's site makes: browsers hold that whole chain to the
 # page's form-action, so its forms may end anywhere on the web (never at javascript: or data:).
 DECISION_PAGE_POLICY = content_security_policy(form_action="'self' https: http:")
+# How often a waiting page (connecting to the provider, confirming with it) reloads itself.
+RELOAD_SECONDS = 1
 
 
 def _find(tx_no: str):
@@ -71,9 +75,12 @@ def page(tx_no: str):
     """Show what the customer is paying: the provider's page, or approve and decline in the simulator."""
     _deps, tx, merchant, at_provider = _find(tx_no)
     if at_provider:
-        if tx.status is Status.PENDING and tx.provider_redirect_url:
+        if tx.status is not Status.PENDING:
+            return _done(tx)
+        if tx.provider_redirect_url:
             return redirect(tx.provider_redirect_url, 303)
-        return _done(tx, 200 if tx.status is not Status.PENDING else 503)
+        # A worker is opening it at the provider: this page reloads itself until it can send on.
+        return _waiting(tx, "Connecting you to the payment page…", url_for("checkout.page", tx_no=tx.tx_no))
     response = make_response(render_template(
         "checkout/page.html",
         tx=tx,
@@ -108,13 +115,25 @@ def decide(tx_no: str):
 
 @checkout.get("/<tx_no>/return")
 def back_from_provider(tx_no: str):
-    """The customer is back from the provider's page: ask it where the payment stands, send them on."""
+    """The customer is back from the provider's page: a worker asks it where the payment stands
+    while this page reloads itself; once it has answered, the customer is sent on.
+
+    `asked` (in the reloads) is the payment's updated_at when the question was handed over: a
+    later one means the provider answered, even if the payment is still Pending there.
+    """
     deps, tx, _merchant, at_provider = _find(tx_no)
     if not at_provider:
         abort(404)
-    if tx.status is Status.PENDING:
-        tx = services.settle_with_provider(deps, tx.id, source="checkout")
-    return _send_on(tx)
+    if tx.status is not Status.PENDING:
+        return _send_on(tx)
+    asked = request.args.get("asked", type=float)
+    if asked is None:
+        services.ask_provider_now(deps, tx)
+        asked = tx.updated_at.timestamp()
+    elif tx.updated_at.timestamp() > asked:
+        return _send_on(tx)  # answered: still Pending at the provider
+    return _waiting(tx, "Confirming your payment with the provider…",
+                    url_for("checkout.back_from_provider", tx_no=tx.tx_no, asked=repr(asked)))
 
 
 def _send_on(tx):
@@ -128,6 +147,12 @@ def _send_on(tx):
     if target:
         return redirect(target, 303)
     return _done(tx)
+
+
+def _waiting(tx, message: str, reload_url: str):
+    """A short page that reloads itself (every RELOAD_SECONDS) while a worker talks to the provider."""
+    return render_template("checkout/done.html", tx=tx, amount=format_amount(tx.amount, tx.currency),
+                           message=message, reload_url=reload_url, reload_seconds=RELOAD_SECONDS)
 
 
 def _done(tx, status: int = 200):

@@ -156,10 +156,10 @@ def merchant(app):
 
 @pytest.fixture
 def simulator_behind_a_network(app):
-    """The live app's simulator asked as a provider behind a network is: a refund's Pending row
-    committed before it is asked, its answer recorded after (the simulator rehearsing a slow
-    provider, 1 ms a refund, as SIMULATOR_LATENCY does). Without it the simulator answers in
-    process and a refund is written with its answer."""
+    """The live app's simulator as a provider behind a network: a request commits the Pending
+    transaction and hands the call to a worker (the simulator rehearsing a slow provider, 1 ms a
+    call, as SIMULATOR_LATENCY does). Without it the simulator answers inside the request and a
+    refund is written with its answer."""
     simulator = app.extensions["paydesk"].providers.simulators.by_name["simulator"]
     simulator.latency = 0.001
     yield simulator

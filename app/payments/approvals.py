@@ -216,8 +216,7 @@ def _approve_refund(deps: Deps, caller: Caller, approval: ApprovalRequest) -> Tr
         _fail(deps, caller, approval, "The payment is no longer Captured; the held amount is released.")
         raise ApprovalRefused("The payment is no longer Captured: the refund cannot be made, and the "
                               "request is closed as failed.") from None
-    return services.settle_with_provider(deps, new_refund.id, source="provider",
-                                         known=(new_refund, original, method))
+    return services.settle_in_process(deps, new_refund, original, method)
 
 
 def _approve_payout(deps: Deps, caller: Caller, approval: ApprovalRequest) -> Transaction:

@@ -53,9 +53,6 @@ from .refunds import RefundArithmetic, refund_state
 from .schemas import PAYOUT_ACTION, CreateTransactionRequest, RefundRequest
 from .sandbox import install_fixtures
 
-# A refund the web process committed but has not yet settled with the provider
-# is left alone by the worker for this long; after it, the worker takes it over.
-RECOVERY_GRACE = timedelta(seconds=30)
 # While one worker asks the provider about a transaction, others skip it this long.
 CLAIM_FOR = timedelta(seconds=30)
 # A provider's answer to a void (Provider.cancel) that leaves Paydesk to decline the payment: voided
@@ -104,13 +101,13 @@ def _found(found, tx_no: str):
 
 def create_transaction(deps: Deps, caller: Caller, request: CreateTransactionRequest,
                        on_created: OnCreated = None) -> Transaction:
-    """Create a payment or payout in Pending and open it at the provider.
+    """Create a payment or payout in Pending; its provider opens it.
 
     The method and the payout's destination are checked before any write (the bank check may
-    ask the provider). A provider behind a network is asked after the Pending transaction is
-    committed, never inside the unit of work; if it cannot answer, the worker opens it later
-    (the provider's call is idempotent on the txNo). The simulator answers in process, so its
-    answer is written with the transaction in one unit.
+    ask the provider). A provider behind a network is never asked on the request's thread: the
+    Pending transaction is committed with its provider call due now, and a worker makes the
+    call (app.providers.calls; the provider's call is idempotent on the txNo). The
+    simulator answers in process, so its answer is written with the transaction in one unit.
     """
     # The reference is left to the insert (ReferenceTaken below): reading it first would cost
     # every create a statement to catch the rare duplicate, in the same order of checks.
@@ -145,7 +142,7 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateTransactionReq
     if provider.in_process:
         _take_provider_answer(tx, provider.create(tx, method))
     else:
-        tx.provider_check_at = now + RECOVERY_GRACE  # the worker opens it if this process dies
+        tx.provider_check_at = now  # handed to the workers: due now, announced at commit
     try:
         with deps.uow() as uow:
             uow.transactions.add(tx)
@@ -159,9 +156,7 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateTransactionReq
     except ReferenceTaken:  # from add(), or when the unit's writes are sent
         existing = _existing_reference(deps, caller, request.reference)
         raise DuplicateReference(request.reference, existing) from None
-    if provider.in_process:
-        return tx
-    return _ask_provider(deps, tx, None, lambda: provider.create(tx, method), source="provider")
+    return tx
 
 
 @dataclass(frozen=True)
@@ -307,16 +302,17 @@ def _billing_dict(request: CreateTransactionRequest) -> dict:
 def refund(deps: Deps, caller: Caller, request: RefundRequest,
            on_created: OnCreated = None) -> Transaction:
     """Reserve the refund's amount on the original's row (or refuse it by the rules) and commit
-    it as a Pending refund, then settle it.
+    it as a Pending refund, settled at once only by a provider that answers in process.
 
     The payment is read first. When the rules allow the refund on what was read, the refund is
     written with its amount's reservation, which the store makes only if the payment's row
     still allows it when the writes arrive (one statement on PostgreSQL). Otherwise (refused
     on what was read, or the payment changed since) the rules decide on the payment's locked
-    row, and a refusal is answered from there. The provider is asked after the commit, never
-    while a lock is held; if it cannot answer, the refund stays Pending and the worker
-    finishes it. A provider that answers in process (the simulator) is asked first instead,
-    and the refund is written with its answer (_refund_with_answer).
+    row, and a refusal is answered from there. A provider behind a network is never asked on
+    the request's thread: the Pending refund is committed with its provider call due now and a
+    worker submits it (its answer reaches the merchant by webhook). A provider that answers in
+    process (the simulator) is asked first instead, and the refund is written with its answer
+    (_refund_with_answer).
     """
     now = deps.clock()
     with deps.uow(write=False) as uow:
@@ -344,6 +340,15 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
             method = uow.methods.of_transaction(original)
             new_refund = pending_refund(caller, request, original, now)
             write_refund(uow, caller, request, new_refund, on_created)
+    return settle_in_process(deps, new_refund, original, method)
+
+
+def settle_in_process(deps: Deps, new_refund: Transaction, original: Transaction,
+                      method: PaymentMethod | None) -> Transaction:
+    """A committed Pending refund settled at once when its provider answers in process (the
+    simulator); as it is otherwise: a worker submits it (its provider call is due now)."""
+    if _answering_in_process(deps, method) is None:
+        return new_refund
     return settle_with_provider(deps, new_refund.id, source="provider",
                                 known=(new_refund, original, method))
 
@@ -415,7 +420,7 @@ def pending_refund(caller: Caller, request: RefundRequest, original: Transaction
         udf1=request.reason,
         udf2=request.description,
         created_by=caller.actor,
-        provider_check_at=now + RECOVERY_GRACE,
+        provider_check_at=now,  # handed to the workers unless the simulator answers at once
     )
 
 
@@ -498,6 +503,14 @@ def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
         return provider.status(tx, original, deps.clock())
 
     return _ask_provider(deps, tx, original, ask, source=source, gate=gate)
+
+
+def ask_provider_now(deps: Deps, tx: Transaction) -> None:
+    """Hand a Pending transaction's question to its provider to the workers, due now (a customer
+    back from the provider's page); its answer moves it as any provider answer does."""
+    with deps.uow() as uow:
+        uow.transactions.ask_provider_now(tx.id, deps.clock())
+        uow.commit()
 
 
 def _provider_unavailable(deps: Deps, tx: Transaction, error: ProviderUnavailable) -> Transaction:

@@ -546,6 +546,13 @@ class TransactionRepository:
         )
         return list(self.conn.execute(query).scalars())
 
+    def ask_provider_now(self, tx_id: int, now: datetime) -> None:
+        """Hand a Pending transaction's provider call to the workers, due now (announced at
+        commit on PostgreSQL, migration 0016)."""
+        self.conn.execute(update(transactions)
+                          .where(transactions.c.id == tx_id, transactions.c.status == Status.PENDING.value)
+                          .values(provider_check_at=now))
+
     def claim_provider_check(self, tx_id: int, now: datetime, until: datetime) -> bool:
         """Take a due provider check for one worker: pushes it to `until` if still due."""
         result = self.conn.execute(

@@ -8,6 +8,7 @@ import re
 import requests
 from standardwebhooks.webhooks import Webhook
 
+from app.payments import services
 from app.payments.accounts import _nuban_check_digit
 
 from . import bodies
@@ -25,8 +26,9 @@ from .conftest import (
 RECEIVED = {"received": True}
 
 
-def create_payment(live, server, paystack_fake, receiver, amount=10500.50) -> tuple[str, dict]:
-    """POST /api/v1/transactions with paystack-card; returns the txNo and the request sent."""
+def create_payment(live, server, deps, paystack_fake, receiver, amount=10500.50) -> tuple[str, dict]:
+    """POST /api/v1/transactions with paystack-card, then a worker's round opens it at Paystack;
+    returns the txNo and the request sent."""
     request = payment_request("paystack-card", "NGN", amount, receiver.url)
     paystack_fake.on("POST", "/transaction/initialize", {})  # replaced once the reference is known
 
@@ -34,16 +36,26 @@ def create_payment(live, server, paystack_fake, receiver, amount=10500.50) -> tu
         paystack_fake.on("POST", "/transaction/initialize", bodies.initialize_answer(seen.json["reference"]))
 
     on_request(paystack_fake, "POST", "/transaction/initialize", answer_for_its_reference)
+    calls_before = len(paystack_fake.seen)
     created = live.post("/transactions", request)
     assert created.status_code == 200, created.text
-    return created.json()["transactionId"], request
+    tx_no = created.json()["transactionId"]
+    # The request answered Pending without calling Paystack; until a worker has opened the payment
+    # there, the checkout URL is a page that reloads itself.
+    assert created.json()["status"] == "PENDING"
+    assert len(paystack_fake.seen) == calls_before
+    page = requests.get(f"{server.url}/checkout/{tx_no}", allow_redirects=False, timeout=10)
+    assert page.status_code == 200 and "Connecting you to the payment page" in page.text
+    assert '<meta http-equiv="refresh"' in page.text
+    assert services.run_due_provider_checks(deps) == 1  # the worker opens it at Paystack
+    return tx_no, request
 
 
 def test_payment_checkout_webhook_partial_refund_and_merchant_webhooks(
         server, live, merchant, deps, paystack_account, paystack_fake, receiver, deliver):
-    tx_no, request = create_payment(live, server, paystack_fake, receiver)
+    tx_no, request = create_payment(live, server, deps, paystack_fake, receiver)
 
-    # Created Pending; Paystack was asked to initialize with kobo, the txNo and Paydesk's return page.
+    # Created Pending; a worker asked Paystack to initialize with kobo, the txNo and Paydesk's return page.
     assert live.post("/transactions", request).status_code == 409  # the reference is taken
     [initialize] = paystack_fake.requests_to("POST", "/transaction/initialize")
     assert initialize.header("Authorization") == f"Bearer {PAYSTACK_SECRET}"
@@ -80,7 +92,8 @@ def test_payment_checkout_webhook_partial_refund_and_merchant_webhooks(
         "event_type": "charge.success", "signature_valid": True, "result": "applied", "tx_no": tx_no,
         "detail": "Pending -> Captured"}
 
-    # A partial refund through the API: Paystack is asked whether it was sent, then POST /refund.
+    # A partial refund through the API: answered Pending at once; a worker then asks Paystack
+    # whether it was sent, then POST /refund.
     paystack_fake.on("GET", "/refund", bodies.refund_list())
 
     def refund_answer(seen):
@@ -99,8 +112,13 @@ def test_payment_checkout_webhook_partial_refund_and_merchant_webhooks(
     refund_tx_no = refund.json()["refundTxNo"]
     assert refund.json() == {
         "refundTxNo": refund_tx_no, "originalTxNo": tx_no, "amount": 2500, "currency": "NGN",
-        "status": "Pending", "message": "Refund has been queued for processing",
-        "providerRefundId": str(bodies.PAYSTACK_REFUND_ID), "createdAt": refund.json()["createdAt"]}
+        "status": "Pending", "message": "Refund is being processed",
+        "providerRefundId": None, "createdAt": refund.json()["createdAt"]}
+    assert paystack_fake.requests_to("GET", "/refund") == paystack_fake.requests_to("POST", "/refund") == []
+    assert services.run_due_provider_checks(deps) == 1  # the worker submits it
+    queued = live.status(refund_tx_no)
+    assert (queued["Status"], queued["ProviderMessage"], queued["ProviderTransactionId"]) == (
+        "Pending", "Refund has been queued for processing", str(bodies.PAYSTACK_REFUND_ID))
     [listed] = paystack_fake.requests_to("GET", "/refund")
     assert listed.query == {"transaction": [str(bodies.PAYSTACK_TX_ID)], "currency": ["NGN"],
                             "perPage": ["100"]}
@@ -146,14 +164,27 @@ def test_payment_checkout_webhook_partial_refund_and_merchant_webhooks(
 
 def test_the_customer_back_from_paystack_is_sent_on_by_what_paystack_says(
         server, live, deps, paystack_account, paystack_fake, receiver):
-    tx_no, _request = create_payment(live, server, paystack_fake, receiver, amount=500)
-    paystack_fake.on("GET", f"/transaction/verify/{tx_no}", bodies.verify_answer(tx_no, 50000))
+    """The return page hands the question to a worker and reloads itself; once the worker has
+    recorded Paystack's answer, the reload sends the customer on."""
+    tx_no, _request = create_payment(live, server, deps, paystack_fake, receiver, amount=500)
+    verify = f"/transaction/verify/{tx_no}"
+    paystack_fake.on("GET", verify, bodies.verify_answer(tx_no, 50000))
 
     back = requests.get(f"{server.url}/checkout/{tx_no}/return", allow_redirects=False, timeout=10)
 
+    # The request itself asked Paystack nothing: it answers a page that reloads itself.
+    assert back.status_code == 200
+    assert "Confirming your payment with the provider" in back.text
+    reload_url = re.search(r'<meta http-equiv="refresh" content="\d+; url=([^"]+)">', back.text).group(1)
+    assert "asked=" in reload_url
+    assert paystack_fake.requests_to("GET", verify) == []
+    assert live.status(tx_no)["Status"] == "Pending"
+    assert services.run_due_provider_checks(deps) == 1  # the worker asks Paystack
+    assert len(paystack_fake.requests_to("GET", verify)) == 1
+    back = requests.get(f"{server.url}{reload_url.replace('&amp;', '&')}", allow_redirects=False, timeout=10)
     assert (back.status_code, back.headers["Location"]) == (303, "https://shop.example/paid")
     assert live.status(tx_no)["Status"] == "Captured"
-    assert history(deps, tx_no)[1:] == [("Pending", "Captured", "checkout", "Successful")]
+    assert history(deps, tx_no)[1:] == [("Pending", "Captured", "worker", "Successful")]
     # Paystack's webhook arriving afterwards changes nothing and sends nothing more.
     answer = post_webhook(paystack_account, *bodies.paystack_signed(
         bodies.charge_success(tx_no, 50000), PAYSTACK_SECRET))
@@ -201,6 +232,11 @@ def test_bank_payout_from_the_bank_list_through_otp_to_captured(
     assert tx_no.startswith("POU-")
     assert created.json()["message"] == "Payout created"
     assert len(paystack_fake.requests_to("GET", "/bank")) == 1  # the bank check used the kept list
+    # The request answered without sending anything to Paystack: a worker makes the transfer.
+    assert paystack_fake.requests_to("POST", "/transferrecipient") == []
+    assert paystack_fake.requests_to("POST", "/transfer") == []
+    assert live.status(tx_no)["Status"] == "Pending"
+    assert services.run_due_provider_checks(deps) == 1
     [recipient] = paystack_fake.requests_to("POST", "/transferrecipient")
     assert recipient.json == {"type": "nuban", "name": "Ada Obi", "account_number": account_number,
                               "bank_code": bank, "currency": "NGN"}

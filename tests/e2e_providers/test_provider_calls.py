@@ -43,10 +43,10 @@ def calls_state(deps, account_id: int) -> str | None:
 
 def test_due_calls_name_the_provider_account_of_each_transaction(
         deps, merchant, live, server, paystack_account, paystack_fake, receiver):
-    paystack_tx, _ = create_payment(live, server, paystack_fake, receiver)
+    paystack_tx, _ = create_payment(live, server, deps, paystack_fake, receiver)
     sandbox = Api(server.url, merchant.sandbox_token)
     simulator_tx = sandbox.post("/transactions", payment_body()).json()["transactionId"]
-    not_due_tx, _ = create_payment(live, server, paystack_fake, receiver)
+    not_due_tx, _ = create_payment(live, server, deps, paystack_fake, receiver)
     make_due(deps, [paystack_tx, simulator_tx])
     make_due(deps, [not_due_tx], at=utcnow() + timedelta(minutes=5))
 
@@ -62,7 +62,7 @@ def test_due_calls_name_the_provider_account_of_each_transaction(
 
 def test_the_breaker_opens_after_failures_in_a_row_then_one_trial_call_closes_it(
         deps, merchant, live, server, paystack_account, paystack_fake, receiver):
-    tx_nos = [create_payment(live, server, paystack_fake, receiver)[0] for _ in range(3)]
+    tx_nos = [create_payment(live, server, deps, paystack_fake, receiver)[0] for _ in range(3)]
     verify = "/transaction/verify/{}"
     for tx_no in tx_nos:
         paystack_fake.on("GET", verify.format(tx_no), Answer(503, {"status": False, "message": "down"}))
@@ -95,9 +95,9 @@ def test_a_hanging_account_holds_only_its_own_calls(
         deps, merchant, live, server, paystack_account, paystack_fake, receiver, stripe_account, stripe_fake):
     """Paystack hangs (1.5 s an answer): two of its calls are in flight, the other two wait, and
     Stripe's call is made meanwhile."""
-    paystack_txs = [create_payment(live, server, paystack_fake, receiver)[0] for _ in range(4)]
+    paystack_txs = [create_payment(live, server, deps, paystack_fake, receiver)[0] for _ in range(4)]
     sandbox = Api(server.url, merchant.sandbox_token)
-    stripe_tx, _ = create_stripe_payment(sandbox, stripe_fake, receiver.url)
+    stripe_tx, _ = create_stripe_payment(sandbox, deps, stripe_fake, receiver.url)
     for tx_no in paystack_txs:
         paystack_fake.on("GET", f"/transaction/verify/{tx_no}",
                          Answer(200, bodies.verify_answer(tx_no, 1050050, "abandoned"), delay=1.5))
@@ -121,7 +121,7 @@ def test_a_call_committed_due_wakes_a_listening_worker_at_once(
     poll (30 s here). On SQLite the poll is the only way, and the call waits for it."""
     if not server.database_url.startswith("postgresql"):
         pytest.skip("SQLite has no NOTIFY: its workers poll")
-    tx_no, _ = create_payment(live, server, paystack_fake, receiver)
+    tx_no, _ = create_payment(live, server, deps, paystack_fake, receiver)
     paystack_fake.on("GET", f"/transaction/verify/{tx_no}", bodies.verify_answer(tx_no, 1050050, "abandoned"))
     settings = CallSettings(poll_interval=30.0)
     with ProviderCalls(deps, settings, merchant_id=merchant.merchant_id,
@@ -130,6 +130,8 @@ def test_a_call_committed_due_wakes_a_listening_worker_at_once(
         deadline = time.monotonic() + 10
         while calls.listener is None and time.monotonic() < deadline:  # listening before the commit
             time.sleep(0.01)
+        # Opened at Paystack by the helper's worker round, it is not due before this commit.
+        assert paystack_fake.requests_to("GET", f"/transaction/verify/{tx_no}") == []
         committed = time.monotonic()
         make_due(deps, [tx_no])
         while not paystack_fake.requests_to("GET", f"/transaction/verify/{tx_no}"):

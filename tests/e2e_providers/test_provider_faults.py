@@ -1,6 +1,7 @@
 """A provider that times out, answers 5xx, is not listening, or refuses: the create (and refund) is
-committed Pending first, answered 200, and the worker opens it later at the provider, once, with
-the same reference or Idempotency-Key. Both databases, real HTTP on every side."""
+committed Pending and answered 200 without asking the provider (no provider call on a request's
+thread), and the worker opens it at the provider, asking again after a failure, once, with the
+same reference or Idempotency-Key. Both databases, real HTTP on every side."""
 from __future__ import annotations
 
 import time
@@ -89,6 +90,13 @@ def api(provider, live, sandbox):
     return live if provider.mode is Mode.LIVE else sandbox
 
 
+def assert_connecting(page: requests.Response) -> None:
+    """The checkout page of a payment a worker is still opening at its provider: it reloads itself."""
+    assert page.status_code == 200, (page.status_code, page.headers.get("Location"))
+    assert "Connecting you to the payment page…" in page.text
+    assert '<meta http-equiv="refresh"' in page.text
+
+
 @pytest.mark.parametrize("fault", ["timeout", "500", "not listening"])
 def test_an_unreachable_provider_leaves_the_payment_pending_until_the_worker_opens_it(
         provider, api, deps, fault):
@@ -106,6 +114,17 @@ def test_an_unreachable_provider_leaves_the_payment_pending_until_the_worker_ope
     assert time.monotonic() - started < READ_TIMEOUT + 1.0  # the create did not wait for the provider
     tx_no = created.json()["transactionId"]
     assert (created.json()["status"], created.json()["message"]) == ("PENDING", "Transaction created")
+    # The request asked nobody: the Pending payment is handed to the workers, due now.
+    assert provider.fake.requests_to(*provider.create_route) == []
+    assert stored(deps, tx_no)["provider_check_at"] is not None
+    assert api.status(tx_no)["ProviderMessage"] is None
+    # Until the provider answers, the checkout URL has no provider page to send the customer to:
+    # it shows a page that reloads itself while a worker opens the payment.
+    server_url = created.json()["checkoutUrl"].rsplit("/checkout/", 1)[0]
+    assert_connecting(requests.get(created.json()["checkoutUrl"], allow_redirects=False, timeout=10))
+
+    # The worker's first call (due now) meets the fault.
+    assert services.run_due_provider_checks(deps) == 1
     status = api.status(tx_no)
     assert status["Status"] == "Pending"
     assert status["ProviderMessage"].startswith(UNAVAILABLE[(provider.name, fault)]), status["ProviderMessage"]
@@ -113,9 +132,7 @@ def test_an_unreachable_provider_leaves_the_payment_pending_until_the_worker_ope
     assert row["provider_check_at"] is not None
     asked_before = len(provider.fake.requests_to(*provider.create_route))
     assert asked_before == (0 if fault == "not listening" else 1)
-    # Until the provider answers, the checkout URL has no provider page to send the customer to.
-    server_url = created.json()["checkoutUrl"].rsplit("/checkout/", 1)[0]
-    assert requests.get(created.json()["checkoutUrl"], allow_redirects=False, timeout=10).status_code == 503
+    assert_connecting(requests.get(created.json()["checkoutUrl"], allow_redirects=False, timeout=10))
 
     # The worker, a little later, with the provider answering now.
     if fault == "not listening":
@@ -141,6 +158,7 @@ def test_an_unreachable_provider_leaves_the_payment_pending_until_the_worker_ope
 
 
 def test_the_provider_is_asked_after_the_pending_payment_is_committed(provider, api, deps):
+    """The worker asks the provider, and only about a Pending payment another connection can see."""
     provider.on_port.start()
     seen_in_database = []
 
@@ -160,6 +178,9 @@ def test_the_provider_is_asked_after_the_pending_payment_is_committed(provider, 
                                                         "https://merchant.example/hooks"))
 
     assert created.status_code == 200, created.text
+    assert seen_in_database == []  # the request asked nobody
+    assert provider.fake.requests_to(*provider.create_route) == []
+    assert services.run_due_provider_checks(deps) == 1
     assert seen_in_database == [("Pending", True)]
     assert api.status(created.json()["transactionId"])["Status"] == "Pending"
     assert stored(deps, created.json()["transactionId"])["provider_check_at"] is None
@@ -192,12 +213,15 @@ def test_a_refused_create_fails_with_the_providers_message_and_tells_the_merchan
 
     assert created.status_code == 200, created.text
     tx_no = created.json()["transactionId"]
+    assert api.status(tx_no)["Status"] == "Pending"  # the request asked nobody
+    assert provider.fake.requests_to(*provider.create_route) == []
+    assert services.run_due_provider_checks(deps) == 1
     status = api.status(tx_no)
     assert {k: status[k] for k in ("Status", "DeclineReason", "ProviderMessage", "ProviderStatus")} == {
         "Status": "Failed", "DeclineReason": "Provider Error", "ProviderMessage": message,
         "ProviderStatus": provider_status}
     assert stored(deps, tx_no)["provider_check_at"] is None
-    assert history(deps, tx_no)[1:] == [("Pending", "Failed", "provider", message)]
+    assert history(deps, tx_no)[1:] == [("Pending", "Failed", "worker", message)]
     assert deliver() == 1
     [delivery] = receiver.wait_for(1)
     secret = merchant.live_webhook_secret if provider.mode is Mode.LIVE else merchant.sandbox_webhook_secret
@@ -219,6 +243,7 @@ def test_a_refund_paystack_cannot_take_now_is_committed_pending_and_submitted_on
                    lambda seen: fake.on(*PAYSTACK_INIT, bodies.initialize_answer(seen.json["reference"])))
         tx_no = live.post("/transactions", payment_request("paystack-card", "NGN", 100,
                                                            "https://merchant.example/hooks")).json()["transactionId"]
+        assert services.run_due_provider_checks(deps) == 1  # the worker opens it at Paystack
         assert post_webhook(paystack.account, *bodies.paystack_signed(
             bodies.charge_success(tx_no, 10000), PAYSTACK_SECRET)).status_code == 200
         assert live.status(tx_no)["Status"] == "Captured"
@@ -237,12 +262,20 @@ def test_a_refund_paystack_cannot_take_now_is_committed_pending_and_submitted_on
         assert refund.status_code == 200, refund.text
         refund_tx_no = refund.json()["refundTxNo"]
         assert (refund.json()["status"], refund.json()["message"], refund.json()["providerRefundId"]) == (
-            "Pending", "Paystack answered HTTP 502: Bad Gateway", None)
-        assert refunds_in_database == ["Pending"]  # committed before Paystack was asked
+            "Pending", "Refund is being processed", None)
+        # The request asked Paystack nothing: the worker submits the refund.
+        assert fake.requests_to("POST", "/refund") == fake.requests_to("GET", "/refund") == []
         # The remaining amount already counts the Pending refund.
         over = live.post("/transactions/refund", {"txNo": tx_no, "amount": 60.01})
         assert (over.status_code, over.json()) == (400, {
             "error": "Refund amount (60.01) exceeds remaining refundable amount (60.00)"})
+
+        # The worker's first submission (due now): Paystack cannot take it.
+        assert services.run_due_provider_checks(deps) == 1
+        assert refunds_in_database == ["Pending"]  # committed before Paystack was asked
+        status = live.status(refund_tx_no)
+        assert (status["Status"], status["ProviderMessage"]) == ("Pending", "Paystack answered HTTP 502: Bad Gateway")
+        assert stored(deps, refund_tx_no)["provider_check_at"] is not None
 
         fake.on("GET", "/refund", bodies.refund_list())
         fake.on("POST", "/refund", {"status": True, "message": "Refund has been queued for processing",
@@ -262,7 +295,7 @@ def test_a_refund_paystack_cannot_take_now_is_committed_pending_and_submitted_on
 
 
 def paystack_payment(app, merchant, live, amount=100) -> tuple[Provider, str]:
-    """A live Paystack account on a started fake, and a Pending payment opened there."""
+    """A live Paystack account on a started fake, and a Pending payment the worker opened there."""
     paystack = Provider(app, merchant, "paystack")
     fake = paystack.on_port.start()
     fake.on(*PAYSTACK_INIT, {})
@@ -270,9 +303,16 @@ def paystack_payment(app, merchant, live, amount=100) -> tuple[Provider, str]:
                         lambda seen: fake.on(*PAYSTACK_INIT, bodies.initialize_answer(seen.json["reference"])))
     created = live.post("/transactions", payment_request("paystack-card", "NGN", amount,
                                                          "https://merchant.example/hooks"))
-    unhook()
     assert created.status_code == 200, created.text
+    assert services.run_due_provider_checks(live_deps(app)) == 1
+    unhook()
+    assert stored(live_deps(app), created.json()["transactionId"])["provider_redirect_url"] == bodies.AUTHORIZATION_URL
     return paystack, created.json()["transactionId"]
+
+
+def live_deps(app):
+    """The app's services (real clock), as the deps fixture gives them."""
+    return app.extensions["paydesk"]
 
 
 def test_a_refund_whose_answer_was_lost_is_found_by_its_note_and_not_sent_twice(app, merchant, live, deps):
@@ -288,6 +328,10 @@ def test_a_refund_whose_answer_was_lost_is_found_by_its_note_and_not_sent_twice(
 
         assert (refund.status_code, refund.json()["status"]) == (200, "Pending")
         refund_tx_no = refund.json()["refundTxNo"]
+        assert fake.requests_to("POST", "/refund") == []  # the worker submits it
+        assert services.run_due_provider_checks(deps) == 1  # ... and its answer is lost
+        assert len(fake.requests_to("POST", "/refund")) == 1
+        assert live.status(refund_tx_no)["Status"] == "Pending"
         fake.on("GET", "/refund", bodies.refund_list(
             bodies.paystack_refund(tx_no, "RFD-0000000000000000", 500, "processed", id=15581000),
             bodies.paystack_refund(tx_no, refund_tx_no, 10000, "processed")))
@@ -301,10 +345,11 @@ def test_a_refund_whose_answer_was_lost_is_found_by_its_note_and_not_sent_twice(
         paystack.on_port.stop()
 
 
-def test_an_initialize_paystack_took_but_whose_answer_was_lost_fails_at_once_and_tells_the_merchant(
+def test_an_initialize_paystack_took_but_whose_answer_was_lost_fails_on_the_workers_repeat_and_tells_the_merchant(
         app, merchant, live, deps, receiver, deliver):
     """Paystack never gives a lost checkout page again (verify has no authorization_url): rather than
-    a Pending payment nobody can pay until expiry, it is Failed at once and the merchant told."""
+    a Pending payment nobody can pay until expiry, it is Failed as soon as the worker's repeat
+    finds it taken, and the merchant told."""
     from app.providers.paystack import LOST_PAGE
     paystack = Provider(app, merchant, "paystack")
     fake = paystack.on_port.start()
@@ -313,6 +358,11 @@ def test_an_initialize_paystack_took_but_whose_answer_was_lost_fails_at_once_and
         created = live.post("/transactions", payment_request("paystack-card", "NGN", 100, receiver.url))
         tx_no = created.json()["transactionId"]
         assert live.status(tx_no)["Status"] == "Pending"
+        assert fake.requests_to(*PAYSTACK_INIT) == []  # the request asked nobody
+        assert services.run_due_provider_checks(deps) == 1  # the worker's initialize: its answer is lost
+        status = live.status(tx_no)
+        assert (status["Status"], status["ProviderMessage"]) == (
+            "Pending", "Paystack did not answer in time (ReadTimeout)")
         # The worker's repeat: Paystack has the reference already; verify says the customer has not paid.
         fake.on(*PAYSTACK_INIT, Answer(400, {
             "status": False, "message": "Duplicate Transaction Reference",
@@ -328,7 +378,8 @@ def test_an_initialize_paystack_took_but_whose_answer_was_lost_fails_at_once_and
             "Status": "Failed", "DeclineReason": "Provider Error", "ProviderMessage": LOST_PAGE,
             "ProviderTransactionId": str(bodies.PAYSTACK_TX_ID)}
         page = requests.get(created.json()["checkoutUrl"], allow_redirects=False, timeout=10)
-        assert page.status_code == 200  # the done page, not a 503 for half an hour
+        assert page.status_code == 200  # the done page, not one that reloads for half an hour
+        assert "Connecting you to the payment page" not in page.text and "http-equiv" not in page.text
         assert deliver(later(deps, WORKER_LATER + 1)) == 1  # the webhook was written at the worker's time
         [delivery] = receiver.wait_for(1)
         payload = Webhook(merchant.live_webhook_secret).verify(delivery.body, delivery.headers)
@@ -391,6 +442,11 @@ def test_a_payout_whose_transfer_timed_out_is_sent_again_with_the_same_reference
                      "accountNumber": account_number}))
         assert created.status_code == 200, created.text
         tx_no = created.json()["transactionId"]
+        assert live.status(tx_no)["Status"] == "Pending"
+        # The request sent no transfer: the worker does (its first answer is lost).
+        assert fake.requests_to("POST", "/transferrecipient") == fake.requests_to("POST", "/transfer") == []
+        assert services.run_due_provider_checks(deps) == 1
+        assert len(fake.requests_to("POST", "/transfer")) == 1
         status = live.status(tx_no)
         assert (status["Status"], status["ProviderMessage"]) == (
             "Pending", "Paystack did not answer in time (ReadTimeout)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 
+import requests
 from sqlalchemy import select
 
 from app.payments import services
@@ -41,10 +42,18 @@ def run_paystack_flow(live, deps, paystack_account, paystack_fake, receiver, del
     fake.on(*init, {})
     unhook = on_request(fake, *init, lambda seen: fake.on(*init, bodies.initialize_answer(seen.json["reference"])))
 
+    def by_a_worker(send) -> requests.Response:
+        """send() asks Paydesk: it answers without calling Paystack, and a worker's round makes the call."""
+        calls_before = len(fake.seen)
+        sent = send()
+        assert sent.status_code == 200, sent.text
+        assert len(fake.seen) == calls_before
+        assert services.run_due_provider_checks(deps) == 1
+        return sent
+
     def pay(amount=100):
-        created = live.post("/transactions", payment_request("paystack-card", "NGN", amount, receiver.url))
-        assert created.status_code == 200, created.text
-        return created.json()["transactionId"]
+        return by_a_worker(lambda: live.post("/transactions", payment_request(
+            "paystack-card", "NGN", amount, receiver.url))).json()["transactionId"]
 
     # Paid, refunded in part.
     tx_no = pay()
@@ -55,7 +64,7 @@ def run_paystack_flow(live, deps, paystack_account, paystack_fake, receiver, del
     on_request(fake, "POST", "/refund", lambda seen: fake.on("POST", "/refund", {
         "status": True, "message": "Refund has been queued for processing",
         "data": bodies.paystack_refund(tx_no, seen.json["merchant_note"][15:], 4000, "pending")}))
-    refund = live.post("/transactions/refund", {"txNo": tx_no, "amount": 40})
+    refund = by_a_worker(lambda: live.post("/transactions/refund", {"txNo": tx_no, "amount": 40}))
     assert (refund.status_code, refund.json()["status"]) == (200, "Pending")
     # Refused webhooks: a wrong key and a tampered body.
     assert post_webhook(paystack_account, *bodies.paystack_signed(
@@ -77,12 +86,10 @@ def run_paystack_flow(live, deps, paystack_account, paystack_fake, receiver, del
                                             "currency": "NGN"}).status_code == 200
 
     def payout(account):
-        created = live.post("/transactions", payment_request(
+        return by_a_worker(lambda: live.post("/transactions", payment_request(
             "paystack-bank-payout", "NGN", 250, receiver.url, transactionAction="PAYMENT",
             payment={"paymentMethod": "paystack-bank-payout", "bank": "058", "holder": "Ada Obi",
-                     "accountNumber": account}))
-        assert created.status_code == 200, created.text
-        return created.json()["transactionId"]
+                     "accountNumber": account}))).json()["transactionId"]
 
     fake.on("POST", "/transferrecipient", Answer(400, {
         "status": False, "message": f"Account number {ACCOUNT} could not be resolved for bank 058",

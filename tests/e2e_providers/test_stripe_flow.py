@@ -24,8 +24,9 @@ from .conftest import (
 RECEIVED = {"received": True}
 
 
-def create_payment(sandbox, stripe_fake, callback_url: str, amount=100.50) -> tuple[str, dict]:
-    """POST /api/v1/transactions with stripe-card in EUR; the fake answers with an open session."""
+def create_payment(sandbox, deps, stripe_fake, callback_url: str, amount=100.50) -> tuple[str, dict]:
+    """POST /api/v1/transactions with stripe-card in EUR, then a worker's round opens it at Stripe;
+    the fake answers with an open session."""
     request = payment_request("stripe-card", "EUR", amount, callback_url)
     stripe_fake.on("POST", "/v1/checkout/sessions", {})
 
@@ -36,14 +37,19 @@ def create_payment(sandbox, stripe_fake, callback_url: str, amount=100.50) -> tu
             reference=form["metadata[reference]"]))
 
     on_request(stripe_fake, "POST", "/v1/checkout/sessions", open_session)
+    calls_before = len(stripe_fake.seen)
     created = sandbox.post("/transactions", request)
     assert created.status_code == 200, created.text
+    # The request answered Pending without calling Stripe: a worker opens the session.
+    assert created.json()["status"] == "PENDING"
+    assert len(stripe_fake.seen) == calls_before
+    assert services.run_due_provider_checks(deps) == 1
     return created.json()["transactionId"], request
 
 
 def test_session_checkout_completed_partial_refund_dispute_and_merchant_webhooks(
         server, sandbox, merchant, deps, stripe_account, stripe_fake, receiver, deliver):
-    tx_no, request = create_payment(sandbox, stripe_fake, receiver.url)
+    tx_no, request = create_payment(sandbox, deps, stripe_fake, receiver.url)
 
     [created] = stripe_fake.requests_to("POST", "/v1/checkout/sessions")
     assert created.header("Authorization") == f"Bearer {STRIPE_SECRET}"
@@ -83,7 +89,8 @@ def test_session_checkout_completed_partial_refund_dispute_and_merchant_webhooks
     assert (event["event_type"], event["event_id"], event["result"], event["tx_no"]) == (
         "checkout.session.completed", "evt_completed", "applied", tx_no)
 
-    # A partial refund: the PaymentIntent is read from the session, then POST /v1/refunds.
+    # A partial refund: answered Pending at once; a worker then reads the PaymentIntent from the
+    # session, then POST /v1/refunds.
     stripe_fake.on("GET", f"/v1/checkout/sessions/{bodies.SESSION_ID}", bodies.session(
         tx_no, 10050, "complete", "paid", bodies.payment_intent(tx_no, 10050)))
 
@@ -97,8 +104,14 @@ def test_session_checkout_completed_partial_refund_dispute_and_merchant_webhooks
     refund_tx_no = refund.json()["refundTxNo"]
     assert refund.json() == {
         "refundTxNo": refund_tx_no, "originalTxNo": tx_no, "amount": 25, "currency": "EUR",
-        "status": "Pending", "message": "Refund pending", "providerRefundId": bodies.REFUND_ID,
+        "status": "Pending", "message": "Refund is being processed", "providerRefundId": None,
         "createdAt": refund.json()["createdAt"]}
+    assert stripe_fake.requests_to("GET", f"/v1/checkout/sessions/{bodies.SESSION_ID}") == []
+    assert stripe_fake.requests_to("POST", "/v1/refunds") == []
+    assert services.run_due_provider_checks(deps) == 1  # the worker submits it
+    submitted = sandbox.status(refund_tx_no)
+    assert (submitted["Status"], submitted["ProviderMessage"], submitted["ProviderTransactionId"]) == (
+        "Pending", "Refund pending", bodies.REFUND_ID)
     [read] = stripe_fake.requests_to("GET", f"/v1/checkout/sessions/{bodies.SESSION_ID}")
     assert read.query == {"expand[0]": ["payment_intent"]}
     [posted] = stripe_fake.requests_to("POST", "/v1/refunds")
@@ -147,7 +160,7 @@ def test_session_checkout_completed_partial_refund_dispute_and_merchant_webhooks
 
 def test_cancel_expires_the_open_session_and_declines_the_payment(
         server, sandbox, merchant, deps, stripe_account, stripe_fake, receiver):
-    tx_no, _request = create_payment(sandbox, stripe_fake, receiver.url, amount=40)
+    tx_no, _request = create_payment(sandbox, deps, stripe_fake, receiver.url, amount=40)
     path = f"/v1/checkout/sessions/{bodies.SESSION_ID}"
     stripe_fake.on("GET", path, bodies.session(tx_no, 4000), bodies.session(tx_no, 4000, "expired"))
     stripe_fake.on("POST", f"{path}/expire", bodies.session(tx_no, 4000, "expired"))
@@ -194,7 +207,7 @@ def created_long_ago(deps, tx_no: str) -> None:
 @pytest.mark.parametrize("paid_meanwhile", [False, True], ids=["unpaid", "paid-meanwhile"])
 def test_expiry_expires_the_session_first_and_respects_a_payment_made_meanwhile(
         sandbox, deps, stripe_account, stripe_fake, paid_meanwhile):
-    tx_no, _request = create_payment(sandbox, stripe_fake, "https://merchant.example/hooks", amount=40)
+    tx_no, _request = create_payment(sandbox, deps, stripe_fake, "https://merchant.example/hooks", amount=40)
     path = f"/v1/checkout/sessions/{bodies.SESSION_ID}"
     if paid_meanwhile:
         stripe_fake.on("GET", path, bodies.session(tx_no, 4000, "complete", "paid",

@@ -9,6 +9,7 @@ import uuid
 import pytest
 import requests
 
+from app.payments import services
 from app.payments.model import Mode
 from app.providers import accounts
 from app.util import utcnow
@@ -311,6 +312,9 @@ class TestWhenMatchingNeedsTheProvider:
             "data": bodies.paystack_refund(tx_no, seen.json["merchant_note"][15:], 1050050, "pending")}))
         refund = live.post("/transactions/refund", {"txNo": tx_no, "amount": 10500.50})
         assert (refund.status_code, refund.json()["status"]) == (200, "Pending")
+        assert paystack_fake.requests_to("POST", "/refund") == []  # a worker submits it
+        assert services.run_due_provider_checks(deps) == 1
+        assert len(paystack_fake.requests_to("POST", "/refund")) == 1
         paystack_fake.on("GET", f"/refund/{bodies.PAYSTACK_REFUND_ID}",
                          Answer(500, {"status": False, "message": "An error occurred"}))
 

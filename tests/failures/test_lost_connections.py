@@ -144,15 +144,15 @@ def refunds_of_sbx_captured(app, merchant) -> list[str]:
 
 def test_a_request_that_committed_before_losing_its_connection_is_not_run_again(
         app, admin, merchant):
-    # The refund commits its Pending refund, asks the provider, then records the answer in one
-    # statement that checks and locks the rows as read: the connection is dropped at it. (The
-    # simulator rehearses a provider behind a network here; answering in process, it is asked
-    # before the refund is written, and its answer is written with it.)
+    # A refund under an Idempotency-Key claims the key (its own unit), commits the Pending refund
+    # (one statement, the key linked to it), then stores its answer under the key: the connection
+    # is dropped at that last statement, after the refund's commit. (The simulator rehearses a
+    # provider behind a network here: the request hands the refund to a worker.)
     app.extensions["paydesk"].providers.simulators.by_name["simulator"].latency = 0.001
-    killer = ConnectionKiller(app, admin, "WITH", after_commit=True)
+    killer = ConnectionKiller(app, admin, "UPDATE idempotency_keys", after_commit=True)
     response = app.test_client().post(
         "/api/v1/transactions/refund", json={"txNo": "SBX-CAPTURED", "amount": 5},
-        headers=bearer(merchant.sandbox_token))
+        headers=with_key(merchant.sandbox_token))
     assert response.status_code == 503, response.get_data(as_text=True)
     assert (killer.killed, killer.seen) == (True, 1)
     refunds = refunds_of_sbx_captured(app, merchant)

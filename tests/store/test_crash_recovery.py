@@ -1,4 +1,4 @@
-"""A web process killed between the refund's commit and the provider's answer loses nothing."""
+"""A web process killed once the refund is committed, before any provider answered, loses nothing."""
 from __future__ import annotations
 
 import signal
@@ -28,14 +28,15 @@ def refunds_of(app, merchant, tx_no: str):
 
 @pytest.fixture
 def slow_provider_server(database_url):
-    """Paydesk under gunicorn whose provider takes a minute to answer a refund."""
+    """Paydesk under gunicorn whose provider takes a minute to answer a refund (a provider behind
+    a network: its requests hand the refund to a worker, and this one has none)."""
     port = free_port()
     process = start_gunicorn(database_url, port, workers=1, SIMULATOR_LATENCY="60")
     yield f"http://127.0.0.1:{port}", process
     stop_process_group(process, signal.SIGKILL)
 
 
-def test_killed_mid_refund_leaves_a_pending_refund_the_worker_completes(
+def test_killed_after_the_refunds_commit_leaves_a_pending_refund_the_worker_completes(
         slow_provider_server, sandbox, captured_payment, app, merchant, monkeypatch):
     url, process = slow_provider_server
     tx_no = captured_payment(100)
@@ -67,10 +68,9 @@ def test_killed_mid_refund_leaves_a_pending_refund_the_worker_completes(
     assert retry.status_code == 200
     assert (retry.json()["refundTxNo"], retry.json()["status"]) == (refund_no, "Pending")
 
-    # Before the recovery grace the worker leaves it to the web process; after, it completes it.
-    services.run_due_provider_checks(deps_at(app, timedelta(seconds=5)))
-    assert sandbox.status(refund_no)["Status"] == "Pending"
-    services.run_due_provider_checks(deps_at(app, timedelta(seconds=31)))
+    # Its provider call was due at once: the next worker makes it.
+    while services.run_due_provider_checks(deps_at(app, timedelta(0))):
+        pass
     assert sandbox.status(refund_no)["Status"] == "Captured"
     assert sandbox.status(tx_no)["Status"] == "Refunded"
     assert len(refunds_of(app, merchant, tx_no)) == 1

@@ -14,6 +14,7 @@ from sqlalchemy import select, text
 from app.payments import services
 from app.payments.model import Caller, Mode, Status
 from app.payments.schemas import RefundRequest
+from app.providers.calls import CallSettings, ProviderCalls
 from app.store.repository import UnitOfWork
 from app.store.tables import status_history, transactions, webhook_events
 from tests.store.test_worker import deps_at
@@ -44,7 +45,12 @@ def test_a_lost_refund_settlement_is_redone_by_the_worker_under_the_same_webhook
     caller = Caller(merchant.merchant_id, Mode.SANDBOX, "api:test")
 
     answered = services.refund(crashing, caller, RefundRequest(tx_no, Decimal("100")))
-    assert answered.status is Status.CAPTURED  # what the caller heard before the crash
+    assert answered.status is Status.PENDING  # the request hands the refund to a worker
+    assert lost.commits == 0
+    # The worker asks the provider and records its answer without waiting for the disk; the
+    # crash loses that commit.
+    with ProviderCalls(crashing, CallSettings(), merchant_id=merchant.merchant_id) as worker:
+        assert worker.run_until_idle() == 1
     assert lost.commits == 1
     [(lost_tx_no, lost_webhook_id)] = lost.webhook_events
     assert lost_tx_no == answered.tx_no
@@ -58,8 +64,8 @@ def test_a_lost_refund_settlement_is_redone_by_the_worker_under_the_same_webhook
         "Captured", 10000, 0)
 
     services.run_due_provider_checks(deps_at(app, timedelta(seconds=5)))
-    assert stored(app, merchant, answered.tx_no)[0].status == "Pending"  # within the grace
-    later = deps_at(app, services.RECOVERY_GRACE + timedelta(seconds=1))
+    assert stored(app, merchant, answered.tx_no)[0].status == "Pending"  # still claimed by the worker
+    later = deps_at(app, services.CLAIM_FOR + timedelta(seconds=1))
     while services.run_due_provider_checks(later):  # other tests' due work comes first
         pass
 

@@ -250,10 +250,10 @@ class RefundLedger(RuleBasedStateMachine):
     @precondition(lambda self: self.awaiting)
     @rule(data=st.data(), answer=st.sampled_from(ANSWERS), twice=st.booleans())
     def second_user_approves(self, data, answer, twice):
-        """Another user approves (maybe twice: a double click); one refund goes to the provider."""
+        """Another user approves (maybe twice: a double click); one refund goes to the provider,
+        by a worker."""
         approval_id = data.draw(st.sampled_from(self.awaiting))
         self.provider.answer = answer
-        calls = len(self.provider.refund_calls)
         approver = replace(self.caller, actor="bob")
         with pytest.raises(ApprovalRefused):
             approvals.approve(self.deps, replace(self.caller, actor="alice"), approval_id)  # the asker
@@ -261,7 +261,10 @@ class RefundLedger(RuleBasedStateMachine):
         if twice:
             with pytest.raises(ApprovalRefused):
                 approvals.approve(self.deps, approver, approval_id)
-        assert len(self.provider.refund_calls) == calls + 1
+        assert self.provider.refund_calls.count(refund.tx_no) == 0  # handed to a worker
+        while services.run_due_provider_checks(self.deps):
+            pass
+        assert self.provider.refund_calls.count(refund.tx_no) == 1
         self.awaiting.remove(approval_id)
         self.refund_ids.append(refund.id)
 
@@ -291,10 +294,11 @@ class RefundLedger(RuleBasedStateMachine):
                                                              decline_reason=reason), source="provider")
 
     @rule(answer=st.sampled_from(ANSWERS))
-    def worker_after_the_grace(self, answer):
-        """The worker takes up every refund whose answer is owed (crashed, async, unreachable)."""
+    def worker_after_a_claim(self, answer):
+        """The worker takes up every refund whose answer is owed (new, crashed, async,
+        unreachable), later than any claim a worker made could hold it."""
         self.provider.answer = answer
-        self.clock.now += services.RECOVERY_GRACE + timedelta(seconds=1)
+        self.clock.now += services.CLAIM_FOR + timedelta(seconds=1)
         while services.run_due_provider_checks(self.deps):
             pass
 
@@ -317,7 +321,7 @@ class RefundLedger(RuleBasedStateMachine):
         """Settle what is still owed, so the next example's worker finds nothing of this one's."""
         if hasattr(self, "payment"):
             self.provider.answer = "Captured"
-            self.clock.now += services.RECOVERY_GRACE + timedelta(minutes=2)
+            self.clock.now += services.CLAIM_FOR + timedelta(minutes=2)
             while services.run_due_provider_checks(self.deps):
                 pass
             self.totals_on_the_row_are_the_sums_of_the_refund_rows()

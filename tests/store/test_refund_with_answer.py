@@ -18,6 +18,7 @@ from app.payments import services
 from app.payments.model import Caller, Mode, RefundRejected, Status
 from app.payments.provider import Outcome, ProvidersByName
 from app.payments.schemas import RefundRequest
+from app.providers.calls import CallSettings, ProviderCalls
 from app.store.tables import audit_log, status_history, transactions, webhook_events
 from tests.store.test_refund_ledger_property import ScriptedProvider
 
@@ -44,15 +45,29 @@ def stored(app, merchant, tx_no: str):
     return outcome, [tuple(h) for h in history], events, [tuple(a) for a in audited]
 
 
-def refunds_of(sandbox, app, merchant, tx_no: str, amounts) -> list:
-    """Refund the payment by each amount through the API; what each refund and, at the end, the
-    payment left behind."""
+def refunds_of(sandbox, app, merchant, tx_no: str, amounts, *, worker: bool = False) -> list:
+    """Refund the payment by each amount through the API (and, with `worker`, let a worker make
+    the provider calls the requests handed over); what each refund and, at the end, the payment
+    left behind. The source of a provider's answer in the history is named "<answer>": the
+    request's own ("provider") or a worker's."""
     refunds = []
     for amount in amounts:
         answer = sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": amount})
         assert answer.status_code == 200, answer.text
+        if worker:
+            assert answer.json()["status"] == "Pending"  # the request did not wait for the provider
+            with ProviderCalls(app.extensions["paydesk"], CallSettings(),
+                               merchant_id=merchant.merchant_id) as calls:
+                assert calls.run_until_idle() == 1
         refunds.append(stored(app, merchant, answer.json()["refundTxNo"]))
     return refunds + [stored(app, merchant, tx_no)]
+
+
+def answers_named(refunds: list, source: str) -> list:
+    """The refunds' rows with the source of the provider's answers replaced by "<answer>"."""
+    def rename(history):
+        return [(h[0], h[1], "<answer>" if h[2] == source else h[2], h[3]) for h in history]
+    return [(outcome, rename(history), events, audited) for outcome, history, events, audited in refunds]
 
 
 @pytest.mark.parametrize("amounts", [[60, 40], [100], [25]])
@@ -60,14 +75,15 @@ def test_a_refund_written_with_its_answer_leaves_what_the_pending_refund_and_its
         app, merchant, sandbox, captured_payment, amounts):
     simulator = app.extensions["paydesk"].providers.simulators.by_name["simulator"]
     assert simulator.in_process
-    in_one_unit = refunds_of(sandbox, app, merchant, captured_payment(100), amounts)
-    simulator.latency = 0.001  # asked after the Pending refund is committed, as behind a network
+    first, second = captured_payment(100), captured_payment(100)  # both opened by the simulator
+    in_one_unit = refunds_of(sandbox, app, merchant, first, amounts)
+    simulator.latency = 0.001  # asked by a worker after the Pending refund is committed, as behind a network
     try:
         assert not simulator.in_process
-        in_two_units = refunds_of(sandbox, app, merchant, captured_payment(100), amounts)
+        in_two_units = refunds_of(sandbox, app, merchant, second, amounts, worker=True)
     finally:
         simulator.latency = 0.0
-    assert in_one_unit == in_two_units
+    assert answers_named(in_one_unit, "provider") == answers_named(in_two_units, "worker")
     payment, payment_history, _, _ = in_one_unit[-1]
     assert payment[1] == ("Refunded" if sum(amounts) == 100 else "Captured")
     assert [h[:2] for h in in_one_unit[0][1]] == [(None, "Pending"), ("Pending", "Captured")]
@@ -81,10 +97,10 @@ def test_a_sandbox_refund_declined_failed_or_answered_later_leaves_the_same_rows
     in_one_unit = refunds_of(sandbox, app, merchant, fixture, [1])
     simulator.latency = 0.001
     try:
-        in_two_units = refunds_of(sandbox, app, merchant, fixture, [1])
+        in_two_units = refunds_of(sandbox, app, merchant, fixture, [1], worker=True)
     finally:
         simulator.latency = 0.0
-    assert in_one_unit[0] == in_two_units[0]
+    assert answers_named(in_one_unit, "provider")[0] == answers_named(in_two_units, "worker")[0]
     status = in_one_unit[0][0][1]
     assert status == {"SBX-REFUND-DECLINED": "Declined", "SBX-REFUND-FAILED": "Failed",
                       "SBX-REFUND-ASYNC": "Pending"}[fixture]
@@ -112,7 +128,12 @@ def another_refund(deps, caller: Caller, amount: int, answer: str):
     other = ScriptedProvider()
     other.answer = answer
     deps = replace(deps, providers=ProvidersByName({"simulator": other}))
-    return lambda original: services.refund(deps, caller, RefundRequest(original.tx_no, Decimal(amount)))
+
+    def refund(original):
+        made = services.refund(deps, caller, RefundRequest(original.tx_no, Decimal(amount)))
+        return services.settle_with_provider(deps, made.id, source="worker")  # its worker, at once
+
+    return refund
 
 
 def payment_row(app, tx_no: str):

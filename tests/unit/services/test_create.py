@@ -1,4 +1,5 @@
-"""Creating payments and payouts: the method's checks, the provider's opening answer, unique references."""
+"""Creating payments and payouts: the method's checks, the provider's opening answer (asked for by a
+worker), unique references."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -46,6 +47,8 @@ def field_errors(deps, store, provider):
 def test_a_payment_is_created_pending_with_the_providers_answer(deps, store, provider):
     provider.will_answer("create", Outcome(Status.PENDING, "cs_1", "OPEN", "Checkout session open"))
     created = services.create_transaction(deps, CALLER, create_request())
+    assert (created.status, created.provider_transaction_id, provider.calls) == (Status.PENDING, None, [])
+    assert services.run_due_provider_checks(deps) == 1
     stored = store.get(created)
     assert (stored.kind, stored.status, stored.amount) == (Kind.PAYMENT, Status.PENDING, Decimal("25.00"))
     assert (stored.provider_transaction_id, stored.provider_status) == ("cs_1", "OPEN")
@@ -113,10 +116,14 @@ def test_a_reference_is_unique_only_within_a_merchant(deps, store):
     assert store.get(theirs).reference == "order-7"
 
 
-def test_a_network_provider_is_asked_only_after_the_pending_transaction_is_committed(deps, store, provider):
+def test_a_network_provider_is_asked_only_by_the_worker_after_the_pending_transaction_is_committed(
+        deps, store, provider, clock):
     provider.will_answer("create", Outcome(Status.PENDING, None, None, "Authorization URL created",
                                            redirect_url="https://checkout.paystack.com/abc"))
     created = services.create_transaction(deps, CALLER, create_request())
+    assert provider.calls == []  # not on the request's thread
+    assert store.get(created).provider_check_at == clock()  # handed to the workers, due at once
+    assert services.run_due_provider_checks(deps) == 1
     [call] = provider.calls
     assert (call.operation, call.write_units_open, call.committed_status) == ("create", 0, Status.PENDING)
     stored = store.get(created)
@@ -126,6 +133,8 @@ def test_a_network_provider_is_asked_only_after_the_pending_transaction_is_commi
 def test_a_provider_that_cannot_answer_leaves_the_payment_pending_for_the_worker(deps, store, provider, clock):
     provider.will_answer("create", ProviderUnavailable("Paystack answered HTTP 502"))
     created = services.create_transaction(deps, CALLER, create_request())
+    assert provider.calls == []
+    assert services.run_due_provider_checks(deps) == 1
     stored = store.get(created)
     assert (stored.status, stored.provider_message) == (Status.PENDING, "Paystack answered HTTP 502")
     assert stored.provider_check_at == clock() + services.CLAIM_FOR
@@ -138,15 +147,18 @@ def test_a_provider_that_cannot_answer_leaves_the_payment_pending_for_the_worker
     assert store.get(created).provider_redirect_url == "https://checkout.paystack.com/abc"
 
 
-def test_a_refusal_on_create_fails_the_payment_with_the_providers_words(deps, store, provider):
+def test_a_refusal_on_create_fails_the_payment_with_the_providers_words_once_the_worker_asked(
+        deps, store, provider):
     provider.will_answer("create", Outcome(Status.FAILED, None, "HTTP 400", "Invalid Email Address Passed",
                                            decline_reason="Provider Error"))
     created = services.create_transaction(deps, CALLER, create_request())
+    assert (created.status, provider.calls) == (Status.PENDING, [])
+    assert services.run_due_provider_checks(deps) == 1
     stored = store.get(created)
     assert (stored.status, stored.decline_reason, stored.provider_message) == (
         Status.FAILED, "Provider Error", "Invalid Email Address Passed")
     assert store.history_of(created) == [(None, Status.PENDING, CALLER.actor),
-                                         (Status.PENDING, Status.FAILED, "provider")]
+                                         (Status.PENDING, Status.FAILED, "worker")]
     assert store.webhooks_of(created) == ["payment.failed"]
 
 

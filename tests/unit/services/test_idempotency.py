@@ -41,20 +41,29 @@ def payment(store):
 def test_a_refund_sent_twice_under_one_key_is_made_once(deps, store, provider, payment):
     first = refund_once(deps, payment, "40")
     assert refund_once(deps, payment, "40") == Answer(200, first.tx_no)
+    assert provider.calls == []  # the requests leave the provider to the worker
+    assert services.run_due_provider_checks(deps) == 1
     assert [r.tx_no for r in store.refunds_of(payment)] == provider.asked() == [first.tx_no]
     assert key_record(store).transaction_id == first.id
 
 
 def test_a_refund_whose_run_died_after_its_commit_is_answered_from_it_not_made_again(
-        deps, store, provider, clock, payment):
-    provider.will_answer("refund", RuntimeError("killed mid-call"))
+        deps, store, provider, clock, payment, monkeypatch):
+    def killed(*args):
+        raise RuntimeError("killed just after the commit")
+
+    # What follows the Pending refund's commit; the provider is not asked there any more.
+    monkeypatch.setattr(services, "settle_in_process", killed)
     with pytest.raises(RuntimeError):
         refund_once(deps, payment, "40")
+    monkeypatch.undo()
     [made] = store.refunds_of(payment)
     assert (key_record(store).state, key_record(store).transaction_id) == ("running", made.id)
 
     clock.advance(seconds=once.ABANDONED_AFTER.total_seconds() + 1)
     assert refund_once(deps, payment, "40").tx_no == made.tx_no
+    assert provider.calls == []
+    assert services.run_due_provider_checks(deps) == 1
     assert len(store.refunds_of(payment)) == len(provider.calls) == 1
     assert key_record(store).state == "done"
 

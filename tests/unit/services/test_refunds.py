@@ -1,4 +1,5 @@
-"""The refund service: its rules on the stored original, the Pending commit, then the provider's answer."""
+"""The refund service: its rules on the stored original, the Pending commit, then the provider's
+answer, which a worker asks for."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -16,6 +17,19 @@ from .fakes import CALLER, FULL_REFUND_ONLY, NOW, OTHER_MERCHANT, ProviderCall, 
 
 def refund(deps, original, amount, **fields):
     return services.refund(deps, CALLER, RefundRequest(original.tx_no, Decimal(amount), **fields))
+
+
+@pytest.fixture
+def settled(deps, store, provider):
+    """A refund as the worker leaves it, once it is shown that the request alone answered it
+    Pending without asking the provider (a provider behind a network is asked by a worker)."""
+    def refunded(original, amount, **fields):
+        created = refund(deps, original, amount, **fields)
+        assert created.status is Status.PENDING
+        assert created.tx_no not in provider.asked()
+        assert services.run_due_provider_checks(deps) == 1
+        return store.get(created)
+    return refunded
 
 
 @pytest.fixture
@@ -75,11 +89,11 @@ def test_a_refund_above_the_remaining_amount_is_rejected_and_changes_nothing(dep
     assert store.get(payment).status is Status.CAPTURED
 
 
-def test_a_partial_refund_of_a_method_without_partial_refunds_is_rejected(deps, store, rejection):
+def test_a_partial_refund_of_a_method_without_partial_refunds_is_rejected(store, rejection, settled):
     payment = store.seed(transaction(method=FULL_REFUND_ONLY))
     assert rejection(payment, "30") == (
         "Partial refunds are not supported for payment method card-full-refund-only")
-    assert refund(deps, payment, "100").status is Status.CAPTURED
+    assert settled(payment, "100").status is Status.CAPTURED
 
 
 def test_an_amount_finer_than_the_currency_is_a_field_error(deps, store):
@@ -94,42 +108,48 @@ def test_the_rules_read_the_original_under_a_lock(payment, store, rejection):
     assert store.locked == [payment.id]
 
 
-def test_the_interfaces_example_30_and_50_of_100_are_refunded_then_25_is_rejected(deps, store, payment,
-                                                                                 rejection):
-    assert refund(deps, payment, "30").status is Status.CAPTURED
-    assert refund(deps, payment, "50").status is Status.CAPTURED
+def test_the_interfaces_example_30_and_50_of_100_are_refunded_then_25_is_rejected(store, payment,
+                                                                                 rejection, settled):
+    assert settled(payment, "30").status is Status.CAPTURED
+    assert settled(payment, "50").status is Status.CAPTURED
     assert rejection(payment, "25") == "Refund amount (25.00) exceeds remaining refundable amount (20.00)"
     assert store.get(payment).status is Status.CAPTURED
 
 
-def test_a_pending_refund_holds_its_amount(deps, provider, payment, rejection):
+def test_a_pending_refund_holds_its_amount(provider, payment, rejection, settled):
     provider.will_answer("refund", Outcome(Status.PENDING, "fake_r1", "PROCESSING"))
-    assert refund(deps, payment, "60").status is Status.PENDING
+    assert settled(payment, "60").status is Status.PENDING
     assert rejection(payment, "50") == "Refund amount (50.00) exceeds remaining refundable amount (40.00)"
 
 
 @pytest.mark.parametrize("answer", [Status.DECLINED, Status.FAILED])
-def test_a_declined_or_failed_refund_frees_its_amount(deps, store, provider, payment, answer):
+def test_a_declined_or_failed_refund_frees_its_amount(store, provider, payment, settled, answer):
     provider.will_answer("refund", Outcome(answer, "fake_r1", "NO", decline_reason="Declined By Bank"))
-    assert refund(deps, payment, "100").status is answer
-    assert refund(deps, payment, "100").status is Status.CAPTURED
+    assert settled(payment, "100").status is answer
+    assert settled(payment, "100").status is Status.CAPTURED
     assert store.get(payment).status is Status.REFUNDED
 
 
-def test_a_refund_that_completes_the_amount_moves_the_original_to_refunded(deps, store, payment):
-    first = refund(deps, payment, "30")
+def test_a_refund_that_completes_the_amount_moves_the_original_to_refunded(store, payment, settled):
+    first = settled(payment, "30")
     assert store.get(payment).status is Status.CAPTURED
-    last = refund(deps, payment, "70")
+    last = settled(payment, "70")
     assert store.get(payment).status is Status.REFUNDED
-    assert store.history_of(payment) == [(Status.CAPTURED, Status.REFUNDED, "provider")]
+    # The worker asked the provider, so the worker is the moves' source.
+    assert store.history_of(payment) == [(Status.CAPTURED, Status.REFUNDED, "worker")]
     assert store.history_of(last) == [(None, Status.PENDING, CALLER.actor),
-                                      (Status.PENDING, Status.CAPTURED, "provider")]
+                                      (Status.PENDING, Status.CAPTURED, "worker")]
     assert store.webhooks_of(payment) == []
     assert store.webhooks_of(first) == store.webhooks_of(last) == ["refund.captured"]
 
 
-def test_the_provider_is_asked_only_after_the_pending_refund_is_committed(deps, provider, payment):
+def test_the_provider_is_asked_only_by_the_worker_after_the_pending_refund_is_committed(deps, store, provider,
+                                                                                        payment):
     created = refund(deps, payment, "10")
+    assert (created.status, created.provider_transaction_id) == (Status.PENDING, None)
+    assert provider.calls == []  # not on the request's thread
+    assert store.get(created).provider_check_at == NOW  # handed to the workers, due at once
+    assert services.run_due_provider_checks(deps) == 1
     assert provider.calls == [ProviderCall("refund", created.tx_no, write_units_open=0,
                                            committed_status=Status.PENDING)]
 
@@ -139,6 +159,8 @@ def test_an_unavailable_provider_leaves_the_refund_pending_with_a_check_time(dep
     provider.latency = timedelta(seconds=10)
     provider.will_answer("refund", ProviderUnavailable("connect timeout"))
     created = refund(deps, payment, "10")
+    assert provider.calls == []
+    assert services.run_due_provider_checks(deps) == 1
     stored = store.get(created)
     assert (stored.status, stored.provider_message) == (Status.PENDING, "connect timeout")
     assert stored.provider_check_at == NOW + timedelta(seconds=10) + services.CLAIM_FOR

@@ -20,7 +20,9 @@ def fixture_states(store, caller=SANDBOX) -> dict[str, Status]:
 def test_a_reset_restores_the_fixtures_after_testers_used_them(deps, store):
     services.reset_sandbox(deps, SANDBOX)
     captured = store.get("SBX-CAPTURED", SANDBOX)
-    services.refund(deps, SANDBOX, RefundRequest("SBX-CAPTURED", Decimal("100")))
+    made = services.refund(deps, SANDBOX, RefundRequest("SBX-CAPTURED", Decimal("100")))
+    assert made.status is Status.PENDING
+    assert services.run_due_provider_checks(deps) == 1  # the worker submits it
     services.move_by_provider(deps, SANDBOX, "SBX-PENDING", Status.CAPTURED, None, "sandbox")
     used = fixture_states(store)
     assert (used["SBX-CAPTURED"], used["SBX-PENDING"]) == (Status.REFUNDED, Status.CAPTURED)

@@ -75,7 +75,11 @@ def test_the_worker_settles_an_async_refund_once_its_check_is_due(deps, store, p
     provider.will_answer("refund", Outcome(Status.PENDING, "fake_r1", "PROCESSING",
                                            check_again_at=NOW + timedelta(seconds=2)))
     refund = services.refund(deps, CALLER, RefundRequest(payment.tx_no, Decimal("100")))
-    assert services.run_due_provider_checks(deps) == 0
+    assert (refund.status, provider.calls) == (Status.PENDING, [])
+    assert services.run_due_provider_checks(deps) == 1  # submitted: the provider is still at it
+    assert provider.asked("refund") == [refund.tx_no]
+    assert store.get(refund).status is Status.PENDING
+    assert services.run_due_provider_checks(deps) == 0  # its check is not due yet
 
     clock.advance(seconds=2)
     provider.will_answer("status", CAPTURED)
@@ -95,16 +99,18 @@ def test_the_worker_pays_a_payout_once_its_check_is_due(deps, store, provider, c
     assert store.webhooks_of(payout) == ["payout.captured"]
 
 
-def test_a_refund_that_never_reached_the_provider_is_sent_by_the_worker_after_the_grace(
+def test_a_refund_that_never_reached_the_provider_is_sent_again_once_a_dead_workers_claim_lapses(
         deps, store, provider, clock):
     payment = store.seed(transaction(amount="100.00"))
+    services.refund(deps, CALLER, RefundRequest(payment.tx_no, Decimal("10")))
+    [refund] = store.refunds_of(payment)
+    assert (refund.provider_transaction_id, refund.provider_check_at, provider.calls) == (None, NOW, [])
     provider.will_answer("refund", RuntimeError("killed mid-call"))
     with pytest.raises(RuntimeError):
-        services.refund(deps, CALLER, RefundRequest(payment.tx_no, Decimal("10")))
-    [refund] = store.refunds_of(payment)
-    assert refund.provider_transaction_id is None
+        services.run_due_provider_checks(deps)  # due at once: no grace; its worker dies in the call
+    assert store.get(refund).provider_transaction_id is None
 
-    clock.advance(seconds=services.RECOVERY_GRACE.total_seconds() - 1)
+    clock.advance(seconds=services.CLAIM_FOR.total_seconds() - 1)
     assert services.run_due_provider_checks(deps) == 0
     clock.advance(seconds=1)
     assert services.run_due_provider_checks(deps) == 1
