@@ -330,8 +330,8 @@ class ProviderCalls:
         if self.pooled is not None:
             try:
                 self.pooled.close()
-            except Exception:  # noqa: BLE001 - already broken
-                pass
+            except Exception:  # noqa: BLE001 - already broken: nothing left to release
+                logger.debug("closing the provider-call listener failed", exc_info=True)
             self.pooled = self.listener = None
 
     def _ending(self) -> bool:
