@@ -4,6 +4,7 @@ thread), and the worker opens it at the provider, asking again after a failure, 
 same reference or Idempotency-Key. Both databases, real HTTP on every side."""
 from __future__ import annotations
 
+import signal
 import time
 
 import pytest
@@ -13,6 +14,7 @@ from standardwebhooks.webhooks import Webhook
 from app.payments import services
 from app.payments.model import Mode
 from tests.providers.fake_provider import Answer
+from tests.support.servers import start_worker, stop_process_group
 
 from . import bodies
 from .conftest import (
@@ -467,4 +469,49 @@ def test_a_payout_whose_transfer_timed_out_is_sent_again_with_the_same_reference
         assert (status["Status"], status["ProviderTransactionId"]) == ("Captured", bodies.TRANSFER_CODE)
         assert history(deps, tx_no)[1:] == [("Pending", "Captured", "worker", "Transfer retrieved")]
     finally:
+        paystack.on_port.stop()
+
+
+@pytest.mark.slow  # a worker process of its own
+def test_a_worker_killed_between_claiming_a_refund_and_submitting_it_loses_nothing_and_sends_it_once(
+        app, server, merchant, live, deps, tmp_path):
+    """A real worker process claims the handed-over refund and asks Paystack whether it was sent
+    (GET /refund, held here), and is killed with SIGKILL before it submits it. The refund stays
+    Pending with its amount held; once the dead worker's claim lapses, another worker submits it,
+    once."""
+    paystack, tx_no = paystack_payment(app, merchant, live)
+    fake = paystack.fake
+    worker = None
+    try:
+        assert post_webhook(paystack.account, *bodies.paystack_signed(
+            bodies.charge_success(tx_no, 10000), PAYSTACK_SECRET)).status_code == 200
+        fake.on("GET", "/refund", Answer(body=bodies.refund_list(), delay=60))  # the worker waits here
+        refund = live.post("/transactions/refund", {"txNo": tx_no, "amount": 100})
+        assert (refund.status_code, refund.json()["status"]) == (200, "Pending")
+        refund_tx_no = refund.json()["refundTxNo"]
+
+        worker = start_worker(server.database_url, log=tmp_path / "worker.log",
+                              PAYDESK_ENCRYPTION_KEY=app.config["PAYDESK_ENCRYPTION_KEY"])
+        deadline = time.monotonic() + 20
+        while not fake.requests_to("GET", "/refund"):  # claimed, and asking Paystack
+            assert time.monotonic() < deadline, (tmp_path / "worker.log").read_text()
+            time.sleep(0.02)
+        stop_process_group(worker, signal.SIGKILL)
+        assert fake.requests_to("POST", "/refund") == []  # killed before it submitted the refund
+        row = stored(deps, refund_tx_no)
+        assert (row["status"], row["provider_transaction_id"]) == ("Pending", None)
+        assert stored(deps, tx_no)["refund_reserved_minor"] == 10000  # its amount still held
+
+        fake.on("GET", "/refund", bodies.refund_list())  # Paystack answers again: never sent
+        fake.on("POST", "/refund", {"status": True, "message": "Refund has been queued for processing",
+                                    "data": bodies.paystack_refund(tx_no, refund_tx_no, 10000, "processed")})
+        assert services.run_due_provider_checks(later(deps, 5)) == 0  # the dead worker's claim holds
+        assert services.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
+
+        assert len(fake.requests_to("POST", "/refund")) == 1
+        assert live.status(refund_tx_no)["Status"] == "Captured"
+        assert live.status(tx_no)["Status"] == "Refunded"
+    finally:
+        if worker is not None:
+            stop_process_group(worker, signal.SIGKILL)
         paystack.on_port.stop()
