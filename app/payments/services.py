@@ -670,13 +670,19 @@ def run_due_provider_checks(deps: Deps, limit: int = 100) -> int:
         due = uow.transactions.due_provider_checks(now, limit)
     settled = 0
     for tx_id in due:
-        with deps.uow() as uow:
-            claimed = uow.transactions.claim_provider_check(tx_id, now, now + CLAIM_FOR)
-            uow.commit()
-        if claimed:
+        if claim_provider_call(deps, tx_id, now):
             settle_with_provider(deps, tx_id, source="worker")
             settled += 1
     return settled
+
+
+def claim_provider_call(deps: Deps, tx_id: int, now: datetime) -> bool:
+    """Take a due provider call for this worker, for CLAIM_FOR (others skip it meanwhile; if
+    this worker dies, another takes it once the claim lapses); False if another took it."""
+    with deps.uow() as uow:
+        claimed = uow.transactions.claim_provider_check(tx_id, now, now + CLAIM_FOR)
+        uow.commit()
+    return claimed
 
 
 def expire_pending(deps: Deps, limit: int = 100) -> int:

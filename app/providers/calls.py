@@ -25,12 +25,13 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 from sqlalchemy import Engine
 
 from app.store.provider_accounts import record_calls_state
 from app.store.provider_calls import ACCOUNT_PREFIX, CHANNEL, DueCall, due_calls
+from app.util import Backoff
 
 from app.payments import services
 from app.payments.provider import ProviderDisconnected, ProviderUnavailable
@@ -41,6 +42,8 @@ CLOSED, OPEN, HALF_OPEN = "closed", "open", "half-open"
 HEALTHY, SLOW = "healthy", "slow"  # with OPEN, an account's health as the dashboard shows it
 # A feeder waiting for a NOTIFY looks for a stop request this often (seconds).
 STOP_CHECK = 0.5
+# The longest pause between a feeder's claims while they fail (seconds).
+MAX_FAILED_CLAIM_PAUSE = 5.0
 
 
 @dataclass(frozen=True)
@@ -238,10 +241,7 @@ class ProviderCalls:
 
     def _claim(self, call: DueCall, now: datetime) -> bool:
         try:
-            with self.deps.uow() as uow:
-                claimed = uow.transactions.claim_provider_check(call.tx_id, now, now + services.CLAIM_FOR)
-                uow.commit()
-            return claimed
+            return services.claim_provider_call(self.deps, call.tx_id, now)
         except Exception:
             self._done(call)
             raise
@@ -288,13 +288,18 @@ class ProviderCalls:
             self.feeder.start()
 
     def _feed(self) -> None:
+        # While claims fail (the database restarting) they are tried again after pauses that
+        # double up to MAX_FAILED_CLAIM_PAUSE, each failure logged, as the webhook feeder does.
+        failures = Backoff(first=self.settings.poll_interval, cap=MAX_FAILED_CLAIM_PAUSE)
         while not self._ending():
             try:
                 started = self.dispatch()
             except Exception:  # noqa: BLE001 - the database, most likely: log, pause, go on
-                logger.exception("claiming due provider calls failed")
-                self.stopping.wait(self.settings.poll_interval * 4)
+                pause = failures.next_pause()
+                logger.exception("claiming due provider calls failed; trying again in %.1f s", pause)
+                self.stopping.wait(pause)
                 continue
+            failures.reset()
             if not started:
                 self._wait_for_work()
 

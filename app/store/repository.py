@@ -61,6 +61,7 @@ from .db import note_commit_sent
 from .encryption import SecretBox
 from .method_cache import MethodCache
 from .notes import NoteRepository
+from .provider_calls import due_calls
 from .writes import Add, Writes
 
 _SYNCHRONOUS_COMMIT_OFF = text("SET LOCAL synchronous_commit TO OFF")
@@ -537,14 +538,9 @@ class TransactionRepository:
         return [_row_to_transaction(r) for r in rows]
 
     def due_provider_checks(self, now: datetime, limit: int = 100) -> list[int]:
-        """Ids of transactions whose provider answer is owed and due (each is then locked and re-checked)."""
-        query = (
-            select(transactions.c.id)
-            .where(transactions.c.provider_check_at <= now)
-            .order_by(transactions.c.provider_check_at)
-            .limit(limit)
-        )
-        return list(self.conn.execute(query).scalars())
+        """Ids of transactions whose provider answer is owed and due (each is then locked and
+        re-checked): the workers' due calls (app.store.provider_calls), without their accounts."""
+        return [call.tx_id for call in due_calls(self.conn, now, limit)]
 
     def ask_provider_now(self, tx_id: int, now: datetime) -> None:
         """Hand a Pending transaction's provider call to the workers, due now (announced at
