@@ -1,7 +1,7 @@
 """A gunicorn worker and a webhook worker SIGKILLed mid-work, under a steady load.
 
-Every refund still ends final (the worker takes over one whose web process died after
-committing it) and every webhook arrives (one whose worker died mid-delivery is sent
+Every refund still ends final (a refund is committed whole or not at all, and the worker makes
+the provider calls of those committed) and every webhook arrives (one whose worker died mid-delivery is sent
 again by another worker when its lease ends: a repeat, under the same webhook-id).
 """
 from __future__ import annotations
@@ -9,12 +9,16 @@ from __future__ import annotations
 import os
 import signal
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
+
+from app.store.tables import transactions
 
 from .ledger import assert_consistent, assert_every_webhook_arrived, wait_until_settled
-from .load import Load
+from .load import ASYNC_ORIGINAL, Load
 
 pytestmark = pytest.mark.postgres
 
@@ -67,6 +71,21 @@ def worker_holding_a_call(master_pid: int, port: int, timeout: float) -> int:
     return holding[0]
 
 
+@contextmanager
+def holding_the_async_refunds(deployment):
+    """The merchant's ASYNC_ORIGINAL payment row locked (FOR UPDATE) until the block ends: its
+    refunds wait at their write meanwhile, each a call held open by a gunicorn worker."""
+    engine = deployment.engine()
+    try:
+        with engine.connect() as conn, conn.begin():
+            conn.execute(select(transactions.c.id).where(
+                transactions.c.merchant_id == deployment.merchant_id,
+                transactions.c.tx_no == ASYNC_ORIGINAL).with_for_update())
+            yield
+    finally:
+        engine.dispose()
+
+
 def wait_until(condition, timeout: float, step: float = 0.02) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -81,15 +100,17 @@ def test_killed_web_and_webhook_workers_lose_no_refund_and_no_webhook(deployment
     try:
         with Load(deployment.url, deployment.token, receiver.url, seconds=9) as load:
             time.sleep(2.0)
-            # A gunicorn worker while it holds a call (refunds hold one for the provider's 0.3 s),
-            # chosen by its open client connection rather than hoped for: on a busy machine a
-            # worker picked at random was often idle. Should the call end between the look and
-            # the kill, the next try waits for the next call held.
+            # A gunicorn worker while it holds a call, chosen by its open client connection
+            # rather than hoped for. Requests no longer wait on a provider, so a call lasts
+            # milliseconds: the test holds the async refunds' payment row locked, and the next
+            # async refund waits at its write with its connection open. Should the call end
+            # between the look and the kill, the next try waits for the next call held.
             port = int(deployment.url.rsplit(":", 1)[1])
             for _ in range(MAX_WEB_KILLS):
-                victim = worker_holding_a_call(deployment.gunicorn.pid, port, timeout=30)
-                kills.append(time.monotonic())
-                os.kill(victim, signal.SIGKILL)
+                with holding_the_async_refunds(deployment):
+                    victim = worker_holding_a_call(deployment.gunicorn.pid, port, timeout=30)
+                    kills.append(time.monotonic())
+                    os.kill(victim, signal.SIGKILL)
                 try:
                     wait_until(lambda: any(c.error and c.started <= kills[-1] for c in load.calls),
                                timeout=5)
