@@ -30,7 +30,7 @@ def test_a_sandbox_link_copied_by_one_user_opens_for_a_colleague(page: Page, bro
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
     to_sandbox(page)
     to_transactions(page)
-    page.locator("#results").get_by_role("link", name=tx_no).first.click()
+    page.locator("#results").get_by_role("link", name=tx_no).filter(visible=True).first.click()
     expect(page).to_have_title(f"Payment {tx_no} · Paydesk")
     shared = page.url
     assert shared == f"{server.url}{SANDBOX}/transactions/{tx_no}"

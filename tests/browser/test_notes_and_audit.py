@@ -28,7 +28,7 @@ def test_support_adds_notes_newest_first_and_finds_them_in_the_audit_log(page: P
     sign_in(page, server.url, email)
     to_sandbox(page)
     page.get_by_label("Search").fill(tx_no)
-    page.locator("#results").get_by_role("link", name=tx_no).first.click()
+    page.locator("#results").get_by_role("link", name=tx_no).filter(visible=True).first.click()
     notes = page.locator("#notes")
     page.evaluate("window.notReloaded = true")
 

@@ -34,7 +34,7 @@ def test_finance_finds_a_payment_by_reference_and_refunds_it_in_two_steps(page: 
     expect(results).to_have_count(1)
     expect(results).to_contain_text(f"ORDER-{tag}-SHOES")
     expect(page).to_have_url(f"{server.url}{SANDBOX}/transactions?q={tag[2:7].lower()}")
-    results.get_by_role("link", name=tx_no).first.click()
+    results.get_by_role("link", name=tx_no).filter(visible=True).first.click()
     expect(page).to_have_title(f"Payment {tx_no} · Paydesk")
 
     panel = page.locator("#refund-panel")
