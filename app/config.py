@@ -79,7 +79,7 @@ class Config:
         # A worker's provider calls (app/providers/calls.py): in flight, per provider account,
         # failures in a row that open an account's breaker, its cool-off, the poll beside NOTIFY.
         self.PROVIDER_CALL_THREADS = int(env.get("PROVIDER_CALL_THREADS", "100"))
-        self.PROVIDER_ACCOUNT_CONCURRENCY = int(env.get("PROVIDER_ACCOUNT_CONCURRENCY", "16"))
+        self.PROVIDER_ACCOUNT_CONCURRENCY = int(env.get("PROVIDER_ACCOUNT_CONCURRENCY", "64"))
         self.PROVIDER_BREAKER_FAILURES = int(env.get("PROVIDER_BREAKER_FAILURES", "5"))
         self.PROVIDER_BREAKER_COOL_OFF = float(env.get("PROVIDER_BREAKER_COOL_OFF", "30"))
         self.PROVIDER_CALL_POLL = float(env.get("PROVIDER_CALL_POLL", "0.5"))

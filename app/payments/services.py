@@ -112,7 +112,9 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateTransactionReq
     # The reference is left to the insert (ReferenceTaken below): reading it first would cost
     # every create a statement to catch the rare duplicate, in the same order of checks.
     checked = check_create(deps, caller, request, read_reference=False)
-    method, provider = checked.method, checked.provider
+    method = checked.method
+    # Found without I/O: a payment through a provider account reads nothing of the account here.
+    answering_now = deps.providers.in_process_provider(method)
     now = deps.clock()
     kind = Kind.PAYOUT if method.is_payout else Kind.PAYMENT
     tx = Transaction(
@@ -139,8 +141,8 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateTransactionReq
         udf3=request.user_defined_field3,
         created_by=caller.actor,
     )
-    if provider.in_process:
-        _take_provider_answer(tx, provider.create(tx, method))
+    if answering_now is not None:
+        _take_provider_answer(tx, answering_now.create(tx, method))
     else:
         tx.provider_check_at = now  # handed to the workers: due now, announced at commit
     try:
@@ -161,11 +163,10 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateTransactionReq
 
 @dataclass(frozen=True)
 class CheckedCreate:
-    """A create request that passed every check before a write: its method, the method's
-    provider and the payout's checked destination account ({} for a payment)."""
+    """A create request that passed every check before a write: its method and the payout's
+    checked destination account ({} for a payment)."""
 
     method: PaymentMethod
-    provider: Provider
     payment_details: dict
 
 
@@ -184,11 +185,12 @@ def check_create(deps: Deps, caller: Caller, request: CreateTransactionRequest, 
         existing = uow.transactions.find_by_reference(caller, request.reference) if read_reference else None
     _check_method(method, request)
     check_simulator_may_decide(caller.mode, method.method_id, method, demo=deps.demo_mode)
-    provider = deps.providers.for_method(method)
-    payment_details = _payout_details(provider, method, request)
+    # A payout's bank is checked against its provider's list; a payment needs no provider here.
+    payment_details = _payout_details(deps.providers.for_method(method), method, request) \
+        if method.is_payout else {}
     if existing is not None:
         raise DuplicateReference(request.reference, existing)
-    return CheckedCreate(method, provider, payment_details)
+    return CheckedCreate(method, payment_details)
 
 
 def _ask_provider(deps: Deps, tx: Transaction, original: Transaction | None, ask: Callable[[], Outcome],
@@ -260,8 +262,6 @@ def _check_method(method: PaymentMethod | None, request: CreateTransactionReques
 
 def _payout_details(provider: Provider, method: PaymentMethod, request: CreateTransactionRequest) -> dict:
     """Checked destination account of a payout: bank from the method's list, number by its rule."""
-    if not method.is_payout:
-        return {}
     payment = request.payment
     errors: dict[str, list[str]] = {}
     if method.bank_list and not provider.knows_bank(method, request.currency, payment.bank,
@@ -670,17 +670,17 @@ def run_due_provider_checks(deps: Deps, limit: int = 100) -> int:
         due = uow.transactions.due_provider_checks(now, limit)
     settled = 0
     for tx_id in due:
-        if claim_provider_call(deps, tx_id, now):
+        if claim_provider_calls(deps, [tx_id], now):
             settle_with_provider(deps, tx_id, source="worker")
             settled += 1
     return settled
 
 
-def claim_provider_call(deps: Deps, tx_id: int, now: datetime) -> bool:
-    """Take a due provider call for this worker, for CLAIM_FOR (others skip it meanwhile; if
-    this worker dies, another takes it once the claim lapses); False if another took it."""
+def claim_provider_calls(deps: Deps, tx_ids: list[int], now: datetime) -> set[int]:
+    """Take due provider calls for this worker, for CLAIM_FOR (others skip them meanwhile; if
+    this worker dies, another takes them once the claim lapses); the ids this worker took."""
     with deps.uow() as uow:
-        claimed = uow.transactions.claim_provider_check(tx_id, now, now + CLAIM_FOR)
+        claimed = uow.transactions.claim_provider_checks(tx_ids, now, now + CLAIM_FOR)
         uow.commit()
     return claimed
 

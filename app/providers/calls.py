@@ -4,8 +4,8 @@ A request that needs a provider behind a network (opening a payment or payout, s
 refund) commits its Pending transaction with its provider check due now and answers; it never
 waits on the provider. A worker process makes the call here:
 
-- it is woken at once by PostgreSQL's NOTIFY (migration 0016) and also polls, the fallback
-  on SQLite and after a lost listening connection;
+- it is woken at once by PostgreSQL's NOTIFY (migration 0016) and when a call ends, and also
+  polls, the fallback on SQLite and after a lost listening connection;
 - up to `threads` calls are in flight in one process, at most `per_account` of them to one
   provider account, so a slow account cannot take the threads of the others;
 - each account has a circuit breaker: after `failures_to_open` failed or timed-out calls in a
@@ -25,12 +25,12 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import Engine
 
 from app.store.provider_accounts import record_calls_state
-from app.store.provider_calls import ACCOUNT_PREFIX, CHANNEL, DueCall, due_calls
+from app.store.provider_calls import ACCOUNT_PREFIX, CHANNEL, DueCall, defer_account_calls, due_calls
 from app.util import Backoff
 
 from app.payments import services
@@ -40,8 +40,10 @@ logger = logging.getLogger(__name__)
 
 CLOSED, OPEN, HALF_OPEN = "closed", "open", "half-open"
 HEALTHY, SLOW = "healthy", "slow"  # with OPEN, an account's health as the dashboard shows it
-# A feeder waiting for a NOTIFY looks for a stop request this often (seconds).
+# The listener looks for a stop request this often (seconds).
 STOP_CHECK = 0.5
+# The shortest time between two of a feeder's passes (seconds): well under the hand-off's budget.
+MIN_PASS_GAP = 0.005
 # The longest pause between a feeder's claims while they fail (seconds).
 MAX_FAILED_CLAIM_PAUSE = 5.0
 
@@ -51,7 +53,7 @@ class CallSettings:
     """How a worker makes provider calls (PROVIDER_CALL_* and PROVIDER_BREAKER_* settings)."""
 
     threads: int = 100
-    per_account: int = 16
+    per_account: int = 64
     failures_to_open: int = 5
     cool_off: float = 30.0  # seconds
     poll_interval: float = 0.5  # seconds; the fallback to NOTIFY
@@ -99,6 +101,23 @@ class Breaker:
             return CLOSED
         return OPEN if self.clock() < self.opened_at + self.cool_off else HALF_OPEN
 
+    def reopens_in(self) -> float:
+        """Seconds until an open breaker lets its trial call through (0 when not open)."""
+        with self.lock:
+            if self._state() != OPEN:
+                return 0.0
+            return self.opened_at + self.cool_off - self.clock()
+
+    def refusal(self) -> str:
+        """The ProviderMessage of a transaction whose call the open breaker holds back."""
+        with self.lock:
+            return self._refusal()
+
+    def _refusal(self) -> str:
+        stopped = self.open_since or datetime.now(timezone.utc)
+        return (f"The provider did not answer {self.failures} calls in a row; Paydesk stopped "
+                f"calling it at {stopped:%H:%M:%S} UTC and tries again shortly")
+
     def admit(self) -> str | None:
         """None when a call may be made now; otherwise why not (the ProviderMessage)."""
         with self.lock:
@@ -108,8 +127,7 @@ class Breaker:
             if state == HALF_OPEN and not self.trial_running:
                 self.trial_running = True
                 return None
-            return (f"The provider did not answer {self.failures} calls in a row; Paydesk stopped "
-                    f"calling it at {self.open_since:%H:%M:%S} UTC and tries again shortly")
+            return self._refusal()
 
     def answered(self, latency: float) -> None:
         with self.lock:
@@ -183,6 +201,11 @@ class ProviderCalls:
         self.changed = threading.Condition()
         self.stopping = threading.Event()
         self.feeder: threading.Thread | None = None
+        self.listening: threading.Thread | None = None
+        self.wake = threading.Event()  # set by a NOTIFY, a call's end, close()
+        # The account of each wake_key seen in due calls, so a NOTIFY for an account with no
+        # call to spare does not wake the feeder for nothing.
+        self.account_of: dict[str, str] = {}
         self.listener = None  # the psycopg connection LISTENing on CHANNEL
         self.pooled = None  # ... as the engine gave it (detached from its pool)
 
@@ -217,34 +240,72 @@ class ProviderCalls:
         except Exception:  # noqa: BLE001 - shown late, never in the way of the calls
             logger.warning("recording the health of %s failed", account, exc_info=True)
 
+    def capacity(self, account: str) -> int:
+        """The calls the account may have in flight now: per_account while its breaker is closed,
+        the one trial call while half-open, none while open."""
+        breaker = self.breakers.get(account)
+        state = breaker.state if breaker is not None else CLOSED
+        return {CLOSED: self.settings.per_account, HALF_OPEN: 1}.get(state, 0)
+
+    def has_room(self, account: str) -> bool:
+        """The account may take one more call now (call with self.changed held)."""
+        return self.in_flight[account] < self.capacity(account)
+
     def dispatch(self) -> int:
         """Claim the calls due now that the threads and the accounts' limits allow, and start
-        them; returns how many were started."""
+        them; returns how many were started.
+
+        The due calls of an account whose breaker is open are put off until its trial, with
+        the breaker's ProviderMessage. Then one query finds the calls to make (leaving out the
+        accounts with no call to spare) and one statement claims them, however many there are.
+        """
         free = self.settings.threads - self.running
         if free <= 0:
             return 0
         now = self.deps.clock()
+        self._put_off_paused_accounts(now)
+        with self.changed:
+            full = frozenset(account for account in self.in_flight if not self.has_room(account))
+            full |= {account for account, breaker in self.breakers.items() if breaker.state == OPEN}
         with self.deps.uow(write=False) as uow:
-            due = due_calls(uow.conn, now, free, merchant_id=self.merchant_id)
-        started = 0
-        for call in due:
-            with self.changed:
-                if self.in_flight[call.account] >= self.settings.per_account:
-                    continue  # left due: taken when one of the account's calls ends
-                self.in_flight[call.account] += 1
-            if self._claim(call, now):
-                self.pool.submit(self._call, call)
-                started += 1
-            else:
-                self._done(call)
-        return started
-
-    def _claim(self, call: DueCall, now: datetime) -> bool:
+            due = due_calls(uow.conn, now, free, merchant_id=self.merchant_id, skip=full)
+        chosen = []
+        with self.changed:
+            for call in due:
+                self.account_of[call.wake_key] = call.account
+                if self.has_room(call.account):
+                    self.in_flight[call.account] += 1  # left due otherwise: taken on a later pass
+                    chosen.append(call)
         try:
-            return services.claim_provider_call(self.deps, call.tx_id, now)
+            claimed = services.claim_provider_calls(self.deps, [call.tx_id for call in chosen], now)
         except Exception:
-            self._done(call)
+            for call in chosen:
+                self._done(call)
             raise
+        for call in chosen:
+            if call.tx_id in claimed:
+                self.pool.submit(self._call, call)
+            else:
+                self._done(call)  # another worker took it
+        return len(claimed)
+
+    def _put_off_paused_accounts(self, now: datetime) -> None:
+        """Each provider account whose breaker is open: its calls due now wait for the trial."""
+        with self.changed:
+            paused = [(account, breaker) for account, breaker in self.breakers.items()
+                      if account.startswith(ACCOUNT_PREFIX) and breaker.state == OPEN]
+        for account, breaker in paused:
+            until = now + timedelta(seconds=max(breaker.reopens_in(), 0.0))
+            with self.deps.uow() as uow:
+                defer_account_calls(uow.conn, account, now, until, breaker.refusal())
+                uow.commit()
+
+    def worth_waking_for(self, key: str) -> bool:
+        """A NOTIFY's wake_key names a call this process could start: its account is unknown
+        yet or has room."""
+        with self.changed:
+            account = self.account_of.get(key)
+            return account is None or self.has_room(account)
 
     def _call(self, call: DueCall) -> None:
         try:
@@ -259,6 +320,7 @@ class ProviderCalls:
         with self.changed:
             self.in_flight[call.account] -= 1
             self.changed.notify_all()
+        self.wake.set()  # its account may have a call to spare now
 
     def run_until_idle(self) -> int:
         """Dispatch until nothing is due and nothing is in flight; returns the calls made."""
@@ -280,18 +342,24 @@ class ProviderCalls:
             return self.changed.wait_for(lambda: sum(self.in_flight.values()) <= until_running, timeout)
 
     def start(self) -> None:
-        """Make the calls due now, then keep making them in a background thread until close()."""
+        """Make the calls due now, then keep making them in background threads until close():
+        a feeder that claims and starts them when woken, and on PostgreSQL a listener that
+        wakes it at each NOTIFY."""
         if self.feeder is None:
             self.dispatch()
-            # It ends with the main thread, once the calls in flight have been made and recorded.
+            # They end with the main thread, once the calls in flight have been made and recorded.
             self.feeder = threading.Thread(target=self._feed, name="provider-call-feeder")
             self.feeder.start()
+            if self.engine is not None:
+                self.listening = threading.Thread(target=self._listen, name="provider-call-listener")
+                self.listening.start()
 
     def _feed(self) -> None:
         # While claims fail (the database restarting) they are tried again after pauses that
         # double up to MAX_FAILED_CLAIM_PAUSE, each failure logged, as the webhook feeder does.
         failures = Backoff(first=self.settings.poll_interval, cap=MAX_FAILED_CLAIM_PAUSE)
         while not self._ending():
+            self.wake.clear()  # a wake-up from now on is seen by the wait below
             try:
                 started = self.dispatch()
             except Exception:  # noqa: BLE001 - the database, most likely: log, pause, go on
@@ -301,24 +369,28 @@ class ProviderCalls:
                 continue
             failures.reset()
             if not started:
-                self._wait_for_work()
+                # Until a NOTIFY, a call ends, or the poll interval passes (the fallback).
+                self.wake.wait(self.settings.poll_interval)
+            # The commits and call ends of a busy moment are met by one pass, not one each.
+            self.stopping.wait(MIN_PASS_GAP)
 
-    def _wait_for_work(self) -> None:
-        """Until a NOTIFY, a call ends, or the poll interval passes."""
-        if self.engine is not None:
+    def _listen(self) -> None:
+        """Wake the feeder at each NOTIFY on CHANNEL; a lost connection is listened again after
+        a pause (the feeder polls meanwhile)."""
+        failures = Backoff(first=self.settings.poll_interval, cap=MAX_FAILED_CLAIM_PAUSE)
+        while not self._ending():
             try:
-                listener = self._listening()
-                deadline = time.monotonic() + self.settings.poll_interval
-                # In slices of at most STOP_CHECK seconds, so that close() is not kept waiting.
-                while not self._ending() and (left := deadline - time.monotonic()) > 0:
-                    if list(listener.notifies(timeout=min(left, STOP_CHECK), stop_after=1)):
-                        return
-                return
-            except Exception:  # noqa: BLE001 - a lost connection: poll, listen again next time
-                logger.warning("listening for provider calls failed; polling", exc_info=True)
+                # In slices of STOP_CHECK seconds, so that close() is not kept waiting.
+                for notice in self._listening().notifies(timeout=STOP_CHECK):
+                    if self.worth_waking_for(notice.payload):
+                        self.wake.set()
+                failures.reset()
+            except Exception:  # noqa: BLE001 - a lost connection: the feeder polls meanwhile
+                pause = failures.next_pause()
+                logger.warning("listening for provider calls failed; polling, listening again in "
+                               "%.1f s", pause, exc_info=True)
                 self._stop_listening()
-        with self.changed:
-            self.changed.wait(self.settings.poll_interval)
+                self.stopping.wait(pause)
 
     def _listening(self):
         if self.listener is None:
@@ -345,10 +417,12 @@ class ProviderCalls:
     def close(self) -> None:
         """Stop claiming, let the calls in flight end, release the threads and the listener."""
         self.stopping.set()
+        self.wake.set()
         with self.changed:
             self.changed.notify_all()
-        if self.feeder is not None:
-            self.feeder.join()
+        for thread in (self.feeder, self.listening):
+            if thread is not None:
+                thread.join()
         self.pool.shutdown(wait=True)
         self._stop_listening()
 

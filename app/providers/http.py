@@ -18,7 +18,9 @@ PROVIDER_ERROR = "Provider Error"
 ALLOWED_NETWORKS_SETTING = "PROVIDER_ALLOWED_NETWORKS"
 # Without a configured guard a connector reaches public addresses only.
 PUBLIC_ONLY = AddressGuard(ALLOWED_NETWORKS_SETTING)
-POOL_SIZE = 10  # connections kept per provider host, as requests keeps by default
+# Connections kept per provider host: as many as PROVIDER_ACCOUNT_CONCURRENCY lets a worker have
+# in flight to one account by default, so its busy moments reuse connections.
+POOL_SIZE = 64
 ADDRESS_REFUSED = "the base URL's address is not allowed"
 # How much of an answer the server log keeps when it is not in the provider's own shape.
 LOGGED_BODY_CHARS = 2000

@@ -549,14 +549,18 @@ class TransactionRepository:
                           .where(transactions.c.id == tx_id, transactions.c.status == Status.PENDING.value)
                           .values(provider_check_at=now))
 
-    def claim_provider_check(self, tx_id: int, now: datetime, until: datetime) -> bool:
-        """Take a due provider check for one worker: pushes it to `until` if still due."""
-        result = self.conn.execute(
+    def claim_provider_checks(self, tx_ids: list[int], now: datetime, until: datetime) -> set[int]:
+        """Take due provider checks for one worker in one statement: each still due is pushed to
+        `until`; the ids taken (another worker took the others)."""
+        if not tx_ids:
+            return set()
+        taken = self.conn.execute(
             update(transactions)
-            .where(transactions.c.id == tx_id, transactions.c.provider_check_at <= now)
+            .where(transactions.c.id.in_(tx_ids), transactions.c.provider_check_at <= now)
             .values(provider_check_at=until)
+            .returning(transactions.c.id)
         )
-        return result.rowcount == 1
+        return set(taken.scalars())
 
     def expired_pending(self, created_before: datetime, limit: int = 100) -> list[int]:
         """Ids of payments and payouts still Pending that were created before the cut-off."""

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
+from app.payments import services
 from app.providers.calls import CLOSED, OPEN, CallSettings, ProviderCalls
 from app.store.provider_calls import SIMULATOR, due_calls
 from app.store.tables import provider_accounts, transactions
@@ -59,6 +60,32 @@ def test_due_calls_name_the_provider_account_of_each_transaction(
         (ids[paystack_tx], f"account:{paystack_account.id}"), (ids[simulator_tx], SIMULATOR)}
     assert others == []
 
+    # An account with no call to spare is left out of the query, not skipped after it.
+    with deps.uow(write=False) as uow:
+        without_paystack = due_calls(uow.conn, utcnow(), 10, merchant_id=merchant.merchant_id,
+                                     skip=frozenset({f"account:{paystack_account.id}"}))
+        without_simulator = due_calls(uow.conn, utcnow(), 10, merchant_id=merchant.merchant_id,
+                                      skip=frozenset({SIMULATOR}))
+    assert [call.tx_id for call in without_paystack] == [ids[simulator_tx]]
+    assert [call.tx_id for call in without_simulator] == [ids[paystack_tx]]
+
+
+def test_due_calls_are_claimed_in_one_statement_and_only_once(
+        deps, merchant, live, server, paystack_account, paystack_fake, receiver):
+    tx_nos = [create_payment(live, server, deps, paystack_fake, receiver)[0] for _ in range(3)]
+    not_due, _ = create_payment(live, server, deps, paystack_fake, receiver)
+    make_due(deps, tx_nos)
+    make_due(deps, [not_due], at=utcnow() + timedelta(minutes=5))
+    with deps.uow(write=False) as uow:
+        ids = dict(uow.conn.execute(select(transactions.c.tx_no, transactions.c.id).where(
+            transactions.c.tx_no.in_([*tx_nos, not_due]))).all())
+    now = utcnow()
+    first = services.claim_provider_calls(deps, [ids[tx_nos[0]], ids[tx_nos[1]], ids[not_due]], now)
+    second = services.claim_provider_calls(deps, [ids[tx_no] for tx_no in tx_nos], now)
+    assert first == {ids[tx_nos[0]], ids[tx_nos[1]]}  # the one not due is not taken
+    assert second == {ids[tx_nos[2]]}  # another worker's claims are left alone
+    assert services.claim_provider_calls(deps, [], now) == set()
+
 
 def test_the_breaker_opens_after_failures_in_a_row_then_one_trial_call_closes_it(
         deps, merchant, live, server, paystack_account, paystack_fake, receiver):
@@ -69,9 +96,9 @@ def test_the_breaker_opens_after_failures_in_a_row_then_one_trial_call_closes_it
     make_due(deps, tx_nos)
     settings = CallSettings(threads=4, per_account=1, failures_to_open=2, cool_off=0.3)
     with ProviderCalls(deps, settings, merchant_id=merchant.merchant_id) as calls:
-        assert calls.run_until_idle() == 3
+        assert calls.run_until_idle() == 2  # the third is put off, not claimed: the breaker opened
         asked = [s for s in paystack_fake.seen if s.path.startswith("/transaction/verify/")]
-        assert len(asked) == 2  # the third was not sent: the breaker had opened
+        assert len(asked) == 2
         breaker = calls.breaker(f"account:{paystack_account.id}")
         assert breaker.state == OPEN
         refused = [provider_message(deps, tx_no) for tx_no in tx_nos]
@@ -84,7 +111,7 @@ def test_the_breaker_opens_after_failures_in_a_row_then_one_trial_call_closes_it
             paystack_fake.on("GET", verify.format(tx_no), bodies.verify_answer(tx_no, 1050050, "abandoned"))
         time.sleep(0.35)
         calls.deps = later(deps, 2 * 60 * 60)  # every retry is due
-        assert calls.run_until_idle() == 3
+        assert calls.run_until_idle() == 3  # the trial first, alone; then the two others
         assert breaker.state == CLOSED
         assert calls_state(deps, paystack_account.id) == "healthy"
     asked = [s for s in paystack_fake.seen if s.path.startswith("/transaction/verify/")]
@@ -113,6 +140,25 @@ def test_a_hanging_account_holds_only_its_own_calls(
         assert calls.in_flight[f"account:{stripe_account.id}"] == 0
         calls.run_until_idle()
     assert len([s for s in paystack_fake.seen if s.path.startswith("/transaction/verify/")]) == 4
+
+
+def test_a_call_that_ends_lets_the_next_call_of_its_account_start_at_once(
+        app, deps, merchant, live, server, paystack_account, paystack_fake, receiver):
+    """One call at a time to the account, a poll of 30 s: the second call starts when the first
+    ends (its end wakes the feeder), not at the next poll or NOTIFY, on both databases."""
+    tx_nos = [create_payment(live, server, deps, paystack_fake, receiver)[0] for _ in range(2)]
+    for tx_no in tx_nos:
+        paystack_fake.on("GET", f"/transaction/verify/{tx_no}",
+                         Answer(200, bodies.verify_answer(tx_no, 1050050, "abandoned"), delay=0.3))
+    make_due(deps, tx_nos)
+    with ProviderCalls(deps, CallSettings(per_account=1, poll_interval=30.0),
+                       merchant_id=merchant.merchant_id, engine=app.extensions["paydesk.engine"]) as calls:
+        started = time.monotonic()
+        calls.start()
+        while len([s for s in paystack_fake.seen if s.path.startswith("/transaction/verify/")]) < 2:
+            assert time.monotonic() - started < 5, "the second call waited for the poll"
+            time.sleep(0.01)
+        assert calls.wait(timeout=5)
 
 
 def test_a_call_committed_due_wakes_a_listening_worker_at_once(

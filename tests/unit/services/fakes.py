@@ -379,13 +379,15 @@ class FakeTransactions:
                if tx.provider_check_at is not None and tx.provider_check_at <= now]
         return [tx.id for tx in sorted(due, key=lambda t: t.provider_check_at)][:limit]
 
-    def claim_provider_check(self, tx_id: int, now: datetime, until: datetime) -> bool:
+    def claim_provider_checks(self, tx_ids: list[int], now: datetime, until: datetime) -> set[int]:
         self.uow.writing()
-        tx = self.rows[tx_id]
-        if tx.provider_check_at is None or tx.provider_check_at > now:
-            return False
-        tx.provider_check_at = until
-        return True
+        taken = set()
+        for tx_id in tx_ids:
+            tx = self.rows[tx_id]
+            if tx.provider_check_at is not None and tx.provider_check_at <= now:
+                tx.provider_check_at = until
+                taken.add(tx_id)
+        return taken
 
     def expired_pending(self, created_before: datetime, limit: int = 100) -> list[int]:
         return [tx.id for tx in self.rows.values()
