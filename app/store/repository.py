@@ -840,9 +840,9 @@ class UnitOfWork:
             raise
         finally:
             self._sending = False
-        self._relaxed = self._relaxed or relax
         if not held:
             raise NotHeld()
+        self._relaxed = self._relaxed or relax
 
     def relax_durability(self) -> None:
         """Let this unit's commit return before the database has flushed it to disk.
