@@ -160,8 +160,8 @@ class ReferenceTaken(PaymentError):
 
 
 class NotHeld(PaymentError):
-    """The store could not hold a refund's amount on its payment when the unit's writes were sent
-    (the payment changed since it was read); none of the unit's writes were made."""
+    """The condition of a unit's writes failed when they were sent (the refund guard refused the
+    refund's amount, or a row changed since it was read); none of the unit's writes were made."""
 
 
 class InvalidMove(PaymentError):

@@ -219,8 +219,9 @@ class RefundLedger(RuleBasedStateMachine):
     @rule(fraction=st.sampled_from([0.1, 0.25, 0.5, 1.0, 1.2]) | st.floats(0, 1.1),
           extra_digit=st.booleans(), answer=st.sampled_from(ANSWERS))
     def refund_answered_in_process(self, fraction, extra_digit, answer):
-        """The provider answers in process, as the simulator does: it is asked before anything
-        is written, and the refund is written with its answer (or, unreachable, as usual)."""
+        """The provider answers in process, as the simulator does: it is asked once the
+        Pending refund is committed, and its answer recorded at once (unreachable, the refund
+        waits for a worker, as usual)."""
         self.provider.in_process = True
         try:
             self._refund(self.deps, fraction, extra_digit, answer)

@@ -137,11 +137,11 @@ def test_a_batch_whose_condition_fails_writes_nothing_and_says_so(app, engine, m
     caller = Caller(merchant.merchant_id, Mode.SANDBOX, "test")
     with pytest.raises(NotHeld):
         with UnitOfWork(engine) as uow:
-            uow.transactions.reserve_refund_with_writes(caller, original.tx_no, Decimal("100.01"), "EUR")
+            uow.transactions.reserve_refund_with_writes(caller, original.tx_no, Decimal("100.01"))
             uow.transactions.get_for_worker(original.id)  # a statement: the batch goes first
     with pytest.raises(NotHeld):
         with UnitOfWork(engine) as uow:
-            uow.transactions.reserve_refund_with_writes(caller, original.tx_no, Decimal("100.01"), "EUR")
+            uow.transactions.reserve_refund_with_writes(caller, original.tx_no, Decimal("100.01"))
             original.provider_message = "must not be written"
             uow.transactions.save_state(original)
             uow.record_history(original, Status.CAPTURED, "test", "must not be written")
