@@ -50,6 +50,7 @@ from app.payments.model import (
 )
 from app.payments.money import from_minor, minor_digits, to_minor
 from app.payments.provider import Outcome, ProvidersByName, ProviderUnavailable
+from app.payments.refunds import RefundArithmetic
 from app.payments.schemas import parse_create, parse_refund
 from app.payments.services import Deps
 from app.store.db import make_engine
@@ -179,12 +180,18 @@ class RefundLedger(RuleBasedStateMachine):
     def rules_on_the_refund_rows(self, amount: Decimal) -> Exception | None:
         """What check_refund says of this amount when the refund rows are summed."""
         payment, refunds = self.rows()
-        held = sum(r.amount_minor for r in refunds if Status(r.status) in ACTIVE_REFUND_STATUSES)
-        held += self.held_by_awaiting_requests()
+        currency = payment.currency
+
+        def total(*statuses: Status) -> Decimal:
+            return from_minor(sum(r.amount_minor for r in refunds if Status(r.status) in statuses), currency)
+
+        arithmetic = RefundArithmetic(
+            original=from_minor(payment.amount_minor, currency), refunded=total(Status.CAPTURED),
+            pending=total(Status.PENDING), currency=currency, partial_refunds=self.partial_refunds,
+            awaiting_approval=from_minor(self.held_by_awaiting_requests(), currency))
         state = RefundState(
             tx_no=payment.tx_no, kind=Kind(payment.kind), status=Status(payment.status),
-            amount=from_minor(payment.amount_minor, payment.currency), currency=payment.currency,
-            refunded_or_pending=from_minor(held, payment.currency),
+            amount=arithmetic.original, currency=currency, remaining_refundable=arithmetic.remaining,
             partial_refunds=self.partial_refunds, payment_method=payment.payment_method)
         try:
             check_refund(state, payment.tx_no, amount)
