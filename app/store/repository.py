@@ -217,8 +217,9 @@ def _refund_guard(total) -> Any:
     is locked. What refunds reserve and requests hold together never pass the payment's amount.
     It returns the row as it leaves it, and the amount in the payment's minor units
     (`refund_minor`); refused, it changes and returns nothing (the rules say why, on the locked
-    row). The bound values' names are not column names: update() keeps those for its SET
-    clause."""
+    row). tests/store/test_refund_guard_property.py drives it, the rules and the service fakes
+    with the same cases. The bound values' names are not column names: update() keeps those for
+    its SET clause."""
     return (
         update(transactions)
         .where(
