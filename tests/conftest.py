@@ -158,8 +158,8 @@ def merchant(app):
 def simulator_behind_a_network(app):
     """The live app's simulator as a provider behind a network: a request commits the Pending
     transaction and hands the call to a worker (the simulator rehearsing a slow provider, 1 ms a
-    call, as SIMULATOR_LATENCY does). Without it the simulator answers inside the request and a
-    refund is written with its answer."""
+    call, as SIMULATOR_LATENCY does). Without it the simulator answers inside the request, once
+    the Pending refund is committed."""
     simulator = app.extensions["paydesk"].providers.simulators.by_name["simulator"]
     simulator.latency = 0.001
     yield simulator

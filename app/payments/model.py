@@ -160,8 +160,8 @@ class ReferenceTaken(PaymentError):
 
 
 class NotHeld(PaymentError):
-    """The store could not hold a refund's amount on its payment when the unit's writes were sent
-    (the payment changed since it was read); none of the unit's writes were made."""
+    """The condition of a unit's writes failed when they were sent (the refund guard refused the
+    refund's amount, or a row changed since it was read); none of the unit's writes were made."""
 
 
 class InvalidMove(PaymentError):
@@ -177,26 +177,17 @@ class BankListRefused(PaymentError):
 
 @dataclass
 class RefundState:
-    """What the refund rules need of an original transaction."""
+    """What the refund rules need of an original transaction; its remaining refundable amount
+    is app.payments.refunds.RefundArithmetic's (refund_state makes one)."""
 
     tx_no: str
     kind: Kind
     status: Status
     amount: Decimal
     currency: str
-    refunded_or_pending: Decimal
+    remaining_refundable: Decimal
     partial_refunds: bool
     payment_method: str = ""
-
-    @property
-    def remaining_refundable(self) -> Decimal:
-        """Original amount minus refunds that are Pending or Captured."""
-        return remaining_refundable(self.amount, self.refunded_or_pending)
-
-
-def remaining_refundable(original_amount: Decimal, refunded_or_pending: Decimal) -> Decimal:
-    """What may still be refunded: Failed and Declined refunds free their amount, the others hold it."""
-    return original_amount - refunded_or_pending
 
 
 def check_refund(original: RefundState | None, tx_no: str, amount: Decimal) -> None:

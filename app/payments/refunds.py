@@ -1,11 +1,13 @@
 """What a payment has left to refund: its original amount less its Captured and Pending refunds
-and the refund requests awaiting approval."""
+and the refund requests awaiting approval. The one description of it in Python: the refund
+rules' input (refund_state), the refund panel and the service fakes use it; the refund guard
+(app.store.repository) is its SQL counterpart, and a property test keeps the two agreeing."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
 
-from .model import PaymentMethod, RefundState, Transaction, remaining_refundable
+from .model import PaymentMethod, RefundState, Transaction
 
 
 @dataclass(frozen=True)
@@ -38,13 +40,13 @@ class RefundArithmetic:
     @property
     def remaining(self) -> Decimal:
         """Original minus Captured and Pending refunds and requests awaiting approval."""
-        return remaining_refundable(self.original, self.refunded_or_pending)
+        return self.original - self.refunded_or_pending
 
 
 def refund_state(payment: Transaction, arithmetic: RefundArithmetic) -> RefundState:
     """The input of the refund rules (app.payments.model.check_refund) for a payment and its numbers."""
     return RefundState(
         tx_no=payment.tx_no, kind=payment.kind, status=payment.status, amount=payment.amount,
-        currency=payment.currency, refunded_or_pending=arithmetic.refunded_or_pending,
+        currency=payment.currency, remaining_refundable=arithmetic.remaining,
         partial_refunds=arithmetic.partial_refunds, payment_method=payment.payment_method,
     )

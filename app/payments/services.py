@@ -25,7 +25,6 @@ from .model import (
     Kind,
     Mode,
     NotHeld,
-    PaymentError,
     PaymentMethod,
     ReferenceTaken,
     RefundState,
@@ -301,52 +300,38 @@ def _billing_dict(request: CreateTransactionRequest) -> dict:
 
 def refund(deps: Deps, caller: Caller, request: RefundRequest,
            on_created: OnCreated = None) -> Transaction:
-    """Reserve the refund's amount on the original's row (or refuse it by the rules) and commit
-    it as a Pending refund, settled at once only by a provider that answers in process.
+    """Take the refund's amount on the original's row with the refund guard and commit it as a
+    Pending refund; or raise the rule that refuses it, with the interface's message.
 
-    The payment is read first. When the rules allow the refund on what was read, the refund is
-    written with its amount's reservation, which the store makes only if the payment's row
-    still allows it when the writes arrive (one statement on PostgreSQL). Otherwise (refused
-    on what was read, or the payment changed since) the rules decide on the payment's locked
-    row, and a refusal is answered from there. A provider behind a network is never asked on
-    the request's thread: the Pending refund is committed with its provider call due now and a
-    worker submits it (its answer reaches the merchant by webhook). A provider that answers in
-    process (the simulator) is asked first instead, and the refund is written with its answer
-    (_refund_with_answer).
+    One unit, and nothing read before it: the guard's conditional update goes first with the
+    Pending refund's writes (one statement on PostgreSQL), and the refund takes what it needs of
+    its payment from the row the guard returns. When the guard refuses, nothing is written and
+    the rules decide on the payment's locked row (refuse_or_reserve_on_locked_row). No provider is
+    asked on the request's thread before the commit: the refund's provider call is due now, for
+    a worker; a provider that answers in process (the simulator) is asked after the commit and
+    its answer recorded as any provider's (settle_in_process).
     """
     now = deps.clock()
-    with deps.uow(write=False) as uow:
-        original = uow.transactions.get(caller, request.tx_no)
-        method = uow.methods.of_transaction(original) if original else None
-    new_refund = None
-    if _refund_allowed(original, method, request):
-        new_refund = pending_refund(caller, request, original, now)
-        try:
-            provider = _answering_in_process(deps, method)
-            if provider is not None:
-                answered = _refund_with_answer(deps, caller, request, new_refund, original,
-                                               provider, on_created)
-                if answered is not None:
-                    return answered
-            with deps.uow() as uow:
-                uow.transactions.reserve_refund_with_writes(caller, request.tx_no, request.amount,
-                                                            original.currency)
-                write_refund(uow, caller, request, new_refund, on_created)
-        except NotHeld:
-            new_refund = None
-    if new_refund is None:
+    try:
         with deps.uow() as uow:
-            original = reserve_refund_or_refuse(uow, caller, request)
-            method = uow.methods.of_transaction(original)
+            original = uow.transactions.reserve_refund_with_writes(caller, request.tx_no, request.amount)
             new_refund = pending_refund(caller, request, original, now)
             write_refund(uow, caller, request, new_refund, on_created)
+    except NotHeld:
+        with deps.uow() as uow:
+            original = refuse_or_reserve_on_locked_row(uow, caller, request, uow.transactions.reserve_refund)
+            new_refund = pending_refund(caller, request, original, now)
+            write_refund(uow, caller, request, new_refund, on_created)
+    with deps.uow(write=False) as uow:
+        method = uow.methods.of_transaction(original)
     return settle_in_process(deps, new_refund, original, method)
 
 
 def settle_in_process(deps: Deps, new_refund: Transaction, original: Transaction,
                       method: PaymentMethod | None) -> Transaction:
     """A committed Pending refund settled at once when its provider answers in process (the
-    simulator); as it is otherwise: a worker submits it (its provider call is due now)."""
+    simulator), its answer recorded as a worker records any provider's; as it is otherwise: a
+    worker submits it (its provider call is due now)."""
     if _answering_in_process(deps, method) is None:
         return new_refund
     return settle_with_provider(deps, new_refund.id, source="provider",
@@ -362,41 +347,6 @@ def _answering_in_process(deps: Deps, method: PaymentMethod | None) -> Provider 
         return deps.providers.in_process_provider(method)
     except ProviderUnavailable:
         return None
-
-
-def _refund_with_answer(deps: Deps, caller: Caller, request: RefundRequest, new_refund: Transaction,
-                        original: Transaction, provider: Provider,
-                        on_created: OnCreated) -> Transaction | None:
-    """A refund the rules allowed on its payment as read, written with its provider's answer.
-
-    The provider answers in process and nothing is written before it answers, so there is
-    nothing to recover if this process stops: the refund, its reservation and the answer are
-    one unit, made only if the payment's row is still as it was read (NotHeld otherwise, and
-    nothing written). The rows it leaves are those of the Pending refund followed by
-    apply_outcome: the same history, webhook, totals and, when it is refunded in full, the
-    payment Refunded. None when the provider cannot answer now: nothing is written.
-    """
-    try:
-        outcome = provider.refund(new_refund, original, deps.clock())
-    except ProviderUnavailable:
-        return None
-    with deps.uow() as uow:
-        reserved = uow.transactions.reserve_refund_as_read(original, new_refund.amount)
-        record_refund(uow, caller, request, new_refund, on_created)
-        if not _record_outcome(deps, uow, new_refund, reserved, outcome, source="provider",
-                               strict=False, on_moved=None, recoverable=False):
-            uow.commit()  # an answer that changes nothing: the Pending refund alone
-    return new_refund
-
-
-def _refund_allowed(original: Transaction | None, method: PaymentMethod | None,
-                    request: RefundRequest) -> bool:
-    """The refund rules allow the refund on the payment as it was read (no lock held)."""
-    try:
-        check_refund(_refund_state(original, method), request.tx_no, request.amount)
-    except PaymentError:
-        return False
-    return True
 
 
 def pending_refund(caller: Caller, request: RefundRequest, original: Transaction,
@@ -420,46 +370,48 @@ def pending_refund(caller: Caller, request: RefundRequest, original: Transaction
         udf1=request.reason,
         udf2=request.description,
         created_by=caller.actor,
-        provider_check_at=now,  # handed to the workers unless the simulator answers at once
+        provider_check_at=now,  # due for a worker, unless the simulator's answer settles it first
     )
 
 
 def write_refund(uow, caller: Caller, request: RefundRequest, new_refund: Transaction,
-                  on_created: OnCreated) -> None:
-    """Commit the Pending refund with its history and audit row."""
-    record_refund(uow, caller, request, new_refund, on_created)
-    uow.commit()
-
-
-def record_refund(uow, caller: Caller, request: RefundRequest, new_refund: Transaction,
-                  on_created: OnCreated) -> None:
-    """The Pending refund with its history and audit row, in the unit's writes (not committed)."""
+                 on_created: OnCreated) -> None:
+    """Commit the Pending refund with its history and audit row (and on_created's writes)."""
     uow.transactions.add(new_refund)
     uow.record_history(new_refund, None, caller.actor)
     uow.audit(caller, "refund.create", new_refund.tx_no, new_refund.amount, new_refund.currency,
               {"originalTxNo": new_refund.original_tx_no, "reason": request.reason})
     if on_created:
         on_created(uow, new_refund)
+    uow.commit()
 
 
-def reserve_refund_or_refuse(uow, caller: Caller, request: RefundRequest, reserve=None) -> Transaction:
+def reserve_refund_or_refuse(uow, caller: Caller, request: RefundRequest,
+                             reserve: Callable[[Caller, str, Any], Transaction | None]) -> Transaction:
     """Take the refund's amount on the original's row and return the original; or raise the
     rule that refuses it, with the interface's message, in the interface's order.
 
-    `reserve` is the store's conditional update that takes the amount: reserve_refund (the
-    default) for a refund, hold_refund for a request awaiting approval. It checks every rule at
+    `reserve` runs the store's refund guard at once (hold_refund, for a request awaiting
+    approval; a refund sends it with its writes instead, see refund()). It checks every rule at
     once; only when it refuses is the original read, under a lock, for check_refund to say which
     rule failed.
     """
-    reserve = reserve or uow.transactions.reserve_refund
     original = reserve(caller, request.tx_no, request.amount)
     if original is not None:
         return original
+    return refuse_or_reserve_on_locked_row(uow, caller, request, reserve)
+
+
+def refuse_or_reserve_on_locked_row(uow, caller: Caller, request: RefundRequest,
+                                    reserve: Callable[[Caller, str, Any], Transaction | None]) -> Transaction:
+    """After the refund guard refused: lock the original's row and raise the rule that refuses
+    the refund there (check_refund, the interface's order and messages). When none does, the
+    payment changed since in a way that allows it (a refund of it settled as Failed or
+    Declined, a request awaiting approval let go of its hold): `reserve` takes it now, on the
+    locked row, and the original is returned."""
     original = uow.transactions.get(caller, request.tx_no, for_update=True)
     method = uow.methods.of_transaction(original) if original else None
     check_refund(_refund_state(original, method), request.tx_no, request.amount)
-    # No rule refuses it now: between the two statements another refund of this payment
-    # was settled as Failed or Declined and gave its amount back. The row is locked now.
     original = reserve(caller, request.tx_no, request.amount)
     if original is None:
         raise RuntimeError(f"the store refused a refund of {request.tx_no} that the rules allow")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import weakref
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -62,7 +62,7 @@ from .encryption import SecretBox
 from .method_cache import MethodCache
 from .notes import NoteRepository
 from .provider_calls import due_calls
-from .writes import Add, Writes
+from .writes import Add, Returned, Writes
 
 _SYNCHRONOUS_COMMIT_OFF = text("SET LOCAL synchronous_commit TO OFF")
 from .tables import (
@@ -207,36 +207,38 @@ _PARTIAL_REFUNDS_REFUSED = exists().where(
     payment_methods.c.mode.is_(None) | (payment_methods.c.mode == transactions.c.mode),
     ~payment_methods.c.partial_refunds,
 )
-# Every refund rule of app.payments.model.check_refund as one condition on the original's row,
-# which these statements reserve (or, for a request awaiting approval, hold) the refund's amount
-# on: what refunds reserve and awaiting requests hold together never pass the payment's amount
-# (the names of the bound values are not column names: update() keeps those for its SET clause).
-# `refund_minor` is the refund's amount in the payment's minor units.
-def _refund_rules(refund_minor) -> tuple:
+
+
+def _refund_guard(total) -> Any:
+    """The refund guard, what keeps concurrent refunds from over-refunding: an UPDATE that adds a
+    refund's amount (_REFUND_MINOR) to `total` on the caller's payment's row (what its refunds
+    reserve, or what its requests awaiting approval hold) only when the refund rules of
+    app.payments.model.check_refund allow the refund on the row as the database has it once it
+    is locked. What refunds reserve and requests hold together never pass the payment's amount.
+    It returns the row as it leaves it, and the amount in the payment's minor units
+    (`refund_minor`); refused, it changes and returns nothing (the rules say why, on the locked
+    row). tests/store/test_refund_guard_property.py drives it, the rules and the service fakes
+    with the same cases. The bound values' names are not column names: update() keeps those for
+    its SET clause."""
     return (
-        transactions.c.merchant_id == bindparam("caller_merchant_id"),
-        transactions.c.mode == bindparam("caller_mode"),
-        transactions.c.tx_no == bindparam("original_tx_no"),
-        transactions.c.kind == Kind.PAYMENT.value,
-        transactions.c.status == Status.CAPTURED.value,
-        transactions.c.amount_minor - transactions.c.refund_reserved_minor
-        - transactions.c.refund_held_minor >= refund_minor,
-        (transactions.c.amount_minor == refund_minor) | ~_PARTIAL_REFUNDS_REFUSED,
+        update(transactions)
+        .where(
+            transactions.c.merchant_id == bindparam("caller_merchant_id"),
+            transactions.c.mode == bindparam("caller_mode"),
+            transactions.c.tx_no == bindparam("original_tx_no"),
+            transactions.c.kind == Kind.PAYMENT.value,
+            transactions.c.status == Status.CAPTURED.value,
+            transactions.c.amount_minor - transactions.c.refund_reserved_minor
+            - transactions.c.refund_held_minor >= _REFUND_MINOR,
+            (transactions.c.amount_minor == _REFUND_MINOR) | ~_PARTIAL_REFUNDS_REFUSED,
+        )
+        .values({total: total + _REFUND_MINOR})
+        .returning(*transactions.c, _REFUND_MINOR.label("refund_minor"))
     )
 
 
-_REFUND_RULES = _refund_rules(_REFUND_MINOR)
-_RESERVE_REFUND = (
-    update(transactions)
-    .where(*_REFUND_RULES)
-    .values(refund_reserved_minor=transactions.c.refund_reserved_minor + _REFUND_MINOR)
-)
-_HOLD_REFUND = (
-    update(transactions)
-    .where(*_REFUND_RULES)
-    .values(refund_held_minor=transactions.c.refund_held_minor + _REFUND_MINOR)
-    .returning(*transactions.c)
-)
+_RESERVE_REFUND = _refund_guard(transactions.c.refund_reserved_minor)
+_HOLD_REFUND = _refund_guard(transactions.c.refund_held_minor)
 # An approved request's hold becomes a refund's reservation, while the payment is still Captured.
 _HELD_TO_RESERVED = (
     update(transactions)
@@ -253,31 +255,9 @@ _RELEASE_HOLD = (
     .where(transactions.c.id == bindparam("payment_id"))
     .values(refund_held_minor=transactions.c.refund_held_minor - bindparam("held_minor"))
 )
-_RESERVE_REFUND_NOW = _RESERVE_REFUND.returning(*transactions.c)
-# The same reservation when the payment's currency is known (it was read first): the amount is
-# bound in its minor units, and the statement is 1.4 kB shorter than with _REFUND_MINOR's three
-# CASEs, which the batch it leads sends on every refund.
-_RESERVE_REFUND_IN_CURRENCY = (
-    update(transactions)
-    .where(*_refund_rules(bindparam("refund_minor", type_=BigInteger)),
-           transactions.c.currency == bindparam("refund_currency"))
-    .values(refund_reserved_minor=transactions.c.refund_reserved_minor
-            + bindparam("refund_minor", type_=BigInteger))
-    .returning(transactions.c.id)
-)
-# A payment still as a caller read it without a lock, when the refund rules allowed a refund on
-# what was read: the same status, last change and refund totals (the rules' inputs, with the
-# amount and currency, which never change), and its method still allowing a partial refund
-# (read from the method cache). Locked, so the rules' decision on the read row holds at commit.
-_REFUNDABLE_AS_READ = select(transactions.c.id).where(
-    transactions.c.id == bindparam("read_original_id"),
-    transactions.c.status == bindparam("read_original_status"),
-    transactions.c.updated_at == bindparam("read_original_updated_at"),
-    transactions.c.refund_reserved_minor == bindparam("read_original_reserved"),
-    transactions.c.refund_captured_minor == bindparam("read_original_captured"),
-    transactions.c.refund_held_minor == bindparam("read_original_held"),
-    (transactions.c.amount_minor == bindparam("refund_minor", type_=BigInteger)) | ~_PARTIAL_REFUNDS_REFUSED,
-).with_for_update(of=transactions)
+# What a refund's row and its audit row take of a payment not read yet: what the refund guard
+# sent with them returns.
+_GUARDED_REFUND_MINOR = Returned("refund_minor")
 
 
 def _reserve_params(caller: Caller, tx_no: str, amount: Decimal) -> dict:
@@ -291,6 +271,20 @@ def _refund_minor_params(amount: Decimal) -> dict[str, int | None]:
     places = decimal_places(amount)
     return {f"refund_minor_{digits}": to_units(amount, digits) if places <= digits else None
             for digits in _CURRENCY_DIGITS}
+
+
+def _minor_units(writes: Writes, amount: Decimal, currency) -> int | Returned:
+    """The amount in the currency's minor units. In the currency of a payment that the refund
+    guard sent with the unit's writes returns (not known before: reserve_refund_with_writes),
+    the guard's own conversion of its refund's amount, the one amount such a unit writes in it
+    (the refund's row and its audit row)."""
+    if currency.__class__ is not Returned:
+        return to_minor(amount, currency)
+    guard = writes.condition
+    if guard is None or guard[0] is not _RESERVE_REFUND or any(
+            guard[1][name] != value for name, value in _refund_minor_params(amount).items()):
+        raise ValueError(f"{amount} in a payment's currency not known yet: only its refund's amount")
+    return _GUARDED_REFUND_MINOR
 
 
 # A method of the merchant offered in the mode: its own (a provider account's) or both modes'.
@@ -414,7 +408,7 @@ class TransactionRepository:
             tx_no=tx.tx_no,
             kind=tx.kind.value,
             status=tx.status.value,
-            amount_minor=to_minor(tx.amount, tx.currency),
+            amount_minor=_minor_units(self.writes, tx.amount, tx.currency),
             currency=tx.currency,
             reference=tx.reference,
             statement_descriptor=tx.statement_descriptor,
@@ -457,21 +451,16 @@ class TransactionRepository:
         ))
 
     def reserve_refund(self, caller: Caller, tx_no: str, amount: Decimal) -> Transaction | None:
-        """Hold a refund's amount on the caller's payment with this number, if the refund rules
-        allow it; the payment as it now stands (its row locked until the unit ends), or None when
-        a rule refuses it (or there is no such payment).
-
-        One conditional UPDATE: the rules are checked on the row as the database has it when
-        the row is locked, so concurrent refunds never hold more than the payment's amount.
-        """
-        row = self.conn.execute(_RESERVE_REFUND_NOW,
-                                _reserve_params(caller, tx_no, amount)).mappings().first()
+        """Reserve a refund's amount on the caller's payment with this number with the refund
+        guard, now; the payment as it now stands (its row locked until the unit ends), or None
+        when a rule refuses it (or there is no such payment)."""
+        row = self.conn.execute(_RESERVE_REFUND, _reserve_params(caller, tx_no, amount)).mappings().first()
         return _row_to_transaction(row) if row else None
 
     def hold_refund(self, caller: Caller, tx_no: str, amount: Decimal) -> Transaction | None:
-        """Hold a refund request's amount on the caller's payment while it awaits approval, if
-        the refund rules allow the refund (the same one conditional UPDATE as reserve_refund,
-        counting what is already held); the payment as it now stands, or None when refused."""
+        """Hold a refund request's amount on the caller's payment while it awaits approval, with
+        the refund guard (reserve_refund's, adding to what requests hold), now; the payment as it
+        now stands, or None when refused."""
         row = self.conn.execute(_HOLD_REFUND, _reserve_params(caller, tx_no, amount)).mappings().first()
         return _row_to_transaction(row) if row else None
 
@@ -486,32 +475,27 @@ class TransactionRepository:
         """Give back what a rejected, expired or failed request held on its payment."""
         self.conn.execute(_RELEASE_HOLD, {"payment_id": payment_id, "held_minor": held_minor})
 
-    def reserve_refund_with_writes(self, caller: Caller, tx_no: str, amount: Decimal, currency: str) -> None:
-        """reserve_refund() of a payment read before in this currency, sent with the unit's
-        writes and first: when a rule refuses it then (or the payment is not in that currency),
-        none of the writes are made and commit() raises NotHeld. The amount has no more
-        decimals than the currency allows (the rules checked on what was read say so)."""
-        self.writes.only_if(_RESERVE_REFUND_IN_CURRENCY, {
-            "caller_merchant_id": caller.merchant_id, "caller_mode": caller.mode.value,
-            "original_tx_no": tx_no, "refund_minor": to_minor(amount, currency),
-            "refund_currency": currency})
+    def reserve_refund_with_writes(self, caller: Caller, tx_no: str, amount: Decimal) -> Transaction:
+        """reserve_refund(), sent with the unit's writes and first, without reading the payment
+        before: when the guard refuses, none of the writes are made and commit() raises NotHeld.
 
-    def reserve_refund_as_read(self, original: Transaction, amount: Decimal) -> Transaction:
-        """Reserve a refund's amount on a payment the refund rules allowed it on as read in the
-        caller's scope, unlocked: made with the unit's writes, and only if the payment's row is
-        still as read when they arrive (checked and locked first; one statement on PostgreSQL).
-        Otherwise none of the writes are made and commit() raises NotHeld. Returns the payment
-        with the amount reserved, as its row will be."""
-        minor = to_minor(amount, original.currency)
-        self.writes.only_if(_REFUNDABLE_AS_READ, {
-            "read_original_id": original.id, "read_original_status": original.status.value,
-            "read_original_updated_at": original.updated_at,
-            "read_original_reserved": to_minor(original.refund_reserved, original.currency),
-            "read_original_captured": to_minor(original.refund_captured, original.currency),
-            "read_original_held": to_minor(original.refund_held, original.currency),
-            "refund_minor": minor})
-        self.writes.update(transactions, original.id, dict(refund_reserved_minor=Add(minor)))
-        return replace(original, refund_reserved=original.refund_reserved + amount)
+        Returns the payment as the guard will return it. Until the writes are sent, its fields
+        other than its scope and number stand for its row's columns (Returned): a refund made
+        from it (app.payments.services.pending_refund) is written with its payment's currency,
+        reference, method and callback URL as the row has them, and its amount in the currency's
+        minor units as the guard converts it. Once sent, the payment and that refund hold the
+        values (the payment with the amount reserved)."""
+        payment = Transaction(**{f.name: Returned(f.name) for f in fields(Transaction)
+                                 if f.name not in ("merchant_id", "mode", "tx_no")},
+                              merchant_id=caller.merchant_id, mode=caller.mode, tx_no=tx_no)
+
+        def returned(row: RowMapping) -> None:
+            reserved = _row_to_transaction(row)
+            for f in fields(Transaction):
+                setattr(payment, f.name, getattr(reserved, f.name))
+
+        self.writes.only_if(_RESERVE_REFUND, _reserve_params(caller, tx_no, amount), then=returned)
+        return payment
 
     def settle_refund(self, refund: Transaction, original: Transaction) -> Transaction:
         """Move a refund that reached its final status on its original's row, in the unit that
@@ -844,9 +828,9 @@ class UnitOfWork:
             raise
         finally:
             self._sending = False
-        self._relaxed = self._relaxed or relax
         if not held:
             raise NotHeld()
+        self._relaxed = self._relaxed or relax
 
     def relax_durability(self) -> None:
         """Let this unit's commit return before the database has flushed it to disk.
@@ -909,7 +893,7 @@ class UnitOfWork:
             actor=caller.actor,
             action=action,
             target=target,
-            amount_minor=to_minor(amount, currency) if amount is not None else None,
+            amount_minor=_minor_units(self.writes, amount, currency) if amount is not None else None,
             currency=currency,
             detail=json.dumps(detail) if detail else None,
             ip=caller.ip,

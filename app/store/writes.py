@@ -15,16 +15,21 @@ A row inserted in the batch is referred to by later writes of the batch before i
 known (`id_of`); the id is set on the object when the batch is sent.
 
 A batch may have a condition (`only_if`): an UPDATE ... RETURNING that must change a row for
-any of the batch's writes to be made (a refund's amount held on its payment). When it changes
-none, nothing of the batch is written and `send` says so.
+any of the batch's writes to be made (a refund's amount reserved on its payment). When it changes
+none, nothing of the batch is written and `send` says so. The batch's writes may take values
+from the row the condition returns before it is known (`Returned`: a refund's currency, from
+the payment the condition reserves its amount on), and an inserted row's object takes them too
+once the batch is sent.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import (
     Connection,
+    RowMapping,
     Table,
     Update,
     bindparam,
@@ -51,6 +56,13 @@ class Add:
     amount: int
 
 
+@dataclass(frozen=True)
+class Returned:
+    """The value of a column of the row the batch's condition returns, before it is known."""
+
+    column: str
+
+
 @dataclass
 class _Write:
     table: Table
@@ -75,6 +87,8 @@ class _Write:
             elif kind is Add:
                 columns.append((name, "add"))
                 params[f"{prefix}_{name}"] = value.amount
+            elif kind is Returned:
+                columns.append((name, "returned", value.column))
             else:
                 columns.append(name)
                 params[f"{prefix}_{name}"] = value
@@ -101,7 +115,8 @@ class Writes:
     """Inserts and updates waiting to be sent (see the module's docstring)."""
 
     pending: list[_Write] = field(default_factory=list)
-    condition: tuple[Update, dict] | None = None  # (UPDATE ... RETURNING, its parameters)
+    # (UPDATE ... RETURNING, its parameters, what to call with the row it returns)
+    condition: tuple[Update, dict, Callable[[RowMapping], None] | None] | None = None
     _new_rows: dict[int, int] = field(default_factory=dict)  # id(obj) -> index in pending
 
     def insert(self, table: Table, values: dict[str, Any], *, row=None) -> None:
@@ -137,10 +152,12 @@ class Writes:
         """Something is queued to be sent."""
         return bool(self.pending) or self.condition is not None
 
-    def only_if(self, statement: Update, params: dict) -> None:
-        """Make this batch's writes depend on `statement` (an UPDATE ... RETURNING) changing a
-        row; it is sent with them, first."""
-        self.condition = (statement, params)
+    def only_if(self, statement: Update, params: dict,
+                then: Callable[[RowMapping], None] | None = None) -> None:
+        """Make this batch's writes depend on `statement` (an UPDATE ... RETURNING of at most one
+        row) changing a row; it is sent with them, first. Once they are written, `then` is
+        called with the row it returned."""
+        self.condition = (statement, params, then)
 
     def id_of(self, obj) -> Any:
         """obj's id, or a reference to its row when it is inserted in this batch."""
@@ -157,32 +174,52 @@ class Writes:
         batch, condition = self.pending, self.condition
         self.pending, self.condition, self._new_rows = [], None, {}
         if postgres:
-            ids = _send_as_one_statement(conn, batch, condition, relaxed=relax_durability)
+            sent = _send_as_one_statement(conn, batch, condition, relaxed=relax_durability)
         else:
-            ids = _send_one_by_one(conn, batch, condition)
-        if ids is None:
+            sent = _send_one_by_one(conn, batch, condition)
+        if sent is None:
             return False
+        ids, returned = sent
         for write, new_id in zip(batch, ids):
             if write.row is not None:
                 write.row.id = new_id
+                if returned is not None:
+                    _take_returned(write.row, returned)
+        if condition is not None and condition[2] is not None:
+            condition[2](returned)
         return True
 
 
-def _send_one_by_one(conn: Connection, batch: list[_Write], condition) -> list[int | None] | None:
-    if condition is not None and conn.execute(*condition).first() is None:
-        return None
+def _take_returned(obj, returned: RowMapping) -> None:
+    """Give obj's attributes that stand for a column of the condition's row (Returned) its value."""
+    for name, value in vars(obj).items():
+        if value.__class__ is Returned:
+            setattr(obj, name, returned[value.column])
+
+
+def _send_one_by_one(conn: Connection, batch: list[_Write], condition) -> tuple[list, RowMapping | None] | None:
+    returned = None
+    if condition is not None:
+        returned = conn.execute(condition[0], condition[1]).mappings().first()
+        if returned is None:
+            return None
     ids: list[int | None] = []
     for write in batch:
         params: dict[str, Any] = {}
         key = ("one", write.shape_and_params("p", params))
         statement = _STATEMENTS.get(key)
         if statement is None:
-            statement = _STATEMENTS[key] = _statement(write, "p", lambda index: bindparam(f"ref{index}"))
-        params.update({f"ref{value.index}": ids[value.index] for value in write.values.values()
-                       if isinstance(value, NewRow)})
+            statement = _STATEMENTS[key] = _statement(
+                write, "p", lambda index: bindparam(f"ref{index}"),
+                returned_ref=lambda column, type_: bindparam(f"returned_{column}", type_=type_))
+        for value in write.values.values():
+            if value.__class__ is NewRow:
+                params[f"ref{value.index}"] = ids[value.index]
+            elif value.__class__ is Returned:
+                params[f"returned_{value.column}"] = returned[value.column]
         result = conn.execute(statement, params)
         ids.append(result.scalar_one() if write.row is not None else None)
-    return ids
+    return ids, returned
 
 
 _NULL_BY_DEFAULT: dict[str, frozenset[str]] = {}
@@ -202,14 +239,17 @@ def _null_by_default(table: Table) -> frozenset[str]:
 _STATEMENTS: dict[tuple, Any] = {}
 
 
-def _statement(write: _Write, prefix: str, row_ref, held=None):
+def _statement(write: _Write, prefix: str, row_ref, held=None, returned_ref=None):
     """The INSERT or UPDATE of one write, its values bound as `<prefix>_<column>` (an update's
-    row as `<prefix>__id`), a NewRow value as row_ref(its index); `held`: made only when it holds."""
+    row as `<prefix>__id`), a NewRow value as row_ref(its index), a Returned value as
+    returned_ref(its column, the written column's type); `held`: made only when it holds."""
     table = write.table
     values = {}
     for name, value in write.values.items():
         if isinstance(value, NewRow):
             values[name] = row_ref(value.index)
+        elif isinstance(value, Returned):
+            values[name] = returned_ref(value.column, table.c[name].type)
         else:
             param = bindparam(f"{prefix}_{name}", type_=table.c[name].type)
             values[name] = table.c[name] + param if isinstance(value, Add) else param
@@ -225,7 +265,7 @@ def _statement(write: _Write, prefix: str, row_ref, held=None):
 
 
 def _send_as_one_statement(conn: Connection, batch: list[_Write], condition, *,
-                           relaxed: bool) -> list[int | None] | None:
+                           relaxed: bool) -> tuple[list, RowMapping | None] | None:
     params = dict(condition[1]) if condition else {}
     shapes = tuple(write.shape_and_params(f"w{index}", params) for index, write in enumerate(batch))
     key = (shapes, id(condition[0]) if condition else None, relaxed)
@@ -233,29 +273,34 @@ def _send_as_one_statement(conn: Connection, batch: list[_Write], condition, *,
     if statement is None:
         statement = _STATEMENTS[key] = _one_statement(batch, condition[0] if condition else None,
                                                       relaxed)
-    row = conn.execute(statement, params).mappings().one()
-    if condition is not None and not row["held"]:
+    row = conn.execute(statement, params).mappings().first()
+    if row is None:  # the condition changed no row
         return None
-    return [row[f"id{index}"] if write.row is not None else None for index, write in enumerate(batch)]
+    ids = [row[f"id{index}"] if write.row is not None else None for index, write in enumerate(batch)]
+    return ids, row if condition is not None else None
 
 
 def _one_statement(batch: list[_Write], condition: Update | None, relaxed: bool):
-    """WITH [c AS (the condition),] w0 AS (...), w1 AS (...) SELECT <the new ids>[, held][, set_config(...)].
+    """WITH [c AS (the condition),] w0 AS (...), w1 AS (...) SELECT [c.*,] <the new ids>[, set_config(...)]
+    [FROM c].
 
     With a condition, each write is made only when it changed a row: INSERT ... SELECT ...
-    WHERE EXISTS (SELECT FROM c), UPDATE ... AND EXISTS (SELECT FROM c).
+    WHERE EXISTS (SELECT FROM c), UPDATE ... AND EXISTS (SELECT FROM c); a Returned value is
+    (SELECT <column> FROM c). The statement's one row is the condition's with the new ids, and
+    it has none when the condition changed no row.
     """
     guard = condition.cte("c") if condition is not None else None
     held = exists(select(guard.c[0])) if guard is not None else None
     ctes = []
     for index, write in enumerate(batch):
         statement = _statement(write, f"w{index}",
-                               lambda ref: select(ctes[ref].c.id).scalar_subquery(), held)
+                               lambda ref: select(ctes[ref].c.id).scalar_subquery(), held,
+                               returned_ref=lambda column, _type: select(guard.c[column]).scalar_subquery())
         ctes.append(statement.cte(f"w{index}"))
     columns = [select(ctes[index].c.id).scalar_subquery().label(f"id{index}")
                for index, write in enumerate(batch) if write.row is not None]
-    if held is not None:
-        columns.append(held.label("held"))
+    if guard is not None:
+        columns = [*guard.c, *columns]
         ctes.insert(0, guard)
     if relaxed:
         # SET LOCAL synchronous_commit for this transaction, from within the statement.

@@ -1,9 +1,10 @@
 """What a create, a status read and a refund cost the database, on both databases: a create
 writes its transaction without reading first (a duplicate reference is the insert's to refuse),
 in one statement on PostgreSQL (tests/api/test_create_and_status.py checks the duplicate's
-answer); a status read is one SELECT of the response's columns; a refund reads its payment once, then writes twice, one
-statement each on PostgreSQL. Issue 12's benchmark depends on all three, and a read slipped
-into every create once without any test noticing."""
+answer); a status read is one SELECT of the response's columns; a refund writes without reading
+first too (the refund guard takes what the refund needs of its payment), one statement on
+PostgreSQL, and the simulator's answer is one more. Issue 12's benchmark depends on all three,
+and a read slipped into every create once without any test noticing."""
 from __future__ import annotations
 
 import threading
@@ -63,32 +64,34 @@ def a_second_refund(sandbox, captured_payment, sent, status: str = "Captured") -
     assert refunded.status_code == 200 and refunded.json()["status"] == status, refunded.text
 
 
-def test_a_refund_handed_to_a_worker_reads_its_payment_once_and_writes_once(
+def test_a_refund_handed_to_a_worker_reads_nothing_and_writes_once(
         app, sandbox, captured_payment, sent, simulator_behind_a_network):
-    """Read the payment; write the Pending refund with its reservation, due for a worker's
-    provider call; answer. The request asks no provider, so nothing else is sent. On PostgreSQL
-    the write is one statement, and no lock is read before it."""
+    """Write the Pending refund with the refund guard's reservation, due for a worker's provider
+    call; answer. Nothing is read before: the guard's UPDATE ... RETURNING gives the refund its
+    payment's columns. On PostgreSQL that is one statement, its own transaction."""
     a_second_refund(sandbox, captured_payment, sent, status="Pending")
     if app.extensions["paydesk.engine"].dialect.name == "postgresql":
-        assert [s.split()[0] for s in sent] == ["SELECT", "WITH"], sent
-        assert "FOR UPDATE" not in sent[0], sent
-    else:  # plain statements: the read, the reservation and the Pending refund
-        assert [s.split()[0] for s in sent] == ["SELECT", "UPDATE", "INSERT"], sent
+        assert [s.split()[0] for s in sent] == ["WITH"], sent
+        assert sent[0].startswith("WITH c AS (UPDATE transactions SET refund_reserved_minor"), sent
+    else:  # plain statements: the guard, the Pending refund (its history and audit rows besides)
+        assert [s.split()[0] for s in sent] == ["UPDATE", "INSERT"], sent
 
 
-def test_a_refund_the_simulator_answers_reads_its_payment_once_and_writes_once(
+def test_a_refund_the_simulator_answers_reads_nothing_and_writes_twice(
         app, sandbox, captured_payment, sent):
-    """The simulator answers in process: it is asked before anything is written, and the refund,
-    its reservation and the answer are one write, made only if the payment is still as read
-    (checked and locked by the same statement). On PostgreSQL that write is one statement."""
+    """The simulator answers in process, after the Pending refund's commit: its answer is
+    recorded as any provider's, by one more write made only if the refund and its payment are
+    still as the first write left them (checked and locked by the same statement). On
+    PostgreSQL, one statement each."""
     a_second_refund(sandbox, captured_payment, sent)
     if app.extensions["paydesk.engine"].dialect.name == "postgresql":
-        assert [s.split()[0] for s in sent] == ["SELECT", "WITH"], sent
-        assert "FOR UPDATE" not in sent[0], sent
-    else:  # plain statements: the read; the check that the payment is as read, its totals, the
-        # refund
-        assert [s.split()[0] for s in sent] == ["SELECT", "SELECT", "UPDATE", "INSERT"], sent
-        assert sent[1].startswith("SELECT transactions.id FROM transactions WHERE"), sent
+        assert [s.split()[0] for s in sent] == ["WITH", "WITH"], sent
+        assert sent[0].startswith("WITH c AS (UPDATE transactions SET refund_reserved_minor"), sent
+        assert sent[1].startswith("WITH c AS (SELECT transactions.id"), sent
+    else:  # plain statements: the guard, the refund; the check that both are as written, the
+        # refund's answer, the payment's totals
+        assert [s.split()[0] for s in sent] == ["UPDATE", "INSERT", "SELECT", "UPDATE", "UPDATE"], sent
+        assert sent[2].startswith("SELECT transactions.id FROM transactions WHERE"), sent
 
 
 def test_every_statement_of_a_create_and_a_refund_goes_as_postgresql_numbers_it(app, sandbox, captured_payment):
@@ -124,5 +127,6 @@ def test_every_statement_of_a_create_and_a_refund_goes_as_postgresql_numbers_it(
         event.remove(engine, "before_cursor_execute", record)
     assert seen and all(cursor == "RawCursor" for cursor, *_ in seen), seen
     assert not [s for s in seen if s[1] or s[3]], seen  # no %(name)s, no parameters by name
-    writes = [s for s in seen if s[4].startswith("WITH")]  # a create's, a refund's: the longest
-    assert len(writes) == 2 and all(s[2] for s in writes), writes
+    # A create's, a refund's, the simulator's answer to it: the longest.
+    writes = [s for s in seen if s[4].startswith("WITH")]
+    assert len(writes) == 3 and all(s[2] for s in writes), writes

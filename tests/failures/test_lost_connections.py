@@ -176,11 +176,11 @@ def test_a_unit_sent_as_one_statement_is_not_run_again_when_its_connection_drops
     assert stored_with_reference(app, body["reference"]) == 1
 
 
-def test_a_refund_written_with_its_answer_is_not_run_again_when_its_connection_drops_at_it(
+def test_a_refund_sent_as_one_statement_is_not_run_again_when_its_connection_drops_at_it(
         app, admin, merchant):
-    # The simulator answers in process: the refund, its reservation and the answer are one
-    # statement in autocommit, its own COMMIT; once it may have gone out the request is not
-    # run again (the client's retry, with an Idempotency-Key, gets the first answer or makes it).
+    # The Pending refund and its reservation by the refund guard are one statement in
+    # autocommit, its own COMMIT; once it may have gone out the request is not run again (the
+    # client's retry, with an Idempotency-Key, gets the first answer or makes it).
     killer = ConnectionKiller(app, admin, "WITH")
     refund = {"txNo": "SBX-CAPTURED", "amount": 5}
     response = app.test_client().post("/api/v1/transactions/refund", json=refund,

@@ -50,6 +50,7 @@ from app.payments.model import (
 )
 from app.payments.money import from_minor, minor_digits, to_minor
 from app.payments.provider import Outcome, ProvidersByName, ProviderUnavailable
+from app.payments.refunds import RefundArithmetic
 from app.payments.schemas import parse_create, parse_refund
 from app.payments.services import Deps
 from app.store.db import make_engine
@@ -179,12 +180,18 @@ class RefundLedger(RuleBasedStateMachine):
     def rules_on_the_refund_rows(self, amount: Decimal) -> Exception | None:
         """What check_refund says of this amount when the refund rows are summed."""
         payment, refunds = self.rows()
-        held = sum(r.amount_minor for r in refunds if Status(r.status) in ACTIVE_REFUND_STATUSES)
-        held += self.held_by_awaiting_requests()
+        currency = payment.currency
+
+        def total(*statuses: Status) -> Decimal:
+            return from_minor(sum(r.amount_minor for r in refunds if Status(r.status) in statuses), currency)
+
+        arithmetic = RefundArithmetic(
+            original=from_minor(payment.amount_minor, currency), refunded=total(Status.CAPTURED),
+            pending=total(Status.PENDING), currency=currency, partial_refunds=self.partial_refunds,
+            awaiting_approval=from_minor(self.held_by_awaiting_requests(), currency))
         state = RefundState(
             tx_no=payment.tx_no, kind=Kind(payment.kind), status=Status(payment.status),
-            amount=from_minor(payment.amount_minor, payment.currency), currency=payment.currency,
-            refunded_or_pending=from_minor(held, payment.currency),
+            amount=arithmetic.original, currency=currency, remaining_refundable=arithmetic.remaining,
             partial_refunds=self.partial_refunds, payment_method=payment.payment_method)
         try:
             check_refund(state, payment.tx_no, amount)
@@ -219,8 +226,9 @@ class RefundLedger(RuleBasedStateMachine):
     @rule(fraction=st.sampled_from([0.1, 0.25, 0.5, 1.0, 1.2]) | st.floats(0, 1.1),
           extra_digit=st.booleans(), answer=st.sampled_from(ANSWERS))
     def refund_answered_in_process(self, fraction, extra_digit, answer):
-        """The provider answers in process, as the simulator does: it is asked before anything
-        is written, and the refund is written with its answer (or, unreachable, as usual)."""
+        """The provider answers in process, as the simulator does: it is asked once the
+        Pending refund is committed, and its answer recorded at once (unreachable, the refund
+        waits for a worker, as usual)."""
         self.provider.in_process = True
         try:
             self._refund(self.deps, fraction, extra_digit, answer)

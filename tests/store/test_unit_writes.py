@@ -1,17 +1,20 @@
 """A unit of work's queued writes (app/store/writes.py), on both databases: sent at commit or
 before the unit's next statement, rows inserted in the batch referred to before their ids are
-known, two updates of one row made one, and a batch whose condition fails writes nothing."""
+known, two updates of one row made one, values taken from the row the batch's condition
+returns, and a batch whose condition fails writes nothing."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import bindparam, event, select, update
 
 from app.payments.model import Caller, Kind, Mode, NotHeld, Status, new_tx_no
 from app.store.repository import UnitOfWork
 from app.store.tables import status_history, transactions
+from app.store.writes import Returned
 
 
 @pytest.fixture
@@ -99,17 +102,46 @@ def test_two_updates_of_one_row_in_a_batch_are_both_made(app, engine, merchant, 
     assert tuple(row) == (4000, 4000, "both kept")
 
 
+@dataclass
+class Noted:
+    """A row the test inserts, which takes its id and its note when the batch is sent."""
+
+    id: int | None
+    note: object
+
+
+_NOTE_ON = (update(transactions).where(transactions.c.id == bindparam("payment_id"))
+            .values(provider_message="noted").returning(transactions.c.id, transactions.c.currency))
+
+
+def test_a_write_takes_a_value_from_the_row_its_condition_returns_before_it_is_known(
+        app, engine, merchant, captured_payment):
+    original = payment(app, merchant, captured_payment)
+    noted, returned = Noted(None, Returned("currency")), []
+    with UnitOfWork(engine) as uow:
+        uow.writes.only_if(_NOTE_ON, {"payment_id": original.id}, then=returned.append)
+        uow.writes.insert(status_history, dict(
+            transaction_id=original.id, to_status="Captured", source="test", note=Returned("currency"),
+            at=datetime.now(UTC)), row=noted)
+        uow.commit()
+    assert noted.note == "EUR" and noted.id is not None  # the object took the row's value too
+    assert [(row["id"], row["currency"]) for row in returned] == [(original.id, "EUR")]
+    with UnitOfWork(engine, write=False) as uow:
+        note = uow.conn.execute(select(status_history.c.note).where(status_history.c.id == noted.id)).scalar()
+    assert note == "EUR"
+
+
 def test_a_batch_whose_condition_fails_writes_nothing_and_says_so(app, engine, merchant,
                                                                   captured_payment):
     original = payment(app, merchant, captured_payment, amount=100)
     caller = Caller(merchant.merchant_id, Mode.SANDBOX, "test")
     with pytest.raises(NotHeld):
         with UnitOfWork(engine) as uow:
-            uow.transactions.reserve_refund_with_writes(caller, original.tx_no, Decimal("100.01"), "EUR")
+            uow.transactions.reserve_refund_with_writes(caller, original.tx_no, Decimal("100.01"))
             uow.transactions.get_for_worker(original.id)  # a statement: the batch goes first
     with pytest.raises(NotHeld):
         with UnitOfWork(engine) as uow:
-            uow.transactions.reserve_refund_with_writes(caller, original.tx_no, Decimal("100.01"), "EUR")
+            uow.transactions.reserve_refund_with_writes(caller, original.tx_no, Decimal("100.01"))
             original.provider_message = "must not be written"
             uow.transactions.save_state(original)
             uow.record_history(original, Status.CAPTURED, "test", "must not be written")

@@ -20,7 +20,7 @@ from app.payments.model import (
 def original(status=Status.CAPTURED, amount="100", refunded="0", partial=True, kind=Kind.PAYMENT,
              currency="EUR") -> RefundState:
     return RefundState(tx_no="PAY-1", kind=kind, status=status, amount=Decimal(amount), currency=currency,
-                       refunded_or_pending=Decimal(refunded), partial_refunds=partial,
+                       remaining_refundable=Decimal(amount) - Decimal(refunded), partial_refunds=partial,
                        payment_method="card-x")
 
 

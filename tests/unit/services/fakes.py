@@ -30,6 +30,7 @@ from app.payments.model import (
 )
 from app.payments.money import fits_currency, from_minor, to_minor
 from app.payments.provider import Bank, Outcome, ProvidersByName
+from app.payments.refunds import RefundArithmetic
 from app.payments.sandbox import FIXTURE_CREATED_BY
 from app.payments.services import Deps
 from tests.unit.test_idempotency_core import MemoryRecords
@@ -313,37 +314,29 @@ class FakeTransactions:
             provider_check_at=tx.provider_check_at, updated_at=tx.updated_at)
 
     def reserve_refund(self, caller: Caller, tx_no: str, amount: Decimal) -> Transaction | None:
-        """The conditional UPDATE of the store: every refund rule as one condition on the row."""
+        """The store's refund guard: the refund's amount added to what the payment's refunds
+        reserve when every refund rule allows it on the row (what is left to refund as
+        RefundArithmetic says, counting what requests awaiting approval hold)."""
         self.uow.writing()
         found = self._by_number(caller, tx_no)
         if found is None or found.kind is not Kind.PAYMENT or found.status is not Status.CAPTURED \
-                or not fits_currency(amount, found.currency) \
-                or found.amount - found.refund_reserved < amount:
+                or not fits_currency(amount, found.currency):
             return None
-        method = self.uow.conn.methods.get((found.merchant_id, found.payment_method))
-        if amount != found.amount and method is not None and not method.partial_refunds:
+        arithmetic = RefundArithmetic.of_payment(found, self.uow.conn.methods.get(
+            (found.merchant_id, found.payment_method)))
+        if arithmetic.remaining < amount or (not arithmetic.partial_refunds and amount != found.amount):
             return None
         self.rows[found.id] = replace(found, refund_reserved=_money(found.refund_reserved + amount,
                                                                     found.currency))
         return self._lock(self._read(self.rows[found.id]))
 
-    def reserve_refund_with_writes(self, caller: Caller, tx_no: str, amount: Decimal, currency: str) -> None:
-        found = self._by_number(caller, tx_no)
-        if found is None or found.currency != currency or self.reserve_refund(caller, tx_no, amount) is None:
+    def reserve_refund_with_writes(self, caller: Caller, tx_no: str, amount: Decimal) -> Transaction:
+        """The store's guard sent with the unit's writes, decided at once here (the fake's units
+        never overlap): the payment with the amount reserved, or NotHeld and nothing written."""
+        reserved = self.reserve_refund(caller, tx_no, amount)
+        if reserved is None:
             raise NotHeld()  # the store's unit raises it at commit; nothing is written either way
-
-    def reserve_refund_as_read(self, original: Transaction, amount: Decimal) -> Transaction:
-        """The store's check, made at once: the payment as read (status, last change, refund
-        totals), or NotHeld; then the amount reserved on it, locked."""
-        now = self.rows.get(original.id)
-        fields = ("status", "updated_at", "refund_reserved", "refund_captured", "refund_held")
-        if now is None or any(getattr(now, name) != getattr(original, name) for name in fields):
-            raise NotHeld()
-        method = self.uow.conn.methods.get((now.merchant_id, now.payment_method))
-        if amount != now.amount and method is not None and not method.partial_refunds:
-            raise NotHeld()
-        self.rows[now.id] = replace(now, refund_reserved=_money(now.refund_reserved + amount, now.currency))
-        return self._lock(self._read(self.rows[now.id]))
+        return reserved
 
     def expect_as_read(self, tx: Transaction, original: Transaction | None) -> None:
         """The store's check, made at once here (the fake's units never overlap): the rows as

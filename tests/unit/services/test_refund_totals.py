@@ -6,6 +6,7 @@ request), which may be lost in a database crash because the worker asks the prov
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -92,6 +93,16 @@ def test_a_refused_refund_holds_nothing(deps, store, provider, payment):
     with pytest.raises(RefundRejected):
         refund(deps, payment, "30.01")
     assert totals(store, payment) == (Decimal("70.00"), Decimal("70.00"))
+
+
+def test_what_refund_requests_awaiting_approval_hold_is_not_refundable(deps, store, payment):
+    row = store.committed.transactions[payment.id]
+    store.committed.transactions[payment.id] = replace(row, refund_held=Decimal("60.00"))
+    with pytest.raises(RefundRejected) as refused:
+        refund(deps, payment, "50")
+    assert str(refused.value) == "Refund amount (50.00) exceeds remaining refundable amount (40.00)"
+    assert refund(deps, payment, "40").status is Status.PENDING
+    assert totals(store, payment) == (Decimal("40.00"), Decimal("0.00"))
 
 
 def test_a_full_refund_only_method_takes_the_full_amount_again_after_a_declined_one(deps, store,

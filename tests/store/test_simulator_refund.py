@@ -1,10 +1,10 @@
-"""A refund whose provider answers in process (the simulator) is written with its answer, in one unit.
+"""A refund whose provider answers in process (the simulator) takes the one route of every refund.
 
-The rules decide on the payment as read; the unit's one statement (PostgreSQL) checks and locks
-the payment unchanged, reserves the amount, inserts the refund and records the answer. The rows
-it leaves are those the Pending refund and its answer leave when they are two units (a provider
-behind a network). When the payment changed between the read and the write, nothing of it is
-written and the rules decide again on the locked row. Both databases.
+Its Pending refund is committed as any other, and the simulator is asked after that commit, in
+the request; its answer is recorded by the code that records any provider's. The rows it leaves
+are those a worker leaves when it asks a provider behind a network. When the payment changes
+between the refund's commit and its answer, the answer is decided on the locked rows. Both
+databases.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import select
 
 from app.payments import services
-from app.payments.model import Caller, Mode, RefundRejected, Status
+from app.payments.model import Caller, Mode, Status
 from app.payments.provider import Outcome, ProvidersByName
 from app.payments.schemas import RefundRequest
 from app.providers.calls import CallSettings, ProviderCalls
@@ -71,44 +71,44 @@ def answers_named(refunds: list, source: str) -> list:
 
 
 @pytest.mark.parametrize("amounts", [[60, 40], [100], [25]])
-def test_a_refund_written_with_its_answer_leaves_what_the_pending_refund_and_its_answer_leave(
+def test_a_refund_the_simulator_answers_in_the_request_leaves_what_a_workers_answer_leaves(
         app, merchant, sandbox, captured_payment, amounts):
     simulator = app.extensions["paydesk"].providers.simulators.by_name["simulator"]
     assert simulator.in_process
     first, second = captured_payment(100), captured_payment(100)  # both opened by the simulator
-    in_one_unit = refunds_of(sandbox, app, merchant, first, amounts)
+    in_the_request = refunds_of(sandbox, app, merchant, first, amounts)
     simulator.latency = 0.001  # asked by a worker after the Pending refund is committed, as behind a network
     try:
         assert not simulator.in_process
-        in_two_units = refunds_of(sandbox, app, merchant, second, amounts, worker=True)
+        by_a_worker = refunds_of(sandbox, app, merchant, second, amounts, worker=True)
     finally:
         simulator.latency = 0.0
-    assert answers_named(in_one_unit, "provider") == answers_named(in_two_units, "worker")
-    payment, payment_history, _, _ = in_one_unit[-1]
+    assert answers_named(in_the_request, "provider") == answers_named(by_a_worker, "worker")
+    payment, payment_history, _, _ = in_the_request[-1]
     assert payment[1] == ("Refunded" if sum(amounts) == 100 else "Captured")
-    assert [h[:2] for h in in_one_unit[0][1]] == [(None, "Pending"), ("Pending", "Captured")]
-    assert in_one_unit[0][2] == ["refund.captured"]
+    assert [h[:2] for h in in_the_request[0][1]] == [(None, "Pending"), ("Pending", "Captured")]
+    assert in_the_request[0][2] == ["refund.captured"]
 
 
 @pytest.mark.parametrize("fixture", ["SBX-REFUND-DECLINED", "SBX-REFUND-FAILED", "SBX-REFUND-ASYNC"])
-def test_a_sandbox_refund_declined_failed_or_answered_later_leaves_the_same_rows_in_one_unit(
+def test_a_sandbox_refund_declined_failed_or_answered_later_leaves_what_a_workers_answer_leaves(
         app, merchant, sandbox, fixture):
     simulator = app.extensions["paydesk"].providers.simulators.by_name["simulator"]
-    in_one_unit = refunds_of(sandbox, app, merchant, fixture, [1])
+    in_the_request = refunds_of(sandbox, app, merchant, fixture, [1])
     simulator.latency = 0.001
     try:
-        in_two_units = refunds_of(sandbox, app, merchant, fixture, [1], worker=True)
+        by_a_worker = refunds_of(sandbox, app, merchant, fixture, [1], worker=True)
     finally:
         simulator.latency = 0.0
-    assert answers_named(in_one_unit, "provider")[0] == answers_named(in_two_units, "worker")[0]
-    status = in_one_unit[0][0][1]
+    assert answers_named(in_the_request, "provider")[0] == answers_named(by_a_worker, "worker")[0]
+    status = in_the_request[0][0][1]
     assert status == {"SBX-REFUND-DECLINED": "Declined", "SBX-REFUND-FAILED": "Failed",
                       "SBX-REFUND-ASYNC": "Pending"}[fixture]
 
 
-class ChangesThePaymentFirst(ScriptedProvider):
+class ChangesThePaymentWhileAsked(ScriptedProvider):
     """A provider answering in process that, while it is asked, lets another process change the
-    payment (`meanwhile`): what happens between this refund's read and its write."""
+    payment (`meanwhile`): what happens between this refund's commit and its answer."""
 
     in_process = True
 
@@ -141,44 +141,12 @@ def payment_row(app, tx_no: str):
         return uow.conn.execute(select(transactions).where(transactions.c.tx_no == tx_no)).one()
 
 
-def test_a_payment_refunded_meanwhile_is_decided_again_on_its_locked_row_and_refused(
-        app, merchant, sandbox, captured_payment):
-    tx_no, caller = captured_payment(100), Caller(merchant.merchant_id, Mode.SANDBOX, "api:test")
-    deps = app.extensions["paydesk"]
-    provider = ChangesThePaymentFirst(another_refund(deps, caller, 50, "Pending"))
-    with pytest.raises(RefundRejected) as refused:
-        services.refund(replace(deps, providers=ProvidersByName({"simulator": provider})), caller,
-                        RefundRequest(tx_no, Decimal(60)))
-    assert str(refused.value) == "Refund amount (60.00) exceeds remaining refundable amount (50.00)"
-    payment = payment_row(app, tx_no)
-    assert (payment.status, payment.refund_reserved_minor, payment.refund_captured_minor) == (
-        "Captured", 5000, 0)  # the other refund alone, still Pending
-    assert len(provider.refund_calls) == 1  # asked before the write; not again once refused
-
-
-def test_a_payment_refunded_meanwhile_still_allowing_the_refund_gets_it_on_its_locked_row(
-        app, merchant, sandbox, captured_payment):
-    tx_no, caller = captured_payment(100), Caller(merchant.merchant_id, Mode.SANDBOX, "api:test")
-    deps = app.extensions["paydesk"]
-    provider = ChangesThePaymentFirst(another_refund(deps, caller, 60, "Captured"))
-    refund = services.refund(replace(deps, providers=ProvidersByName({"simulator": provider})), caller,
-                             RefundRequest(tx_no, Decimal(40)))
-    assert refund.status is Status.CAPTURED
-    outcome, history, events, _ = stored(app, merchant, refund.tx_no)
-    assert history == [(None, "Pending", "api:test", None), ("Pending", "Captured", "provider",
-                                                            "Captured by the script")]
-    assert events == ["refund.captured"]
-    payment = payment_row(app, tx_no)
-    assert (payment.status, payment.refund_reserved_minor, payment.refund_captured_minor) == (
-        "Refunded", 10000, 10000)
-    assert len(provider.refund_calls) == 2  # asked before the write, and again for the Pending refund
-
-
 def test_a_refund_captured_meanwhile_counts_when_the_payment_is_refunded_in_full(
         app, merchant, sandbox, captured_payment):
-    """Its Pending refund of 60 is captured between this refund's read and its write: the
-    payment's captured total moves and nothing else of its row. This refund of 40 then refunds it
-    in full: Refunded, which a decision on the payment as read (nothing captured) would miss."""
+    """Its Pending refund of 60 is captured between this refund's commit and its answer: the
+    payment's captured total moves and nothing else of its row. This refund's answer then
+    refunds it in full: Refunded, which a decision on the payment as the refund's commit left it
+    (nothing captured) would miss."""
     tx_no, caller = captured_payment(100), Caller(merchant.merchant_id, Mode.SANDBOX, "api:test")
     deps = app.extensions["paydesk"]
     pending = another_refund(deps, caller, 60, "Pending")(payment_row(app, tx_no))
@@ -188,7 +156,7 @@ def test_a_refund_captured_meanwhile_counts_when_the_payment_is_refunded_in_full
         services.apply_outcome(deps, pending.id, Outcome(Status.CAPTURED, "re_1", "SUCCESS"), source="worker")
 
     refund = services.refund(replace(deps, providers=ProvidersByName(
-        {"simulator": ChangesThePaymentFirst(captured_meanwhile)})), caller, RefundRequest(tx_no, Decimal(40)))
+        {"simulator": ChangesThePaymentWhileAsked(captured_meanwhile)})), caller, RefundRequest(tx_no, Decimal(40)))
     assert refund.status is Status.CAPTURED
     payment = payment_row(app, tx_no)
     assert (payment.status, payment.refund_reserved_minor, payment.refund_captured_minor) == (
