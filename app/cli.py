@@ -292,6 +292,9 @@ def worker(once: bool, interval: float):
 
     stop = StopRequest()
     stop.listen()
-    click.echo(f"worker {os.getpid()} started")
+    niceness = current_app.config["WORKER_NICENESS"]
+    if niceness > 0:
+        os.nice(niceness)  # requests on the same machine come first
+    click.echo(f"worker {os.getpid()} started (niceness {os.nice(0)})")
     run_until_stopped(current_app._get_current_object(), stop, interval=interval, once=once)
     click.echo(f"worker {os.getpid()} stopped")

@@ -1,7 +1,8 @@
 -- wrk script for every benchmarked endpoint; bench/load.py runs it as
 --   wrk -s bench/load.lua URL -- ENDPOINT DATA_FILE TAG [HEADER_NAME HEADER_VALUE]
 -- ENDPOINT: status | create | refund | banks | search. DATA_FILE holds one
--- transaction number (status, refund) or search term (search) per line.
+-- transaction number (status, refund) or search term (search) per line; for create
+-- it is "-" (a card payment of 25.50 EUR) or one line "METHOD CURRENCY AMOUNT".
 -- TAG makes create references unique across runs and servers.
 -- done() prints one line "BENCH_JSON {...}" that load.py parses.
 
@@ -14,6 +15,7 @@ function setup(thread)
 end
 
 local endpoint, items, tag
+local create_method, create_currency, create_amount = "card", "EUR", "25.50"
 
 local function read_lines(path)
    local lines = {}
@@ -26,6 +28,9 @@ end
 function init(args)
    endpoint, tag = args[1], args[3]
    if args[2] ~= "-" then items = read_lines(args[2]) end
+   if endpoint == "create" and items then
+      create_method, create_currency, create_amount = items[1]:match("(%S+) (%S+) (%S+)")
+   end
    if args[4] then wrk.headers[args[4]] = args[5] end
    math.randomseed(os.time() * 100 + thread_no)
 end
@@ -34,10 +39,10 @@ local function pick()
    return items[math.random(#items)]
 end
 
-local CREATE_BODY = '{"amount": 25.50, "currency": "EUR", "reference": "%s", '
+local CREATE_BODY = '{"amount": %s, "currency": "%s", "reference": "%s", '
    .. '"statementDescriptor": "BENCH SHOP", "callbackUrl": "https://shop1.example/webhooks/paydesk", '
    .. '"billing": {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com", '
-   .. '"customerReference": "cust-1"}, "payment": {"paymentMethod": "card"}}'
+   .. '"customerReference": "cust-1"}, "payment": {"paymentMethod": "%s"}}'
 local JSON = { ["Content-Type"] = "application/json" }
 
 local function with_json()
@@ -53,7 +58,8 @@ function request()
    elseif endpoint == "create" then
       counter = counter + 1
       local reference = string.format("bench-%s-%d-%d", tag, thread_no, counter)
-      return wrk.format("POST", "/api/v1/transactions", with_json(), string.format(CREATE_BODY, reference))
+      local body = string.format(CREATE_BODY, create_amount, create_currency, reference, create_method)
+      return wrk.format("POST", "/api/v1/transactions", with_json(), body)
    elseif endpoint == "refund" then
       local body = string.format('{"txNo": "%s", "amount": 0.01, "reason": "bench"}', pick())
       return wrk.format("POST", "/api/v1/transactions/refund", with_json(), body)
