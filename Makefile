@@ -13,7 +13,7 @@ PYTEST_WORKERS ?= auto
 # otherwise leave one worker alone at the end of a run.
 PYTEST_DIST := --dist worksteal
 
-.PHONY: run test test-fast install install-test chromium wrk worker bench bench-smoke clean
+.PHONY: run test test-fast install install-test chromium wrk worker bench bench-providers bench-smoke clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -81,6 +81,10 @@ test-fast: install-test
 # PostgreSQL and SQLite at 10,000 and 1,000,000 transactions; BENCH_ARGS passes options (--db postgres).
 bench: install-test
 	$(PY) -m bench.run $(BENCH_ARGS)
+
+# The production path: a Paystack on loopback at 400 ms and hanging, a worker (docs/benchmarks.md).
+bench-providers: install-test
+	$(PY) -m bench.provider_path $(BENCH_ARGS)
 
 bench-smoke: install-test
 	$(PY) -m bench.run --smoke --out bench/results/raw/smoke

@@ -36,20 +36,15 @@ from cryptography.fernet import Fernet
 from sqlalchemy import func, insert, select, update
 
 from app.cli import upgrade_database
-from app.payments.model import Caller, Mode
-from app.providers import accounts
 from app.store.db import make_engine
-from app.store.encryption import SecretBox
-from app.store.repository import UnitOfWork
 from app.store.tables import provider_accounts, transactions
 
 from .load import run_wrk, wrk_path
 from .run import DEFAULT_POSTGRES, RESULTS, Database, commit, machine
-from .seed import seed
+from .seed import PAYSTACK_CARD, connect_paystack, seed
 from .servers import ROOT, cpu_seconds, free_port, start_gunicorn
 
-PAYSTACK_KEY = "sk_live_bench0000000000000000000000000000000000"
-PAYSTACK_METHOD = ("paystack-card", "NGN", "25.50")
+PAYSTACK_METHOD = (PAYSTACK_CARD[0], PAYSTACK_CARD[1], "25.50")
 SIMULATOR_METHOD = ("card", "EUR", "25.50")
 REFUND_TARGETS = 500
 REFUND_TARGET_MINOR = 100_000_000_00  # 100,000,000.00 NGN: chipped 0.01 per refund
@@ -129,20 +124,6 @@ class Worker:
             self.process.wait(30)
         except subprocess.TimeoutExpired:
             self.process.kill()
-
-
-def connect_paystack(database_url: str, key: str, merchant_id: int, provider_url: str) -> int:
-    """The merchant's live Paystack account, on the benchmark's provider; its id."""
-    engine = make_engine(database_url)
-    box = SecretBox(key)
-    try:
-        connected = accounts.connect(lambda write=True: UnitOfWork(engine, box=box), box,
-                                     Caller(merchant_id, Mode.LIVE, "bench@paydesk"), "paystack",
-                                     secret_key=PAYSTACK_KEY, webhook_secret=None, base_url=provider_url,
-                                     paydesk_url="http://paydesk.bench", now=datetime.now(UTC))
-    finally:
-        engine.dispose()
-    return connected.provider_account_id
 
 
 def add_captured_payments(database_url: str, merchant_id: int, count: int) -> list[str]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import requests
+from cryptography.fernet import Fernet
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -31,7 +32,7 @@ from app.cli import upgrade_database
 from .load import combine, run_wrk, wrk_path
 from .report import ENDPOINT_TITLES, write_reports
 from .search import time_search
-from .seed import MERCHANT_NAMES, Seeded, seed
+from .seed import MERCHANT_NAMES, PAYSTACK_CARD, Seeded, connect_paystack, seed
 from .servers import ROOT, cpu_seconds, start_gunicorn
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -39,6 +40,8 @@ DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 ENDPOINTS = tuple(ENDPOINT_TITLES)
 SERVERS = ("paydesk", "baseline")
 WEBHOOK_EVENTS = 2000
+# The Paystack account's address: no worker runs here, so nothing ever calls it.
+UNCALLED_PROVIDER = "http://127.0.0.1:9"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -153,7 +156,8 @@ def write_data_files(seeded: Seeded, directory: Path) -> dict[str, Path]:
     """What load.lua picks from: status numbers, refund targets, search terms (URL-encoded: a
     customer's name has a space, an e-mail an @)."""
     files = {"status": directory / "status.txt", "refund": directory / "refund.txt",
-             "search": directory / "search.txt"}
+             "search": directory / "search.txt", "create": directory / "create.txt"}
+    files["create"].write_text(f"{PAYSTACK_CARD[0]} {PAYSTACK_CARD[1]} 25.50\n")
     files["status"].write_text("\n".join(seeded.status_tx_nos) + "\n")
     files["refund"].write_text("\n".join(seeded.refund_targets) + "\n")
     files["search"].write_text("\n".join(quote(t, safe="") for terms in seeded.search_terms.values()
@@ -186,18 +190,23 @@ def dashboard_cookie(base_url: str, email: str, password: str) -> tuple[str | No
 def run_size(kind: str, rows: int, args, work: Path) -> dict:
     """One database, one data set size: seed, serve both, drive every endpoint, time the search SQL."""
     database = Database(kind, args.postgres_url, args.keep)
+    encryption_key = Fernet.generate_key().decode()
     servers = {}
     try:
         upgrade_database(database.url)
         print(f"[{kind} {rows:,}] seeding", flush=True)
-        seeded = seed(database.url, rows)
+        # Creates and refunds take the path production takes: a Paystack account's method, so each
+        # commits its Pending row with its provider call due for a worker (none runs here:
+        # bench/provider_path.py measures the calls).
+        seeded = seed(database.url, rows, refund_method=PAYSTACK_CARD)
+        connect_paystack(database.url, encryption_key, seeded.merchant_id, UNCALLED_PROVIDER)
         print(f"[{kind} {rows:,}] seeded in {seeded.seconds:.1f} s", flush=True)
         files = write_data_files(seeded, work)
         print(f"[{kind} {rows:,}] timing the search SQL", flush=True)
         search_sql = time_search(database.url, seeded.merchant_id, seeded.search_terms)
         # A demo (DEMO_MODE): the live payments it creates are the simulator's.
         env = {"DATABASE_URL": database.url, "SECRET_KEY": "bench-secret", "DEMO_MODE": "1",
-               "BENCH_MERCHANT_ID": str(seeded.merchant_id)}
+               "BENCH_MERCHANT_ID": str(seeded.merchant_id), "PAYDESK_ENCRYPTION_KEY": encryption_key}
         servers["paydesk"] = start_gunicorn("paydesk", "app:create_app()", env, args.workers, args.threads,
                                             work)
         servers["baseline"] = start_gunicorn("baseline", "bench.baseline_app:create_app()", env,

@@ -23,7 +23,8 @@ from sqlalchemy.exc import DBAPIError
 
 from app.config import Config
 from app.passwords import hasher_for
-from app.payments.model import EXPIRED, searchable_customer
+from app.payments.model import EXPIRED, Caller, Mode, searchable_customer
+from app.providers import accounts
 from app.store.daily_totals import record_bulk_load
 from app.store.db import make_engine
 from app.store.encryption import SecretBox
@@ -31,13 +32,17 @@ from app.store.merchants import create_merchant, create_user
 from app.store.repository import UnitOfWork
 from app.store.tables import transactions
 
+# A Paystack live key as Paystack formats them (made up), and the card method it offers, with
+# the currency the benchmark pays in.
+PAYSTACK_KEY = "sk_live_bench0000000000000000000000000000000000"
+PAYSTACK_CARD = ("paystack-card", "NGN")
 MERCHANT_NAMES = ("Bench Shop", "Bench Invoices", "Bench Travel", "Bench Tickets", "Bench Subscriptions")
 # Share of the rows each merchant holds; the first is the one the load runs as.
 MERCHANT_WEIGHTS = (0.4, 0.2, 0.15, 0.15, 0.1)
 USER_EMAIL = "support@bench.test"
 USER_PASSWORD = "paydesk-bench"
 # A refund target is refunded 0.01 per request, so a handful of thousands never runs out.
-REFUND_TARGET_AMOUNT_MINOR = 100_000_000  # 1,000,000.00 EUR
+REFUND_TARGET_AMOUNT_MINOR = 100_000_000  # 1,000,000.00 in a currency of two decimals
 STATUS_SAMPLE = 20_000
 SEARCH_SAMPLE = 200
 TIMELINE = timedelta(days=365)
@@ -124,6 +129,22 @@ def _reference_styles(rng: random.Random):
 CURRENCIES = (("EUR",), ("USD", "GBP"), ("EUR", "GBP", "USD"), ("NGN", "KES"), ("EUR", "USD"))
 
 
+def connect_paystack(database_url: str, key: str, merchant_id: int, provider_url: str) -> int:
+    """The merchant's live Paystack account, on the benchmark's provider at provider_url (its
+    methods offered to the merchant, PAYSTACK_CARD among them), as Settings -> Providers connects
+    one; its id. `key` is the PAYDESK_ENCRYPTION_KEY its secret is sealed with."""
+    engine = make_engine(database_url)
+    box = SecretBox(key)
+    try:
+        connected = accounts.connect(lambda write=True: UnitOfWork(engine, box=box), box,
+                                     Caller(merchant_id, Mode.LIVE, "bench@paydesk"), "paystack",
+                                     secret_key=PAYSTACK_KEY, webhook_secret=None, base_url=provider_url,
+                                     paydesk_url="http://paydesk.bench", now=datetime.now(UTC))
+    finally:
+        engine.dispose()
+    return connected.provider_account_id
+
+
 def create_merchants(database_url: str, merchants: int) -> tuple[list[int], str]:
     """The merchants through the app's own path (tokens, methods, fixtures); the first one's live token."""
     engine = make_engine(database_url)
@@ -146,8 +167,10 @@ def create_merchants(database_url: str, merchants: int) -> tuple[list[int], str]
 class _Generator:
     """Rows of the transactions table, oldest first, and the samples the load draws from."""
 
-    def __init__(self, rows: int, merchant_ids: list[int], first_id: int, now: datetime, seed: int):
+    def __init__(self, rows: int, merchant_ids: list[int], first_id: int, now: datetime, seed: int,
+                 refund_method: tuple[str, str] = ("card", "EUR")):
         self.rng = random.Random(seed)
+        self.refund_method = refund_method  # (method id, currency) of the refund targets
         self.rows = rows
         self.first_id = first_id
         self.now = now
@@ -221,8 +244,9 @@ class _Generator:
         merchant.sequence += 1
         tx_no = self._tx_no("PAY")
         self.refund_targets.append(tx_no)
+        method, currency = self.refund_method
         return self._row(tx_id, merchant, "live", tx_no, "payment", "Captured", REFUND_TARGET_AMOUNT_MINOR,
-                         "EUR", f"BIG-{merchant.sequence:08d}", "card", created)
+                         currency, f"BIG-{merchant.sequence:08d}", method, created)
 
     def _payment_or_payout(self, tx_id: int, created: datetime) -> tuple:
         cumulative = self.merchant_cumulative
@@ -369,15 +393,17 @@ HISTORY_SQL = (
 )
 
 
-def seed(database_url: str, rows: int, merchants: int = len(MERCHANT_NAMES), seed: int = 20261122) -> Seeded:
-    """Fill a freshly migrated database with `rows` transactions and their history."""
+def seed(database_url: str, rows: int, merchants: int = len(MERCHANT_NAMES), seed: int = 20261122,
+         refund_method: tuple[str, str] = ("card", "EUR")) -> Seeded:
+    """Fill a freshly migrated database with `rows` transactions and their history; the refund
+    targets are Captured payments of `refund_method` (method id, currency)."""
     started = time.monotonic()
     merchant_ids, token = create_merchants(database_url, merchants)
     engine = make_engine(database_url)
     try:
         with engine.connect() as conn:
             first_id = (conn.execute(select(func.max(transactions.c.id))).scalar() or 0) + 1
-        generator = _Generator(rows, merchant_ids, first_id, datetime.now(UTC), seed)
+        generator = _Generator(rows, merchant_ids, first_id, datetime.now(UTC), seed, refund_method)
         if engine.dialect.name == "postgresql":
             history = _load_postgres(database_url, generator.rows_iter(), first_id)
             with engine.begin() as conn:  # the COPY skipped the daily totals' triggers
