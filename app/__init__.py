@@ -17,7 +17,7 @@ from app.store.encryption import SecretBox
 from app.store.method_cache import MethodCache
 from app.store.provider_accounts import account_by_id
 from app.store.db import make_engine
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from app.util import utcnow
 from app.web import install_deps, install_password_hasher
 from app.webhooks.guard import AddressGuard

@@ -1,7 +1,7 @@
 """What a payment has left to refund: its original amount less its Captured and Pending refunds
 and the refund requests awaiting approval. The one description of it in Python: the refund
 rules' input (refund_state), the refund panel and the service fakes use it; the refund guard
-(app.store.repository) is its SQL counterpart, and a property test keeps the two agreeing."""
+(app.store.refund_guard) is its SQL counterpart, and a property test keeps the two agreeing."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -66,7 +66,7 @@ MAX_RETRY_DELAY = timedelta(hours=1)
 class Deps:
     """What the services need: units of work, providers, a clock, the expiry window."""
 
-    uow: Callable[..., Any]  # uow(write=True) -> app.store.repository.UnitOfWork
+    uow: Callable[..., Any]  # uow(write=True) -> app.store.unit_of_work.UnitOfWork
     providers: Providers
     clock: Callable[[], datetime]
     pending_expiry: timedelta = timedelta(minutes=30)

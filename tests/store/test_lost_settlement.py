@@ -15,7 +15,7 @@ from app.payments import services
 from app.payments.model import Caller, Mode, Status
 from app.payments.schemas import RefundRequest
 from app.providers.calls import CallSettings, ProviderCalls
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from app.store.tables import status_history, transactions, webhook_events
 from tests.store.test_worker import deps_at
 from tests.support.lost_commits import LostCommits, crash_loses_relaxed_commits

@@ -3,7 +3,7 @@
 The rules live once in Python (app.payments.model.check_refund, on what
 app.payments.refunds.RefundArithmetic says is left). The database holds one guard, the
 conditional UPDATE ... RETURNING on the payment's row that keeps concurrent refunds from
-over-refunding (app.store.repository._refund_guard), for a refund's reservation and for a
+over-refunding (app.store.refund_guard._refund_guard), for a refund's reservation and for a
 request awaiting approval's hold; the services' tests stand the fake's guard in for it
 (tests/unit/services/fakes.py). For the same generated payments and refund amounts, each of
 them allows or refuses alike, and the Python rule refuses with the interface's message for the
@@ -42,7 +42,7 @@ from app.payments.schemas import RefundRequest
 from app.store.db import make_engine
 from app.store.encryption import SecretBox
 from app.store.merchants import create_merchant
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from app.store.tables import transactions
 from tests.unit.services.fakes import (
     CALLER,
