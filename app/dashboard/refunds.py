@@ -10,7 +10,7 @@ from app.payments import approvals, services
 from app.payments.approvals import ApprovalKind, LimitExceeded
 from app.payments.model import FieldErrors, RefundRejected, Status, Transaction, check_refund
 from app.payments.money import format_amount
-from app.payments.refunds import refund_state
+from app.payments.refundable import refund_state
 from app.payments.schemas import parse_refund
 
 from . import dashboard, once

@@ -48,7 +48,7 @@ from .provider import (
     Providers,
     ProviderUnavailable,
 )
-from .refunds import RefundArithmetic, refund_state
+from .refundable import RefundArithmetic, refund_state
 from .schemas import PAYOUT_ACTION, CreateTransactionRequest, RefundRequest
 from .sandbox import install_fixtures
 

@@ -1,9 +1,9 @@
 """The refund guard: the one SQL statement that keeps concurrent refunds from over-refunding a
 payment, and the statements that hold, reserve and release amounts on a payment's refund totals.
 
-The refund rules have their home in app.payments (model.check_refund, refunds.RefundArithmetic);
-this is their counterpart in the database, which app.store.transactions runs, and
-tests/store/test_refund_guard_property.py keeps the two agreeing.
+The refund rules have their home in app.payments (model.check_refund, on what
+refundable.RefundArithmetic says is left); this is their counterpart in the database, which
+app.store.transactions runs, and tests/store/test_refund_guard_property.py keeps the two agreeing.
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ _REFUND_MINOR = case(
     else_=cast(bindparam(f"refund_minor_{_COMMON_DIGITS}"), BigInteger),
 )
 # The payment's method refuses partial refunds (one no longer configured allows them, as
-# app.payments.refunds says).
+# app.payments.refundable says).
 _PARTIAL_REFUNDS_REFUSED = exists().where(
     payment_methods.c.merchant_id == transactions.c.merchant_id,
     payment_methods.c.method_id == transactions.c.payment_method,

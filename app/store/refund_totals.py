@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from app.payments.model import Caller, Transaction, TransactionNotFound
-from app.payments.refunds import RefundArithmetic
+from app.payments.refundable import RefundArithmetic
 
 from .unit_of_work import UnitOfWork
 

@@ -1,7 +1,7 @@
 """Property: the refund rule, the database's refund guard and the service fake agree.
 
 The rules live once in Python (app.payments.model.check_refund, on what
-app.payments.refunds.RefundArithmetic says is left). The database holds one guard, the
+app.payments.refundable.RefundArithmetic says is left). The database holds one guard, the
 conditional UPDATE ... RETURNING on the payment's row that keeps concurrent refunds from
 over-refunding (app.store.refund_guard._refund_guard), for a refund's reservation and for a
 request awaiting approval's hold; the services' tests stand the fake's guard in for it
@@ -37,7 +37,7 @@ from app.payments.model import (
     new_tx_no,
 )
 from app.payments.money import format_amount, from_minor, minor_digits
-from app.payments.refunds import RefundArithmetic, refund_state
+from app.payments.refundable import RefundArithmetic, refund_state
 from app.payments.schemas import RefundRequest
 from app.store.db import make_engine
 from app.store.encryption import SecretBox

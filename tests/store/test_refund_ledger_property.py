@@ -50,7 +50,7 @@ from app.payments.model import (
 )
 from app.payments.money import from_minor, minor_digits, to_minor
 from app.payments.provider import Outcome, ProvidersByName, ProviderUnavailable
-from app.payments.refunds import RefundArithmetic
+from app.payments.refundable import RefundArithmetic
 from app.payments.schemas import parse_create, parse_refund
 from app.payments.services import Deps
 from app.store.db import make_engine

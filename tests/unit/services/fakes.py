@@ -30,7 +30,7 @@ from app.payments.model import (
 )
 from app.payments.money import fits_currency, from_minor, to_minor
 from app.payments.provider import Bank, Outcome, ProvidersByName
-from app.payments.refunds import RefundArithmetic
+from app.payments.refundable import RefundArithmetic
 from app.payments.sandbox import FIXTURE_CREATED_BY
 from app.payments.services import Deps
 from tests.unit.test_idempotency_core import MemoryRecords
