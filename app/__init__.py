@@ -9,7 +9,7 @@ from app.config import Config
 from app.errors import HEALTH_CHECK_PATH, PaydeskFlask, init_errors
 from app.headers import init_headers
 from app.passwords import hasher_for
-from app.payments.services import Deps
+from app.payments.deps import Deps
 from app.providers.http import ALLOWED_NETWORKS_SETTING as PROVIDER_NETWORKS, Timeouts
 from app.providers.registry import ProviderRegistry
 from app.providers.simulator import providers

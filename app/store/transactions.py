@@ -336,7 +336,7 @@ class TransactionRepository:
 
         Returns the payment as the guard will return it. Until the writes are sent, its fields
         other than its scope and number stand for its row's columns (Returned): a refund made
-        from it (app.payments.services.pending_refund) is written with its payment's currency,
+        from it (app.payments.refunds.pending_refund) is written with its payment's currency,
         reference, method and callback URL as the row has them, and its amount in the currency's
         minor units as the guard converts it. Once sent, the payment and that refund hold the
         values (the payment with the amount reserved)."""

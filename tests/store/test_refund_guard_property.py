@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from sqlalchemy import literal, select, update
 
 from app.config import Config
-from app.payments import services
+from app.payments import refunds
 from app.payments.model import (
     Caller,
     FieldErrors,
@@ -214,7 +214,7 @@ def guard_with_the_writes(engine, caller: Caller, tx_no: str, amount: Decimal):
     as the writes left them, or None when the guard refused."""
     with UnitOfWork(engine) as uow:
         payment = uow.transactions.reserve_refund_with_writes(caller, tx_no, amount)
-        refund = services.pending_refund(caller, RefundRequest(tx_no, amount), payment, NOW)
+        refund = refunds.pending_refund(caller, RefundRequest(tx_no, amount), payment, NOW)
         uow.transactions.add(refund)
         try:
             uow.conn.execute(select(literal(1)))  # the unit's next statement: its writes go first
@@ -287,7 +287,7 @@ def test_the_fakes_guard_and_refund_service_allow_and_refuse_as_the_rules_do(cas
     clock = Clock()
     deps = make_deps(store, FakeProvider(store, clock), clock)
     try:
-        made = services.refund(deps, CALLER, RefundRequest(tx_no, case.refund))
+        made = refunds.refund(deps, CALLER, RefundRequest(tx_no, case.refund))
     except PaymentError as refusal:
         assert refused is not None and type(refusal) is type(refused) and str(refusal) == str(refused)
     else:

@@ -32,7 +32,7 @@ from app.payments.money import fits_currency, from_minor, to_minor
 from app.payments.provider import Bank, Outcome, ProvidersByName
 from app.payments.refundable import RefundArithmetic
 from app.payments.sandbox import FIXTURE_CREATED_BY
-from app.payments.services import Deps
+from app.payments.deps import Deps
 from tests.unit.test_idempotency_core import MemoryRecords
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
