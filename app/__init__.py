@@ -9,7 +9,7 @@ from app.config import Config
 from app.errors import HEALTH_CHECK_PATH, PaydeskFlask, init_errors
 from app.headers import init_headers
 from app.passwords import hasher_for
-from app.payments.services import Deps
+from app.payments.deps import Deps
 from app.providers.http import ALLOWED_NETWORKS_SETTING as PROVIDER_NETWORKS, Timeouts
 from app.providers.registry import ProviderRegistry
 from app.providers.simulator import providers
@@ -17,7 +17,7 @@ from app.store.encryption import SecretBox
 from app.store.method_cache import MethodCache
 from app.store.provider_accounts import account_by_id
 from app.store.db import make_engine
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from app.util import utcnow
 from app.web import install_deps, install_password_hasher
 from app.webhooks.guard import AddressGuard

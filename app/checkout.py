@@ -14,7 +14,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, abort, make_response, redirect, render_template, request, url_for
 
 from app.headers import content_security_policy
-from app.payments import services
+from app.payments import settlement
 from app.payments.model import (
     COMMON_DECLINE_REASONS,
     MAX_TX_NO_LENGTH,
@@ -106,8 +106,8 @@ def decide(tx_no: str):
     caller = Caller(tx.merchant_id, tx.mode, "checkout", request.remote_addr)
     status = Status.CAPTURED if approve else Status.DECLINED
     try:
-        tx = services.move_by_provider(deps, caller, tx.tx_no, status,
-                                       None if approve else reason, source="checkout")
+        tx = settlement.move_by_provider(deps, caller, tx.tx_no, status,
+                                         None if approve else reason, source="checkout")
     except (InvalidMove, SimulatedLiveMoney):
         pass  # already decided (expired, a second click, made in a demo): show where it stands
     return _send_on(tx)
@@ -128,7 +128,7 @@ def back_from_provider(tx_no: str):
         return _send_on(tx)
     asked = request.args.get("asked", type=float)
     if asked is None:
-        services.ask_provider_now(deps, tx)
+        settlement.ask_provider_now(deps, tx)
         asked = tx.updated_at.timestamp()
     elif tx.updated_at.timestamp() > asked:
         return _send_on(tx)  # answered: still Pending at the provider

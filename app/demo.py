@@ -9,7 +9,7 @@ from pathlib import Path
 
 from flask import Flask
 
-from app.payments import services
+from app.payments import create, refunds, settlement
 from app.payments.model import Caller, Mode, Status
 from app.payments.schemas import parse_create, parse_refund
 from app.store.merchants import create_merchant, create_user, inbox_url, merchant_by_name
@@ -94,7 +94,7 @@ def _sample_transactions(deps, merchant_id: int) -> None:
             ("ORDER-1005", "75.50", Status.CAPTURED, None),
         ]
         for reference, amount, outcome, reason in samples:
-            tx = services.create_transaction(deps, caller, parse_create({
+            tx = create.create_transaction(deps, caller, parse_create({
                 "amount": Decimal(amount), "currency": "EUR", "reference": reference,
                 "statementDescriptor": "DEMO SHOP", "callbackUrl": "https://merchant.example/hooks",
                 "billing": {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
@@ -102,10 +102,10 @@ def _sample_transactions(deps, merchant_id: int) -> None:
                 "payment": {"paymentMethod": "card"},
             }))
             if outcome:
-                services.move_by_provider(deps, caller, tx.tx_no, outcome, reason, source="demo")
+                settlement.move_by_provider(deps, caller, tx.tx_no, outcome, reason, source="demo")
         first = _by_reference(deps, caller, "ORDER-1005")
-        services.refund(deps, caller, parse_refund({"txNo": first, "amount": Decimal("20.00"),
-                                                    "reason": "Damaged item"}))
+        refunds.refund(deps, caller, parse_refund({"txNo": first, "amount": Decimal("20.00"),
+                                                   "reason": "Damaged item"}))
 
 
 def _by_reference(deps, caller: Caller, reference: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from argon2 import PasswordHasher
 from flask import Flask, Response, current_app
 
-from app.payments.services import Deps
+from app.payments.deps import Deps
 from app.util import dumps
 
 API_PREFIX = "/api/v1"

@@ -14,7 +14,7 @@ from flask import Flask
 
 from app.payments.idempotency import REPLAY_WINDOW
 from app.auth import throttle
-from app.payments import approvals, services
+from app.payments import approvals, expiry
 from app.providers.calls import CallSettings, ProviderCalls
 from app.store import idempotency, sign_in_failures
 from app.store.daily_totals import FOLD_BATCH, fold_changes
@@ -38,7 +38,7 @@ def run_round(app: Flask) -> bool:
     with app.app_context():
         # Provider calls are made continuously by this process's own call threads.
         start_provider_calls(app)
-        expired = services.expire_pending(deps)
+        expired = expiry.expire_pending(deps)
         expired += approvals.expire_approvals(deps)
         with deps.uow() as uow:
             idempotency.purge_older_than(uow.conn, deps.clock() - REPLAY_WINDOW)

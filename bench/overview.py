@@ -37,7 +37,7 @@ from app.store.daily_totals import check_daily_totals, fold_changes
 from app.store.db import make_engine
 from app.store.merchants import create_user
 from app.store.overview import overview
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from app.store.tables import transactions
 
 from .run import DEFAULT_POSTGRES, RESULTS, Database, commit, machine, sizes

@@ -29,7 +29,7 @@ from app.store.daily_totals import record_bulk_load
 from app.store.db import make_engine
 from app.store.encryption import SecretBox
 from app.store.merchants import create_merchant, create_user
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from app.store.tables import transactions
 
 # A Paystack live key as Paystack formats them (made up), and the card method it offers, with

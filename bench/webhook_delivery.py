@@ -30,7 +30,7 @@ from sqlalchemy.engine import make_url
 from app import create_app
 from app.cli import upgrade_database
 from app.config import Config
-from app.payments import services
+from app.payments import create as services
 from app.payments.model import Caller, Mode
 from app.payments.schemas import parse_create
 from app.store.merchants import create_merchant

@@ -10,7 +10,7 @@ from flask import Response, current_app, g, request
 from app.payments import idempotency as once
 from app.payments.idempotency import WAIT_FOR_FIRST, request_hash
 from app.payments.model import Transaction
-from app.payments.services import OnCreated
+from app.payments.deps import OnCreated
 from app.store import idempotency as key_records
 from app.web import deps, json_response
 

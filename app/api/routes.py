@@ -10,7 +10,7 @@ from flask import current_app, g, request
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 
 from app.auth.api_tokens import MEMORY_KEY, TokenMemory
-from app.payments import services
+from app.payments import bank_lists, cancel, create, lookup, refunds, sandbox, settlement
 from app.payments.model import (
     MAX_TX_NO_LENGTH,
     BankListRefused,
@@ -216,7 +216,7 @@ def create_once(parse, operate, shape, refusals):
 def create_transaction():
     """Create a payment or payout; 200 with the create response."""
     checkout_url = current_app.config["CHECKOUT_URL"]
-    return create_once(parse_create, services.create_transaction,
+    return create_once(parse_create, create.create_transaction,
                        lambda tx: create_body(tx, checkout_url),
                        (FieldErrors, DuplicateReference, SimulatedLiveMoney))
 
@@ -226,13 +226,13 @@ def transaction_status(tx_no: str):
     """The stored status of a transaction (a refund's too), read without calling the provider."""
     if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
         raise TransactionNotFound(tx_no[:MAX_TX_NO_LENGTH])
-    return json_response(status_body(services.stored_status(deps(), g.caller, tx_no)))
+    return json_response(status_body(lookup.stored_status(deps(), g.caller, tx_no)))
 
 
 @api.post("/transactions/refund")
 def refund_transaction():
     """Refund a Captured payment in full or in part; 200 with the refund response."""
-    return create_once(parse_refund, services.refund, refund_body, (FieldErrors, RefundRejected))
+    return create_once(parse_refund, refunds.refund, refund_body, (FieldErrors, RefundRejected))
 
 
 @api.post("/transactions/<path:tx_no>/cancel")
@@ -245,7 +245,7 @@ def cancel_transaction(tx_no: str):
     def attempt(on_moved):
         # The key is linked to the payment in the unit that declines it: a key whose first
         # run died after that commit is answered from the payment, as for create and refund.
-        return services.cancel_transaction(deps(), g.caller, tx_no, on_moved=on_moved)
+        return cancel.cancel_transaction(deps(), g.caller, tx_no, on_moved=on_moved)
 
     def answer(tx):
         return json_response(status_body(tx))
@@ -275,7 +275,7 @@ def banks():
         return _bank_validation(asked)
     method, currency, country = asked.payment_method, asked.currency, asked.country
     try:
-        found = services.list_banks(deps(), g.caller, method, currency, country or None)
+        found = bank_lists.list_banks(deps(), g.caller, method, currency, country or None)
     except BankListRefused as error:
         return _bank_validation(str(error))
     except ProviderUnavailable:  # the provider's failure, answered as the interface shows
@@ -321,7 +321,7 @@ def sandbox_outcome(tx_no: str):
     asked = read_sandbox_outcome(read_json())
     if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
         raise TransactionNotFound(tx_no[:MAX_TX_NO_LENGTH])
-    tx = services.move_by_provider(deps(), g.caller, tx_no, Status(asked.status), asked.decline_reason,
+    tx = settlement.move_by_provider(deps(), g.caller, tx_no, Status(asked.status), asked.decline_reason,
                                   source="sandbox")
     return json_response(status_body(tx))
 
@@ -332,7 +332,7 @@ def sandbox_reset():
     refused = _sandbox_only()
     if refused:
         return refused
-    services.reset_sandbox(deps(), g.caller)
+    sandbox.reset_sandbox(deps(), g.caller)
     return json_response(SandboxReset(status="ok", message="Sandbox test transactions restored"))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import current_app, flash, request, url_for
 
 from app.auth.users import current_caller, requires
-from app.payments import services
+from app.payments import cancel
 from app.payments.model import CancelRejected, check_cancel
 from app.payments.provider import UNREACHABLE, ProviderUnavailable
 from app.web import deps
@@ -28,7 +28,7 @@ def cancel_payment(tx_no: str):
     if request.form.get("step") != "confirm":
         return _review(context)
     try:
-        cancelled = services.cancel_transaction(deps(), current_caller(), tx_no)
+        cancelled = cancel.cancel_transaction(deps(), current_caller(), tx_no)
     except CancelRejected as error:
         flash(str(error), "error")
     except ProviderUnavailable as error:

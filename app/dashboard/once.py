@@ -6,9 +6,9 @@ import secrets
 from collections.abc import Callable
 
 from app.payments import idempotency
-from app.payments import services
+from app.payments import lookup
 from app.payments.model import Caller, Transaction
-from app.payments.services import Deps, OnCreated
+from app.payments.deps import Deps, OnCreated
 from app.store import idempotency as key_records
 
 MAX_KEY_LENGTH = 64
@@ -39,7 +39,7 @@ def run_once(deps: Deps, caller: Caller, form: str, key: str, body: dict,
     except (idempotency.KeyReused, idempotency.StillRunning):  # a submit still running is answered alike
         raise FormReused() from None
     if isinstance(outcome, idempotency.Answer):  # the first submit's transaction, as it stands now
-        return services.get_status(deps, caller, outcome.body)
+        return lookup.get_status(deps, caller, outcome.body)
     return outcome
 
 

@@ -7,7 +7,7 @@ from flask_login import current_user
 from wtforms import SelectChoice
 
 from app.auth.users import current_caller, requires
-from app.payments import approvals, services
+from app.payments import approvals, bank_lists, create
 from app.payments.approvals import ApprovalKind, LimitExceeded
 from app.payments.accounts import iban_bank
 from app.payments.model import (
@@ -100,8 +100,8 @@ class Destination:
             self.banks = bank_cache().get_or_load(
                 (current_user.merchant_id, current_caller().mode, method.method_id, self.currency,
                  self.country),
-                lambda: services.list_banks(deps(), current_caller(), method.method_id,
-                                            self.currency, self.country))
+                lambda: bank_lists.list_banks(deps(), current_caller(), method.method_id,
+                                              self.currency, self.country))
         except BankListRefused as error:
             self.refusal = str(error)
         except ProviderUnavailable:
@@ -128,8 +128,8 @@ def bank_name(payout) -> str | None:
     try:
         banks = bank_cache().get_or_load(
             (current_user.merchant_id, payout.mode, payout.payment_method, payout.currency, country),
-            lambda: services.list_banks(deps(), current_caller(), payout.payment_method,
-                                        payout.currency, country))
+            lambda: bank_lists.list_banks(deps(), current_caller(), payout.payment_method,
+                                          payout.currency, country))
     except (BankListRefused, ProviderUnavailable):
         return None  # the page shows the code alone
     return next((bank.name for bank in banks if bank.code == code), None)
@@ -242,7 +242,7 @@ def review_payout():
         return _form_page(form, destination, focus="amount")
     try:
         payout_request = parse_create(body)
-        services.check_create(deps(), current_caller(), payout_request)
+        create.check_create(deps(), current_caller(), payout_request)
         four_eyes = money_controls(ApprovalKind.PAYOUT, payout_request.amount, payout_request.currency)
     except FieldErrors as error:
         return _form_with_errors(form, destination, error.errors)
@@ -287,7 +287,7 @@ def create_payout():
         if money_controls(ApprovalKind.PAYOUT, payout_request.amount, payout_request.currency):
             return _request_approval(payout_request, body)
         payout = once.run_once(deps(), caller, "payout", request.form.get("request_key", ""), body,
-                               lambda on_created: services.create_transaction(
+                               lambda on_created: create.create_transaction(
                                    deps(), caller, payout_request, on_created))
     except FieldErrors as error:
         return _form_with_errors(form, destination, error.errors)

@@ -6,11 +6,11 @@ from decimal import Decimal
 from flask import current_app, flash, redirect, request, url_for
 
 from app.auth.users import current_caller, requires
-from app.payments import approvals, services
+from app.payments import approvals, refunds
 from app.payments.approvals import ApprovalKind, LimitExceeded
 from app.payments.model import FieldErrors, RefundRejected, Status, Transaction, check_refund
 from app.payments.money import format_amount
-from app.payments.refunds import refund_state
+from app.payments.refundable import refund_state
 from app.payments.schemas import parse_refund
 
 from . import dashboard, once
@@ -135,7 +135,7 @@ def _refund_once(deps, caller, body: dict, key: str) -> Transaction:
     refund_request = parse_refund(body)
     try:
         return once.run_once(deps, caller, "refund", key, body,
-                             lambda on_created: services.refund(deps, caller, refund_request, on_created))
+                             lambda on_created: refunds.refund(deps, caller, refund_request, on_created))
     except once.FormReused:
         raise RefundRejected("This refund form was already used for another amount; "
                              "review the refund again.") from None

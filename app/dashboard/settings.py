@@ -19,7 +19,7 @@ from flask_login import current_user
 
 from app.auth.api_tokens import forget_checked_tokens
 from app.auth.users import ROLE_DESCRIPTIONS, current_caller, requires
-from app.payments import services
+from app.payments import sandbox
 from app.store import credentials
 from app.store.password_links import INVITE
 from app.store.user_sessions import end_sessions_of
@@ -228,6 +228,6 @@ def _is_last_admin(uow, caller, member) -> bool:
 def reset_sandbox():
     """Restore the sandbox test transactions (SBX-...) to their starting states."""
     caller = current_caller()
-    services.reset_sandbox(deps(), caller)
+    sandbox.reset_sandbox(deps(), caller)
     flash("Sandbox test transactions are back to their starting states.", "success")
     return redirect(url_for("dashboard.settings", _anchor="sandbox"), 303)

@@ -1,8 +1,8 @@
 """Four eyes: dashboard refunds and payouts above the merchant's threshold wait for a second user.
 
 The rules (who may decide, what needs approval, a user's limits) are plain functions here; the
-operations take the services' Deps like app.payments.services, which they call to make the
-refund or payout once approved.
+operations take the Deps (app.payments.deps) like the others of app.payments, and call
+app.payments.refunds and app.payments.create to make the refund or payout once approved.
 
 A refund request holds its amount on the payment's row (`refund_held`) from the moment it is
 recorded: the refund reservation counts it, so requests and refunds together never pass the
@@ -21,8 +21,8 @@ from enum import StrEnum
 from .model import Caller, Mode, PaymentError, Transaction, TransactionNotFound
 from .money import format_amount, to_minor
 from .schemas import CreateTransactionRequest, RefundRequest, parse_create, parse_refund
-from . import services
-from .services import Deps
+from . import create, refunds
+from .deps import Deps
 
 # A request nobody decided in this time expires (the worker releases what it held).
 APPROVAL_WINDOW = timedelta(hours=24)
@@ -137,8 +137,8 @@ def request_refund(deps: Deps, caller: Caller, request: RefundRequest, form_key:
             existing = uow.approvals.by_form_key(caller, form_key)
             if existing is not None:
                 return existing
-            original = services.reserve_refund_or_refuse(uow, caller, request,
-                                                         uow.transactions.hold_refund)
+            original = refunds.reserve_refund_or_refuse(uow, caller, request,
+                                                        uow.transactions.hold_refund)
             body = {"txNo": request.tx_no, "amount": str(request.amount), "reason": request.reason,
                     "description": request.description}
             approval = uow.approvals.add(caller, ApprovalKind.REFUND, request.amount, original.currency,
@@ -156,7 +156,7 @@ def request_payout(deps: Deps, caller: Caller, request: CreateTransactionRequest
                    form_key: str) -> ApprovalRequest:
     """Check a payout as its create would, then record it awaiting approval (nothing is held:
     a payout takes nothing from a payment)."""
-    services.check_create(deps, caller, request)
+    create.check_create(deps, caller, request)
     now = deps.clock()
     try:
         with deps.uow() as uow:
@@ -198,7 +198,7 @@ def _approve_refund(deps: Deps, caller: Caller, approval: ApprovalRequest) -> Tr
     try:
         with deps.uow() as uow:
             original = uow.transactions.get_by_id(caller, approval.original_id)
-            new_refund = services.pending_refund(replace(caller, actor=approval.requested_by), request,
+            new_refund = refunds.pending_refund(replace(caller, actor=approval.requested_by), request,
                                              original, now)
             if not uow.approvals.decide(caller, approval.id, ApprovalState.APPROVED, now,
                                         result_tx_no=new_refund.tx_no):
@@ -211,12 +211,12 @@ def _approve_refund(deps: Deps, caller: Caller, approval: ApprovalRequest) -> Tr
             uow.audit(caller, "approval.approve", original.tx_no, approval.amount, approval.currency,
                       {"kind": "refund", "approvalId": approval.id, "requestedBy": approval.requested_by,
                        "refundTxNo": new_refund.tx_no})
-            services.write_refund(uow, caller, request, new_refund, None)
+            refunds.write_refund(uow, caller, request, new_refund, None)
     except _PaymentMovedOn:
         _fail(deps, caller, approval, "The payment is no longer Captured; the held amount is released.")
         raise ApprovalRefused("The payment is no longer Captured: the refund cannot be made, and the "
                               "request is closed as failed.") from None
-    return services.settle_in_process(deps, new_refund, original, method)
+    return refunds.settle_in_process(deps, new_refund, original, method)
 
 
 def _approve_payout(deps: Deps, caller: Caller, approval: ApprovalRequest) -> Transaction:
@@ -231,7 +231,7 @@ def _approve_payout(deps: Deps, caller: Caller, approval: ApprovalRequest) -> Tr
         uow.audit(caller, "approval.approve", payout.tx_no, approval.amount, approval.currency,
                   {"kind": "payout", "approvalId": approval.id, "requestedBy": approval.requested_by})
 
-    return services.create_transaction(deps, caller, request, on_created=claimed)
+    return create.create_transaction(deps, caller, request, on_created=claimed)
 
 
 def _decided_meanwhile(deps: Deps, caller: Caller, approval_id: int) -> str:

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import simplejson
 
 from .model import Caller, Transaction
-from .services import Deps, OnCreated
+from .deps import Deps, OnCreated
 
 # A key is kept this long; after it, the key is free again (the worker purges older records).
 REPLAY_WINDOW = timedelta(hours=24)

@@ -178,7 +178,7 @@ class BankListRefused(PaymentError):
 @dataclass
 class RefundState:
     """What the refund rules need of an original transaction; its remaining refundable amount
-    is app.payments.refunds.RefundArithmetic's (refund_state makes one)."""
+    is app.payments.refundable.RefundArithmetic's (refund_state makes one)."""
 
     tx_no: str
     kind: Kind

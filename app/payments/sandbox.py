@@ -1,10 +1,11 @@
 """The sandbox test transactions every merchant's sandbox holds, and their reset."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 
+from .deps import Deps
 from .model import Caller, Kind, Mode, Status, Transaction
 
 
@@ -68,3 +69,12 @@ def install_fixtures(uow, sandbox: Caller, callback_url: str | None, now: dateti
         tx = fixture_transaction(fixture, sandbox.merchant_id, callback_url, now)
         uow.transactions.add(tx)
         uow.record_history(tx, None, FIXTURE_CREATED_BY)
+
+
+def reset_sandbox(deps: Deps, caller: Caller) -> None:
+    """Restore the test transactions of the caller's merchant's sandbox to their starting states."""
+    sandbox = replace(caller, mode=Mode.SANDBOX)
+    with deps.uow() as uow:
+        install_fixtures(uow, sandbox, uow.merchants.default_callback_url(sandbox), deps.clock())
+        uow.audit(sandbox, "sandbox.reset")
+        uow.commit()

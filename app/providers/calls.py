@@ -33,7 +33,7 @@ from app.store.provider_accounts import record_calls_state
 from app.store.provider_calls import ACCOUNT_PREFIX, CHANNEL, DueCall, defer_account_calls, due_calls
 from app.util import Backoff
 
-from app.payments import services
+from app.payments import settlement as services
 from app.payments.provider import ProviderDisconnected, ProviderUnavailable
 
 logger = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """Webhooks from the providers: verified, matched to a transaction, applied through the services.
 
 Each provider account has its own URL, /provider-webhooks/<webhook_key>. A verified event moves
-its transaction through `services.apply_outcome`, the path every other answer takes (status
+its transaction through `settlement.apply_outcome`, the path every other answer takes (status
 history, Paydesk's webhook to the merchant, the original's settlement for refunds). Every request
 is stored with what came of it, and shown in the dashboard beside the webhook logs.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from flask import Blueprint, request
 
-from app.payments import services
+from app.payments import settlement
 from app.payments.model import Caller, Kind, Status, Transaction
 from app.payments.money import to_minor
 from app.payments.provider import ProviderUnavailable
@@ -138,8 +138,8 @@ def _apply(deps, account: ProviderAccount, event: ProviderEvent) -> Result:
 def _record(deps, tx: Transaction, outcome, source: str) -> Result:
     """apply_outcome, and whether this request moved the transaction (a racing copy did not)."""
     moves: list[Transaction] = []
-    after = services.apply_outcome(deps, tx.id, outcome, source=source,
-                                   on_moved=lambda _uow, moved: moves.append(moved))
+    after = settlement.apply_outcome(deps, tx.id, outcome, source=source,
+                                     on_moved=lambda _uow, moved: moves.append(moved))
     if moves:
         return Result("applied", tx.tx_no, f"{tx.status} -> {after.status}")
     return Result("no change", tx.tx_no, f"{after.status} stays (event says {outcome.status})")

@@ -8,7 +8,7 @@ from sqlalchemy import Connection, or_, select
 from app.payments.model import Caller
 
 from .merchants import webhook_secret_text
-from .repository import UnitOfWork
+from .unit_of_work import UnitOfWork
 from .scope import scoped_to_merchant, scoped_to_mode
 from .tables import api_tokens, webhook_secrets
 

@@ -2,7 +2,8 @@
 
 Also what the rest of the application needs to know about a database that goes away:
 whether an error means it could not be reached, and whether a COMMIT was sent since a
-given moment (work that sent none may be run again after a lost connection).
+given moment (work that sent none may be run again after a lost connection); and whether
+an error is a unique-constraint violation.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import psycopg
 from sqlalchemy import Engine, create_engine, event, make_url
-from sqlalchemy.exc import DBAPIError, DisconnectionError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, IntegrityError
 from sqlalchemy.pool import NullPool
 
 # A pooled PostgreSQL connection unused for longer than this is pinged before use.
@@ -104,6 +105,12 @@ def database_unreachable(error: BaseException) -> bool:
     # No SQLSTATE: the client's own report (connection refused, server closed the connection).
     return cause.sqlstate is None or cause.sqlstate.startswith("08") \
         or cause.sqlstate in UNREACHABLE_SQLSTATES
+
+
+def is_unique_violation(error: IntegrityError) -> bool:
+    """True when the IntegrityError is a unique-constraint violation."""
+    text = str(error.orig).lower()
+    return "unique" in text or "duplicate key" in text
 
 
 def _check_connections_on_checkout(engine: Engine, idle_after: float) -> None:

@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.payments.idempotency import KeyRecord
 
-from .repository import is_unique_violation
+from .db import is_unique_violation
 from .tables import idempotency_keys
 
 

@@ -5,6 +5,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, insert, select, update
 
@@ -14,9 +15,11 @@ from app.payments.sandbox import FIXTURE_CREATED_BY, install_fixtures
 from app.util import utcnow
 
 from .encryption import SecretBox, SecretBoxError, reseal_column
-from .repository import UnitOfWork
 from .tables import api_tokens, merchants, users, webhook_secrets
 from .users import NO_PASSWORD
+
+if TYPE_CHECKING:
+    from .unit_of_work import UnitOfWork
 
 ROLES = ("support", "finance", "payouts", "admin")
 TOKEN_PREFIX = {Mode.LIVE: "pd_live_", Mode.SANDBOX: "pd_test_"}
@@ -190,6 +193,23 @@ def merchant_by_name(conn: Connection, name: str):
 def merchant_by_id(conn: Connection, merchant_id: int):
     """The merchant row with this id, or None."""
     return conn.execute(select(merchants).where(merchants.c.id == merchant_id)).first()
+
+
+class MerchantRepository:
+    """What the services read of a merchant's own settings."""
+
+    def __init__(self, uow: "UnitOfWork"):
+        self._uow = uow
+
+    @property
+    def conn(self) -> Connection:
+        return self._uow.conn
+
+    def default_callback_url(self, caller: Caller) -> str | None:
+        """Where the caller's merchant's own notifications go by default (its Paydesk inbox)."""
+        return self.conn.execute(
+            select(merchants.c.default_callback_url).where(merchants.c.id == caller.merchant_id)
+        ).scalar()
 
 
 def create_user(conn: Connection, merchant_id: int, email: str, role: str,

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from app.payments.model import Caller, Transaction, TransactionNotFound
-from app.payments.refunds import RefundArithmetic
+from app.payments.refundable import RefundArithmetic
 
-from .repository import UnitOfWork
+from .unit_of_work import UnitOfWork
 
 
 def refund_arithmetic(uow: UnitOfWork, caller: Caller, payment: Transaction) -> RefundArithmetic:

@@ -3,8 +3,8 @@
 - transactions.refund_reserved_minor: the payment's Pending and Captured refunds, summed;
 - transactions.refund_captured_minor: its Captured refunds, summed;
 both in minor units, 0 for every other row. A refund reserves its amount with one
-conditional UPDATE of these (app/store/repository.py `reserve_refund`) instead of locking
-the payment and summing its refunds; its settlement moves them in the same transaction.
+conditional UPDATE of these (app/store/refund_guard.py, run by `reserve_refund`) instead of
+locking the payment and summing its refunds; its settlement moves them in the same transaction.
 Existing rows are filled from their refunds here, with one UPDATE of correlated sums that
 SQLite and PostgreSQL both run. `flask --app app ledger verify` checks them afterwards.
 

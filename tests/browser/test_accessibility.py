@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from app.payments import services
+from app.payments import settlement
 from app.payments.model import Caller, Mode, Status
 from app.store.merchants import NewMerchant, create_merchant
 from app.webhooks.dispatcher import deliver_due
@@ -77,7 +77,7 @@ def _sample(deps, merchant: NewMerchant, mode: Mode, api: Api) -> Sample:
         assert created.status_code == 200, created.text
         tx_no = created.json()["transactionId"]
         if status is not None:  # decided at the checkout, as a customer would
-            services.move_by_provider(deps, checkout, tx_no, status, reason, source="checkout")
+            settlement.move_by_provider(deps, checkout, tx_no, status, reason, source="checkout")
         return tx_no
 
     tag = uuid.uuid4().hex[:6].upper()

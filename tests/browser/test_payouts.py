@@ -7,7 +7,7 @@ import uuid
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
 
-from app.payments import services
+from app.payments import settlement
 from app.payments.model import Caller, Mode, Status
 from app.store.tables import transactions
 
@@ -183,7 +183,7 @@ def test_a_pending_payout_turns_final_on_its_page_without_a_reload(page: Page, s
     (tx_no,) = _payouts_with_reference(server, reference)
     deps = server.app.extensions["paydesk"]
     caller = Caller(merchant.merchant_id, Mode.LIVE, "provider")
-    services.move_by_provider(deps, caller, tx_no, Status.CAPTURED, None, "provider")  # its answer arrives
+    settlement.move_by_provider(deps, caller, tx_no, Status.CAPTURED, None, "provider")  # its answer arrives
 
     expect(page.locator("#tx-status")).to_contain_text("Captured", timeout=10_000)
     expect(page.locator("#history")).to_contain_text("Captured")

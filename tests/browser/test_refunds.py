@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from playwright.sync_api import Page, expect
 
-from app.payments import services
+from app.payments import settlement
 from tests.store.test_worker import deps_at
 
 from tests.conftest import payment_body
@@ -116,7 +116,7 @@ def test_a_pending_refund_turns_captured_on_the_page_without_a_reload(page: Page
     page.evaluate("window.notReloaded = true")
 
     later = deps_at(server.app, timedelta(seconds=3))
-    while services.run_due_provider_checks(later):  # the worker's job
+    while settlement.run_due_provider_checks(later):  # the worker's job
         pass
 
     expect(rows.first).to_contain_text("Captured", timeout=10_000)

@@ -186,7 +186,7 @@ def test_the_refunds_fragment_polls_while_a_refund_is_pending_and_stops_after(da
                                                                            server):
     from datetime import timedelta
 
-    from app.payments import services
+    from app.payments import settlement
     from tests.store.test_worker import deps_at
 
     support = dashboard(merchant.merchant_id, "support")  # reading refunds needs no refund permission
@@ -198,7 +198,7 @@ def test_the_refunds_fragment_polls_while_a_refund_is_pending_and_stops_after(da
     assert 'id="tx-status" class="tx-status" hx-swap-oob="true"' in polling.text
 
     later = deps_at(server.app, timedelta(seconds=3))
-    while services.run_due_provider_checks(later):  # other tests' due work may come first
+    while settlement.run_due_provider_checks(later):  # other tests' due work may come first
         pass
     settled = support.get("/transactions/SBX-REFUND-ASYNC/refunds", headers=HTMX)
     assert "hx-trigger" not in settled.text  # nothing Pending: the page stops asking

@@ -8,7 +8,7 @@ import re
 import requests
 from standardwebhooks.webhooks import Webhook
 
-from app.payments import services
+from app.payments import settlement
 from app.payments.accounts import _nuban_check_digit
 
 from . import bodies
@@ -47,7 +47,7 @@ def create_payment(live, server, deps, paystack_fake, receiver, amount=10500.50)
     page = requests.get(f"{server.url}/checkout/{tx_no}", allow_redirects=False, timeout=10)
     assert page.status_code == 200 and "Connecting you to the payment page" in page.text
     assert '<meta http-equiv="refresh"' in page.text
-    assert services.run_due_provider_checks(deps) == 1  # the worker opens it at Paystack
+    assert settlement.run_due_provider_checks(deps) == 1  # the worker opens it at Paystack
     return tx_no, request
 
 
@@ -115,7 +115,7 @@ def test_payment_checkout_webhook_partial_refund_and_merchant_webhooks(
         "status": "Pending", "message": "Refund is being processed",
         "providerRefundId": None, "createdAt": refund.json()["createdAt"]}
     assert paystack_fake.requests_to("GET", "/refund") == paystack_fake.requests_to("POST", "/refund") == []
-    assert services.run_due_provider_checks(deps) == 1  # the worker submits it
+    assert settlement.run_due_provider_checks(deps) == 1  # the worker submits it
     queued = live.status(refund_tx_no)
     assert (queued["Status"], queued["ProviderMessage"], queued["ProviderTransactionId"]) == (
         "Pending", "Refund has been queued for processing", str(bodies.PAYSTACK_REFUND_ID))
@@ -179,7 +179,7 @@ def test_the_customer_back_from_paystack_is_sent_on_by_what_paystack_says(
     assert "asked=" in reload_url
     assert paystack_fake.requests_to("GET", verify) == []
     assert live.status(tx_no)["Status"] == "Pending"
-    assert services.run_due_provider_checks(deps) == 1  # the worker asks Paystack
+    assert settlement.run_due_provider_checks(deps) == 1  # the worker asks Paystack
     assert len(paystack_fake.requests_to("GET", verify)) == 1
     back = requests.get(f"{server.url}{reload_url.replace('&amp;', '&')}", allow_redirects=False, timeout=10)
     assert (back.status_code, back.headers["Location"]) == (303, "https://shop.example/paid")
@@ -236,7 +236,7 @@ def test_bank_payout_from_the_bank_list_through_otp_to_captured(
     assert paystack_fake.requests_to("POST", "/transferrecipient") == []
     assert paystack_fake.requests_to("POST", "/transfer") == []
     assert live.status(tx_no)["Status"] == "Pending"
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     [recipient] = paystack_fake.requests_to("POST", "/transferrecipient")
     assert recipient.json == {"type": "nuban", "name": "Ada Obi", "account_number": account_number,
                               "bank_code": bank, "currency": "NGN"}

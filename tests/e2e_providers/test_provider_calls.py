@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from app.payments import services
+from app.payments import settlement
 from app.providers.calls import CLOSED, OPEN, CallSettings, ProviderCalls
 from app.store.provider_calls import SIMULATOR, due_calls
 from app.store.tables import provider_accounts, transactions
@@ -80,11 +80,11 @@ def test_due_calls_are_claimed_in_one_statement_and_only_once(
         ids = dict(uow.conn.execute(select(transactions.c.tx_no, transactions.c.id).where(
             transactions.c.tx_no.in_([*tx_nos, not_due]))).all())
     now = utcnow()
-    first = services.claim_provider_calls(deps, [ids[tx_nos[0]], ids[tx_nos[1]], ids[not_due]], now)
-    second = services.claim_provider_calls(deps, [ids[tx_no] for tx_no in tx_nos], now)
+    first = settlement.claim_provider_calls(deps, [ids[tx_nos[0]], ids[tx_nos[1]], ids[not_due]], now)
+    second = settlement.claim_provider_calls(deps, [ids[tx_no] for tx_no in tx_nos], now)
     assert first == {ids[tx_nos[0]], ids[tx_nos[1]]}  # the one not due is not taken
     assert second == {ids[tx_nos[2]]}  # another worker's claims are left alone
-    assert services.claim_provider_calls(deps, [], now) == set()
+    assert settlement.claim_provider_calls(deps, [], now) == set()
 
 
 def test_the_breaker_opens_after_failures_in_a_row_then_one_trial_call_closes_it(

@@ -11,7 +11,7 @@ import pytest
 import requests
 from standardwebhooks.webhooks import Webhook
 
-from app.payments import services
+from app.payments import expiry, settlement
 from app.payments.model import Mode
 from tests.providers.fake_provider import Answer
 from tests.support.servers import start_worker, stop_process_group
@@ -31,7 +31,7 @@ from .conftest import (
     stored,
 )
 
-# After a failed ask the worker asks again 30 s later (services.retry_delay's floor).
+# After a failed ask the worker asks again 30 s later (settlement.retry_delay's floor).
 WORKER_LATER = 31
 
 PAYSTACK_INIT = ("POST", "/transaction/initialize")
@@ -126,7 +126,7 @@ def test_an_unreachable_provider_leaves_the_payment_pending_until_the_worker_ope
     assert_connecting(requests.get(created.json()["checkoutUrl"], allow_redirects=False, timeout=10))
 
     # The worker's first call (due now) meets the fault.
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     status = api.status(tx_no)
     assert status["Status"] == "Pending"
     assert status["ProviderMessage"].startswith(UNAVAILABLE[(provider.name, fault)]), status["ProviderMessage"]
@@ -140,8 +140,8 @@ def test_an_unreachable_provider_leaves_the_payment_pending_until_the_worker_ope
     if fault == "not listening":
         provider.on_port.start()
     provider.fake.on(*provider.create_route, provider.opened(tx_no, 4000))
-    assert services.run_due_provider_checks(later(deps, 5)) == 0  # not due yet
-    assert services.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
+    assert settlement.run_due_provider_checks(later(deps, 5)) == 0  # not due yet
+    assert settlement.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
 
     creates = provider.fake.requests_to(*provider.create_route)
     assert len(creates) == asked_before + 1
@@ -155,7 +155,7 @@ def test_an_unreachable_provider_leaves_the_payment_pending_until_the_worker_ope
     assert (page.status_code, page.headers.get("Location")) == (303, provider.redirect())
     assert history(deps, tx_no) == [(None, "Pending", history(deps, tx_no)[0][2], None)]
     # Opened: the next rounds leave it to the provider's webhook.
-    assert services.run_due_provider_checks(later(deps, 2 * WORKER_LATER)) == 0
+    assert settlement.run_due_provider_checks(later(deps, 2 * WORKER_LATER)) == 0
     assert len(provider.fake.requests_to(*provider.create_route)) == asked_before + 1
 
 
@@ -182,7 +182,7 @@ def test_the_provider_is_asked_after_the_pending_payment_is_committed(provider, 
     assert created.status_code == 200, created.text
     assert seen_in_database == []  # the request asked nobody
     assert provider.fake.requests_to(*provider.create_route) == []
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     assert seen_in_database == [("Pending", True)]
     assert api.status(created.json()["transactionId"])["Status"] == "Pending"
     assert stored(deps, created.json()["transactionId"])["provider_check_at"] is None
@@ -217,7 +217,7 @@ def test_a_refused_create_fails_with_the_providers_message_and_tells_the_merchan
     tx_no = created.json()["transactionId"]
     assert api.status(tx_no)["Status"] == "Pending"  # the request asked nobody
     assert provider.fake.requests_to(*provider.create_route) == []
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     status = api.status(tx_no)
     assert {k: status[k] for k in ("Status", "DeclineReason", "ProviderMessage", "ProviderStatus")} == {
         "Status": "Failed", "DeclineReason": "Provider Error", "ProviderMessage": message,
@@ -232,7 +232,7 @@ def test_a_refused_create_fails_with_the_providers_message_and_tells_the_merchan
         tx_no, "Failed", message, "Payment")
     assert [e for e, _ in outgoing(deps, tx_no)] == ["payment.failed"]
     assert len(provider.fake.requests_to(*provider.create_route)) == 1  # a refusal is not retried
-    assert services.run_due_provider_checks(later(deps, WORKER_LATER)) == 0
+    assert settlement.run_due_provider_checks(later(deps, WORKER_LATER)) == 0
 
 
 def test_a_refund_paystack_cannot_take_now_is_committed_pending_and_submitted_once_by_the_worker(
@@ -245,7 +245,7 @@ def test_a_refund_paystack_cannot_take_now_is_committed_pending_and_submitted_on
                    lambda seen: fake.on(*PAYSTACK_INIT, bodies.initialize_answer(seen.json["reference"])))
         tx_no = live.post("/transactions", payment_request("paystack-card", "NGN", 100,
                                                            "https://merchant.example/hooks")).json()["transactionId"]
-        assert services.run_due_provider_checks(deps) == 1  # the worker opens it at Paystack
+        assert settlement.run_due_provider_checks(deps) == 1  # the worker opens it at Paystack
         assert post_webhook(paystack.account, *bodies.paystack_signed(
             bodies.charge_success(tx_no, 10000), PAYSTACK_SECRET)).status_code == 200
         assert live.status(tx_no)["Status"] == "Captured"
@@ -273,7 +273,7 @@ def test_a_refund_paystack_cannot_take_now_is_committed_pending_and_submitted_on
             "error": "Refund amount (60.01) exceeds remaining refundable amount (60.00)"})
 
         # The worker's first submission (due now): Paystack cannot take it.
-        assert services.run_due_provider_checks(deps) == 1
+        assert settlement.run_due_provider_checks(deps) == 1
         assert refunds_in_database == ["Pending"]  # committed before Paystack was asked
         status = live.status(refund_tx_no)
         assert (status["Status"], status["ProviderMessage"]) == ("Pending", "Paystack answered HTTP 502: Bad Gateway")
@@ -282,7 +282,7 @@ def test_a_refund_paystack_cannot_take_now_is_committed_pending_and_submitted_on
         fake.on("GET", "/refund", bodies.refund_list())
         fake.on("POST", "/refund", {"status": True, "message": "Refund has been queued for processing",
                                     "data": bodies.paystack_refund(tx_no, refund_tx_no, 4000, "processed")})
-        assert services.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
+        assert settlement.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
 
         posts = fake.requests_to("POST", "/refund")
         assert len(posts) == 2 and posts[0].json == posts[1].json == {
@@ -306,7 +306,7 @@ def paystack_payment(app, merchant, live, amount=100) -> tuple[Provider, str]:
     created = live.post("/transactions", payment_request("paystack-card", "NGN", amount,
                                                          "https://merchant.example/hooks"))
     assert created.status_code == 200, created.text
-    assert services.run_due_provider_checks(live_deps(app)) == 1
+    assert settlement.run_due_provider_checks(live_deps(app)) == 1
     unhook()
     assert stored(live_deps(app), created.json()["transactionId"])["provider_redirect_url"] == bodies.AUTHORIZATION_URL
     return paystack, created.json()["transactionId"]
@@ -331,13 +331,13 @@ def test_a_refund_whose_answer_was_lost_is_found_by_its_note_and_not_sent_twice(
         assert (refund.status_code, refund.json()["status"]) == (200, "Pending")
         refund_tx_no = refund.json()["refundTxNo"]
         assert fake.requests_to("POST", "/refund") == []  # the worker submits it
-        assert services.run_due_provider_checks(deps) == 1  # ... and its answer is lost
+        assert settlement.run_due_provider_checks(deps) == 1  # ... and its answer is lost
         assert len(fake.requests_to("POST", "/refund")) == 1
         assert live.status(refund_tx_no)["Status"] == "Pending"
         fake.on("GET", "/refund", bodies.refund_list(
             bodies.paystack_refund(tx_no, "RFD-0000000000000000", 500, "processed", id=15581000),
             bodies.paystack_refund(tx_no, refund_tx_no, 10000, "processed")))
-        assert services.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
+        assert settlement.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
 
         assert len(fake.requests_to("POST", "/refund")) == 1
         status = live.status(refund_tx_no)
@@ -361,7 +361,7 @@ def test_an_initialize_paystack_took_but_whose_answer_was_lost_fails_on_the_work
         tx_no = created.json()["transactionId"]
         assert live.status(tx_no)["Status"] == "Pending"
         assert fake.requests_to(*PAYSTACK_INIT) == []  # the request asked nobody
-        assert services.run_due_provider_checks(deps) == 1  # the worker's initialize: its answer is lost
+        assert settlement.run_due_provider_checks(deps) == 1  # the worker's initialize: its answer is lost
         status = live.status(tx_no)
         assert (status["Status"], status["ProviderMessage"]) == (
             "Pending", "Paystack did not answer in time (ReadTimeout)")
@@ -372,7 +372,7 @@ def test_an_initialize_paystack_took_but_whose_answer_was_lost_fails_on_the_work
             "type": "validation_error", "code": "duplicate_reference"}))
         fake.on("GET", f"/transaction/verify/{tx_no}",
                 bodies.verify_answer(tx_no, 10000, "abandoned", "The transaction was not completed"))
-        assert services.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
+        assert settlement.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
 
         assert len(fake.requests_to(*PAYSTACK_INIT)) == 2
         status = live.status(tx_no)
@@ -398,8 +398,8 @@ def test_a_pending_payment_of_a_disconnected_account_expires_in_the_first_expiry
         assert accounts.disconnect(deps.uow, paystack.account.caller, paystack.account.id, utcnow())
         asked = len(paystack.fake.seen)
 
-        services.run_due_provider_checks(later(deps, 31 * 60))
-        services.expire_pending(later(deps, 31 * 60), limit=1000)
+        settlement.run_due_provider_checks(later(deps, 31 * 60))
+        expiry.expire_pending(later(deps, 31 * 60), limit=1000)
 
         status = live.status(tx_no)
         assert (status["Status"], status["DeclineReason"]) == ("Declined", "Transaction Expired"), status
@@ -447,7 +447,7 @@ def test_a_payout_whose_transfer_timed_out_is_sent_again_with_the_same_reference
         assert live.status(tx_no)["Status"] == "Pending"
         # The request sent no transfer: the worker does (its first answer is lost).
         assert fake.requests_to("POST", "/transferrecipient") == fake.requests_to("POST", "/transfer") == []
-        assert services.run_due_provider_checks(deps) == 1
+        assert settlement.run_due_provider_checks(deps) == 1
         assert len(fake.requests_to("POST", "/transfer")) == 1
         status = live.status(tx_no)
         assert (status["Status"], status["ProviderMessage"]) == (
@@ -459,7 +459,7 @@ def test_a_payout_whose_transfer_timed_out_is_sent_again_with_the_same_reference
         fake.on("GET", f"/transfer/verify/{tx_no.lower()}", {
             "status": True, "message": "Transfer retrieved",
             "data": bodies.transfer_object(tx_no, 25000, "success")})
-        assert services.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
+        assert settlement.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
 
         transfers = fake.requests_to("POST", "/transfer")
         assert len(transfers) == 2
@@ -505,8 +505,8 @@ def test_a_worker_killed_between_claiming_a_refund_and_submitting_it_loses_nothi
         fake.on("GET", "/refund", bodies.refund_list())  # Paystack answers again: never sent
         fake.on("POST", "/refund", {"status": True, "message": "Refund has been queued for processing",
                                     "data": bodies.paystack_refund(tx_no, refund_tx_no, 10000, "processed")})
-        assert services.run_due_provider_checks(later(deps, 5)) == 0  # the dead worker's claim holds
-        assert services.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
+        assert settlement.run_due_provider_checks(later(deps, 5)) == 0  # the dead worker's claim holds
+        assert settlement.run_due_provider_checks(later(deps, WORKER_LATER)) == 1
 
         assert len(fake.requests_to("POST", "/refund")) == 1
         assert live.status(refund_tx_no)["Status"] == "Captured"

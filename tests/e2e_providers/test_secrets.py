@@ -9,7 +9,7 @@ import logging
 import requests
 from sqlalchemy import select
 
-from app.payments import services
+from app.payments import settlement
 from app.payments.accounts import _nuban_check_digit
 from app.payments.model import Mode
 from app.store.encryption import SecretBox
@@ -48,7 +48,7 @@ def run_paystack_flow(live, deps, paystack_account, paystack_fake, receiver, del
         sent = send()
         assert sent.status_code == 200, sent.text
         assert len(fake.seen) == calls_before
-        assert services.run_due_provider_checks(deps) == 1
+        assert settlement.run_due_provider_checks(deps) == 1
         return sent
 
     def pay(amount=100):
@@ -110,7 +110,7 @@ def run_paystack_flow(live, deps, paystack_account, paystack_fake, receiver, del
     assert live.status(payout_tx_no)["Status"] == "Captured"
     # The worker asks again (Paystack refuses everything now) and the merchant's webhooks go out.
     fake.routes.clear()
-    assert services.run_due_provider_checks(later(deps, 31)) == 5  # 2 payments, 2 payouts, the refund
+    assert settlement.run_due_provider_checks(later(deps, 31)) == 5  # 2 payments, 2 payouts, the refund
     assert deliver() == 4  # payment captured and failed, payout failed and captured
 
 

@@ -6,7 +6,7 @@ import pytest
 import requests
 from standardwebhooks.webhooks import Webhook
 
-from app.payments import services
+from app.payments import cancel, expiry, settlement
 from app.payments.model import CancelRejected
 
 from . import bodies
@@ -43,7 +43,7 @@ def create_payment(sandbox, deps, stripe_fake, callback_url: str, amount=100.50)
     # The request answered Pending without calling Stripe: a worker opens the session.
     assert created.json()["status"] == "PENDING"
     assert len(stripe_fake.seen) == calls_before
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     return created.json()["transactionId"], request
 
 
@@ -108,7 +108,7 @@ def test_session_checkout_completed_partial_refund_dispute_and_merchant_webhooks
         "createdAt": refund.json()["createdAt"]}
     assert stripe_fake.requests_to("GET", f"/v1/checkout/sessions/{bodies.SESSION_ID}") == []
     assert stripe_fake.requests_to("POST", "/v1/refunds") == []
-    assert services.run_due_provider_checks(deps) == 1  # the worker submits it
+    assert settlement.run_due_provider_checks(deps) == 1  # the worker submits it
     submitted = sandbox.status(refund_tx_no)
     assert (submitted["Status"], submitted["ProviderMessage"], submitted["ProviderTransactionId"]) == (
         "Pending", "Refund pending", bodies.REFUND_ID)
@@ -165,7 +165,7 @@ def test_cancel_expires_the_open_session_and_declines_the_payment(
     stripe_fake.on("GET", path, bodies.session(tx_no, 4000), bodies.session(tx_no, 4000, "expired"))
     stripe_fake.on("POST", f"{path}/expire", bodies.session(tx_no, 4000, "expired"))
 
-    cancelled = services.cancel_transaction(deps, stripe_account.caller, tx_no)
+    cancelled = cancel.cancel_transaction(deps, stripe_account.caller, tx_no)
 
     [expire] = stripe_fake.requests_to("POST", f"{path}/expire")
     assert expire.header("Idempotency-Key") == f"{tx_no}-expire"
@@ -182,7 +182,7 @@ def test_cancel_expires_the_open_session_and_declines_the_payment(
     page = requests.get(f"{server.url}/checkout/{tx_no}", allow_redirects=False, timeout=10)
     assert page.status_code == 200
     try:
-        services.cancel_transaction(deps, stripe_account.caller, tx_no)
+        cancel.cancel_transaction(deps, stripe_account.caller, tx_no)
     except CancelRejected as refused:
         assert str(refused) == "Only Pending or Authorized transactions can be cancelled. Current status: Declined"
     else:
@@ -217,7 +217,7 @@ def test_expiry_expires_the_session_first_and_respects_a_payment_made_meanwhile(
         stripe_fake.on("POST", f"{path}/expire", bodies.session(tx_no, 4000, "expired"))
     created_long_ago(deps, tx_no)
 
-    assert services.expire_pending(deps) == 1
+    assert expiry.expire_pending(deps) == 1
 
     status = sandbox.status(tx_no)
     expires = stripe_fake.requests_to("POST", f"{path}/expire")
@@ -230,4 +230,4 @@ def test_expiry_expires_the_session_first_and_respects_a_payment_made_meanwhile(
         assert (status["Status"], status["DeclineReason"]) == ("Declined", "Transaction Expired")
         assert history(deps, tx_no)[1:] == [("Pending", "Declined", "worker", "Transaction expired before completion")]
         assert [e for e, _ in outgoing(deps, tx_no)] == ["payment.declined"]
-    assert services.expire_pending(deps) == 0
+    assert expiry.expire_pending(deps) == 0

@@ -9,7 +9,7 @@ import uuid
 import pytest
 import requests
 
-from app.payments import services
+from app.payments import settlement
 from app.payments.model import Mode
 from app.providers import accounts
 from app.util import utcnow
@@ -313,7 +313,7 @@ class TestWhenMatchingNeedsTheProvider:
         refund = live.post("/transactions/refund", {"txNo": tx_no, "amount": 10500.50})
         assert (refund.status_code, refund.json()["status"]) == (200, "Pending")
         assert paystack_fake.requests_to("POST", "/refund") == []  # a worker submits it
-        assert services.run_due_provider_checks(deps) == 1
+        assert settlement.run_due_provider_checks(deps) == 1
         assert len(paystack_fake.requests_to("POST", "/refund")) == 1
         paystack_fake.on("GET", f"/refund/{bodies.PAYSTACK_REFUND_ID}",
                          Answer(500, {"status": False, "message": "An error occurred"}))
@@ -360,16 +360,16 @@ def test_of_two_racing_deliveries_of_one_event_only_one_is_recorded_applied(
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from app.payments import services
+    from app.payments import settlement
 
     both_read = threading.Barrier(2, timeout=5)
-    apply_outcome = services.apply_outcome
+    apply_outcome = settlement.apply_outcome
 
     def after_both_have_read(*args, **kwargs):
         both_read.wait()  # both requests have verified, looked for replays and read the payment
         return apply_outcome(*args, **kwargs)
 
-    monkeypatch.setattr(services, "apply_outcome", after_both_have_read)
+    monkeypatch.setattr(settlement, "apply_outcome", after_both_have_read)
     delivery = bodies.paystack_signed(bodies.charge_success(paystack_payment, 1050050), PAYSTACK_SECRET)
     with ThreadPoolExecutor(2) as pool:
         answers = list(pool.map(lambda _: post_webhook(paystack_account, *delivery), range(2)))

@@ -5,7 +5,7 @@ import logging
 
 from flask import abort
 
-from app.payments import services
+from app.payments import bank_lists, lookup
 from app.providers.simulator import SimulatorProvider
 
 from .conftest import bearer
@@ -16,7 +16,7 @@ def broken(*_args, **_kwargs):
 
 
 def test_an_api_500_is_json_with_the_request_id(client, sandbox_token, monkeypatch, caplog):
-    monkeypatch.setattr(services, "stored_status", broken)  # what the status route calls
+    monkeypatch.setattr(lookup, "stored_status", broken)  # what the status route calls
     response = client.get("/api/v1/transactions/SBX-CAPTURED/status", headers=bearer(sandbox_token))
     assert response.status_code == 500
     assert response.mimetype == "application/json"
@@ -29,7 +29,7 @@ def test_an_api_500_is_json_with_the_request_id(client, sandbox_token, monkeypat
 
 def test_the_caller_s_request_id_is_the_one_answered_and_logged(client, sandbox_token, monkeypatch,
                                                                 caplog):
-    monkeypatch.setattr(services, "stored_status", broken)  # what the status route calls
+    monkeypatch.setattr(lookup, "stored_status", broken)  # what the status route calls
     response = client.get("/api/v1/transactions/SBX-CAPTURED/status",
                           headers={**bearer(sandbox_token), "X-Request-Id": "client-42"})
     assert response.get_json()["requestId"] == "client-42"
@@ -76,7 +76,7 @@ def test_a_database_failure_during_the_bank_list_is_not_the_providers_500(client
     def database_gone(*_args, **_kwargs):
         raise OperationalError("SELECT 1", {}, psycopg.OperationalError("server closed the connection"))
 
-    monkeypatch.setattr(services, "list_banks", database_gone)
+    monkeypatch.setattr(bank_lists, "list_banks", database_gone)
     response = client.post("/api/v1/transactions/banks", headers=bearer(sandbox_token),
                            json={"paymentMethod": "ng-bank-payout", "currency": "NGN"})
     assert response.status_code == 503

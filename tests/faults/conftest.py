@@ -14,7 +14,7 @@ from app.config import Config
 from app.store.db import make_engine
 from app.store.encryption import SecretBox
 from app.store.merchants import create_merchant
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from tests.support.servers import free_port, start_gunicorn, start_worker, stop_process_group
 from tests.webhooks.receiver import Receiver
 

@@ -25,7 +25,7 @@ from app.payments.money import from_minor
 from app.store.db import make_engine
 from app.store.encryption import SecretBox
 from app.store.merchants import create_merchant
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from app.store.tables import transactions, webhook_events
 from tests.conftest import payment_body
 from tests.support.databases import create_postgres_database

@@ -9,7 +9,7 @@ from sqlalchemy import create_engine, event, text
 from sqlalchemy.exc import DisconnectionError
 
 from app.store.db import make_engine
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from tests.support.databases import postgres_admin_url
 
 IDLE_AFTER = 0.2

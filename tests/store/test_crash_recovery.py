@@ -10,7 +10,7 @@ import pytest
 import requests
 from sqlalchemy import select
 
-from app.payments import services
+from app.payments import settlement
 from app.store.tables import transactions
 from tests.store.test_worker import deps_at
 from tests.support.servers import free_port, start_gunicorn, stop_process_group
@@ -69,7 +69,7 @@ def test_killed_after_the_refunds_commit_leaves_a_pending_refund_the_worker_comp
     assert (retry.json()["refundTxNo"], retry.json()["status"]) == (refund_no, "Pending")
 
     # Its provider call was due at once: the next worker makes it.
-    while services.run_due_provider_checks(deps_at(app, timedelta(0))):
+    while settlement.run_due_provider_checks(deps_at(app, timedelta(0))):
         pass
     assert sandbox.status(refund_no)["Status"] == "Captured"
     assert sandbox.status(tx_no)["Status"] == "Refunded"

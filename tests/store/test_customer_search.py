@@ -17,7 +17,7 @@ from app.cli import alembic_config, upgrade_database
 from app.payments.model import Caller, Kind, Mode, Status, Transaction, searchable_customer
 from app.store import listing
 from app.store.listing import TransactionFilter, customer_search, list_transactions
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from app.store.tables import transactions
 from app.util import utcnow
 

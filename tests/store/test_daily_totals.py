@@ -21,7 +21,7 @@ from app.payments.model import Caller, Mode
 from app.store.daily_totals import check_daily_totals, fold_changes
 from app.store.db import make_engine
 from app.store.overview import overview
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from app.store.tables import daily_total_changes, daily_totals, merchants, transactions
 from tests.conftest import make_app
 from tests.support.databases import create_postgres_database

@@ -11,11 +11,11 @@ from decimal import Decimal
 
 from sqlalchemy import select, text
 
-from app.payments import services
+from app.payments import refunds, settlement
 from app.payments.model import Caller, Mode, Status
 from app.payments.schemas import RefundRequest
 from app.providers.calls import CallSettings, ProviderCalls
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from app.store.tables import status_history, transactions, webhook_events
 from tests.store.test_worker import deps_at
 from tests.support.lost_commits import LostCommits, crash_loses_relaxed_commits
@@ -44,7 +44,7 @@ def test_a_lost_refund_settlement_is_redone_by_the_worker_under_the_same_webhook
     crashing = replace(deps, uow=crash_loses_relaxed_commits(app.extensions["paydesk.engine"], lost))
     caller = Caller(merchant.merchant_id, Mode.SANDBOX, "api:test")
 
-    answered = services.refund(crashing, caller, RefundRequest(tx_no, Decimal("100")))
+    answered = refunds.refund(crashing, caller, RefundRequest(tx_no, Decimal("100")))
     assert answered.status is Status.PENDING  # the request hands the refund to a worker
     assert lost.commits == 0
     # The worker asks the provider and records its answer without waiting for the disk; the
@@ -63,10 +63,10 @@ def test_a_lost_refund_settlement_is_redone_by_the_worker_under_the_same_webhook
     assert (payment.status, payment.refund_reserved_minor, payment.refund_captured_minor) == (
         "Captured", 10000, 0)
 
-    services.run_due_provider_checks(deps_at(app, timedelta(seconds=5)))
+    settlement.run_due_provider_checks(deps_at(app, timedelta(seconds=5)))
     assert stored(app, merchant, answered.tx_no)[0].status == "Pending"  # still claimed by the worker
-    later = deps_at(app, services.CLAIM_FOR + timedelta(seconds=1))
-    while services.run_due_provider_checks(later):  # other tests' due work comes first
+    later = deps_at(app, settlement.CLAIM_FOR + timedelta(seconds=1))
+    while settlement.run_due_provider_checks(later):  # other tests' due work comes first
         pass
 
     refund, history, events = stored(app, merchant, answered.tx_no)

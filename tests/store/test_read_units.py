@@ -8,7 +8,7 @@ from sqlalchemy import text
 
 from app.payments.model import Caller, Mode
 from app.store.db import make_engine
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 
 
 @pytest.fixture

@@ -1,9 +1,9 @@
 """Property: the refund rule, the database's refund guard and the service fake agree.
 
 The rules live once in Python (app.payments.model.check_refund, on what
-app.payments.refunds.RefundArithmetic says is left). The database holds one guard, the
+app.payments.refundable.RefundArithmetic says is left). The database holds one guard, the
 conditional UPDATE ... RETURNING on the payment's row that keeps concurrent refunds from
-over-refunding (app.store.repository._refund_guard), for a refund's reservation and for a
+over-refunding (app.store.refund_guard._refund_guard), for a refund's reservation and for a
 request awaiting approval's hold; the services' tests stand the fake's guard in for it
 (tests/unit/services/fakes.py). For the same generated payments and refund amounts, each of
 them allows or refuses alike, and the Python rule refuses with the interface's message for the
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from sqlalchemy import literal, select, update
 
 from app.config import Config
-from app.payments import services
+from app.payments import refunds
 from app.payments.model import (
     Caller,
     FieldErrors,
@@ -37,12 +37,12 @@ from app.payments.model import (
     new_tx_no,
 )
 from app.payments.money import format_amount, from_minor, minor_digits
-from app.payments.refunds import RefundArithmetic, refund_state
+from app.payments.refundable import RefundArithmetic, refund_state
 from app.payments.schemas import RefundRequest
 from app.store.db import make_engine
 from app.store.encryption import SecretBox
 from app.store.merchants import create_merchant
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from app.store.tables import transactions
 from tests.unit.services.fakes import (
     CALLER,
@@ -214,7 +214,7 @@ def guard_with_the_writes(engine, caller: Caller, tx_no: str, amount: Decimal):
     as the writes left them, or None when the guard refused."""
     with UnitOfWork(engine) as uow:
         payment = uow.transactions.reserve_refund_with_writes(caller, tx_no, amount)
-        refund = services.pending_refund(caller, RefundRequest(tx_no, amount), payment, NOW)
+        refund = refunds.pending_refund(caller, RefundRequest(tx_no, amount), payment, NOW)
         uow.transactions.add(refund)
         try:
             uow.conn.execute(select(literal(1)))  # the unit's next statement: its writes go first
@@ -287,7 +287,7 @@ def test_the_fakes_guard_and_refund_service_allow_and_refuse_as_the_rules_do(cas
     clock = Clock()
     deps = make_deps(store, FakeProvider(store, clock), clock)
     try:
-        made = services.refund(deps, CALLER, RefundRequest(tx_no, case.refund))
+        made = refunds.refund(deps, CALLER, RefundRequest(tx_no, case.refund))
     except PaymentError as refusal:
         assert refused is not None and type(refusal) is type(refused) and str(refusal) == str(refused)
     else:

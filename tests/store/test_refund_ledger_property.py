@@ -35,7 +35,7 @@ from sqlalchemy import select
 
 from app.cli import upgrade_database
 from app.config import Config
-from app.payments import approvals, services
+from app.payments import approvals, create, refunds, settlement
 from app.payments.approvals import ApprovalRefused
 from app.payments.model import (
     ACTIVE_REFUND_STATUSES,
@@ -50,14 +50,14 @@ from app.payments.model import (
 )
 from app.payments.money import from_minor, minor_digits, to_minor
 from app.payments.provider import Outcome, ProvidersByName, ProviderUnavailable
-from app.payments.refunds import RefundArithmetic
+from app.payments.refundable import RefundArithmetic
 from app.payments.schemas import parse_create, parse_refund
-from app.payments.services import Deps
+from app.payments.deps import Deps
 from app.store.db import make_engine
 from app.store.encryption import SecretBox
 from app.store.ledger import check_refund_totals
 from app.store.merchants import create_merchant
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from app.store.tables import approval_requests, transactions
 from tests.conftest import payment_body
 from tests.support.databases import create_postgres_database
@@ -150,10 +150,10 @@ class RefundLedger(RuleBasedStateMachine):
     def a_captured_payment(self, kind, minor):
         method, currency = kind
         amount = from_minor(minor, currency)
-        created = services.create_transaction(self.deps, self.caller, parse_create(payment_body(
+        created = create.create_transaction(self.deps, self.caller, parse_create(payment_body(
             amount=amount, currency=currency, payment={"paymentMethod": method})))
-        self.payment = services.move_by_provider(self.deps, self.caller, created.tx_no, Status.CAPTURED,
-                                                 None, "sandbox")
+        self.payment = settlement.move_by_provider(self.deps, self.caller, created.tx_no, Status.CAPTURED,
+                                                   None, "sandbox")
         self.partial_refunds = method == "card"
         self.refund_ids: list[int] = []
         self.awaiting: list[int] = []  # ids of this payment's requests awaiting approval
@@ -211,7 +211,7 @@ class RefundLedger(RuleBasedStateMachine):
         self.provider.answer = answer
         request = parse_refund({"txNo": self.payment.tx_no, "amount": amount})
         try:
-            created = services.refund(deps, self.caller, request)
+            created = refunds.refund(deps, self.caller, request)
         except (RefundRejected, FieldErrors) as refused:
             assert type(refused) is type(expected) and str(refused) == str(expected), (refused, expected)
             return
@@ -270,7 +270,7 @@ class RefundLedger(RuleBasedStateMachine):
             with pytest.raises(ApprovalRefused):
                 approvals.approve(self.deps, approver, approval_id)
         assert self.provider.refund_calls.count(refund.tx_no) == 0  # handed to a worker
-        while services.run_due_provider_checks(self.deps):
+        while settlement.run_due_provider_checks(self.deps):
             pass
         assert self.provider.refund_calls.count(refund.tx_no) == 1
         self.awaiting.remove(approval_id)
@@ -298,16 +298,16 @@ class RefundLedger(RuleBasedStateMachine):
         refund_id = data.draw(st.sampled_from(self.refund_ids))
         status = Status(answer)
         reason = "Declined By Bank" if status in (Status.DECLINED, Status.FAILED) else None
-        services.apply_outcome(self.deps, refund_id, Outcome(status, f"re_{refund_id}", answer.upper(),
-                                                             decline_reason=reason), source="provider")
+        settlement.apply_outcome(self.deps, refund_id, Outcome(status, f"re_{refund_id}", answer.upper(),
+                                                               decline_reason=reason), source="provider")
 
     @rule(answer=st.sampled_from(ANSWERS))
     def worker_after_a_claim(self, answer):
         """The worker takes up every refund whose answer is owed (new, crashed, async,
         unreachable), later than any claim a worker made could hold it."""
         self.provider.answer = answer
-        self.clock.now += services.CLAIM_FOR + timedelta(seconds=1)
-        while services.run_due_provider_checks(self.deps):
+        self.clock.now += settlement.CLAIM_FOR + timedelta(seconds=1)
+        while settlement.run_due_provider_checks(self.deps):
             pass
 
     # -- what must hold after every step ------------------------------------------------------
@@ -329,8 +329,8 @@ class RefundLedger(RuleBasedStateMachine):
         """Settle what is still owed, so the next example's worker finds nothing of this one's."""
         if hasattr(self, "payment"):
             self.provider.answer = "Captured"
-            self.clock.now += services.CLAIM_FOR + timedelta(minutes=2)
-            while services.run_due_provider_checks(self.deps):
+            self.clock.now += settlement.CLAIM_FOR + timedelta(minutes=2)
+            while settlement.run_due_provider_checks(self.deps):
                 pass
             self.totals_on_the_row_are_the_sums_of_the_refund_rows()
             with self.deps.uow(write=False) as uow:

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import create_engine, insert, select, update
 
 from app.cli import upgrade_database
-from app.payments import services
+from app.payments import lookup, refunds, settlement
 from app.payments.model import Caller, Mode, RefundRejected, Status
 from app.payments.schemas import RefundRequest
 from app.store.merchants import create_merchant
@@ -95,13 +95,13 @@ def test_the_migration_fills_the_totals_from_the_refunds_made_before_it(database
         deps = app.extensions["paydesk"]
         caller = Caller(ids["merchant"], Mode.SANDBOX, "api:test")
         with pytest.raises(RefundRejected) as refused:
-            services.refund(deps, caller, RefundRequest("PAY-PARTLY", Decimal("50.01")))
+            refunds.refund(deps, caller, RefundRequest("PAY-PARTLY", Decimal("50.01")))
         assert str(refused.value) == "Refund amount (50.01) exceeds remaining refundable amount (50.00)"
-        assert services.refund(deps, caller, RefundRequest("PAY-PARTLY", Decimal("50"))).status is (
+        assert refunds.refund(deps, caller, RefundRequest("PAY-PARTLY", Decimal("50"))).status is (
             Status.CAPTURED)
-        services.run_due_provider_checks(deps_at(app, timedelta(seconds=1)))  # RFD-2, from before
+        settlement.run_due_provider_checks(deps_at(app, timedelta(seconds=1)))  # RFD-2, from before
         assert totals(app, ids["PAY-PARTLY"]) == (10000, 10000)
-        assert services.get_status(deps, caller, "PAY-PARTLY").status is Status.REFUNDED
+        assert lookup.get_status(deps, caller, "PAY-PARTLY").status is Status.REFUNDED
         assert verify(app).exit_code == 0
     finally:
         app.extensions["paydesk.engine"].dispose()

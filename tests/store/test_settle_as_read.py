@@ -12,7 +12,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select
 
-from app.payments import services
+from app.payments import create, refunds, settlement
 from app.payments.model import Caller, Mode, Status
 from app.payments.provider import Outcome, ProvidersByName
 from app.payments.schemas import RefundRequest, parse_create
@@ -30,13 +30,13 @@ def scripted(app, merchant):
 
 
 def captured(deps, caller, amount: int):
-    created = services.create_transaction(deps, caller, parse_create(payment_body(amount=amount)))
-    return services.move_by_provider(deps, caller, created.tx_no, Status.CAPTURED, None, "sandbox")
+    created = create.create_transaction(deps, caller, parse_create(payment_body(amount=amount)))
+    return settlement.move_by_provider(deps, caller, created.tx_no, Status.CAPTURED, None, "sandbox")
 
 
 def pending_refund(deps, provider, caller, payment, amount: int):
     provider.answer = "Pending"
-    refund = services.refund(deps, caller, RefundRequest(payment.tx_no, Decimal(amount)))
+    refund = refunds.refund(deps, caller, RefundRequest(payment.tx_no, Decimal(amount)))
     assert refund.status is Status.PENDING
     return refund
 
@@ -72,10 +72,10 @@ def test_a_refund_captured_after_its_payment_moved_decides_again_on_the_locked_p
     assert payment_as_read.refund_captured == 0
 
     # Another process captures the first refund in between: the payment's captured total moves.
-    services.apply_outcome(deps, first.id, answer(Status.CAPTURED, first), source="worker")
+    settlement.apply_outcome(deps, first.id, answer(Status.CAPTURED, first), source="worker")
 
-    settled = services.apply_outcome(deps, second.id, answer(Status.CAPTURED, second), source="worker",
-                                     as_read=(second_as_read, payment_as_read))
+    settled = settlement.apply_outcome(deps, second.id, answer(Status.CAPTURED, second), source="worker",
+                                       as_read=(second_as_read, payment_as_read))
     assert settled.status is Status.CAPTURED
     row, history, _ = row_and_history(deps, payment.id)
     # Decided on the payment as read (nothing captured yet), 40 would not have made it Refunded.
@@ -90,9 +90,9 @@ def test_a_refund_settled_by_another_process_since_it_was_read_is_not_settled_tw
     refund = pending_refund(deps, provider, caller, payment, 30)
     refund_as_read, payment_as_read = read(deps, refund.id), read(deps, payment.id)
 
-    services.apply_outcome(deps, refund.id, answer(Status.FAILED, refund), source="worker")
-    late = services.apply_outcome(deps, refund.id, answer(Status.CAPTURED, refund), source="provider",
-                                  as_read=(refund_as_read, payment_as_read))
+    settlement.apply_outcome(deps, refund.id, answer(Status.FAILED, refund), source="worker")
+    late = settlement.apply_outcome(deps, refund.id, answer(Status.CAPTURED, refund), source="provider",
+                                    as_read=(refund_as_read, payment_as_read))
 
     assert late.status is Status.FAILED
     refund_row, refund_history, events = row_and_history(deps, refund.id)
@@ -109,8 +109,8 @@ def test_a_refund_answered_on_the_rows_as_read_moves_it_and_its_payment(scripted
     deps, provider, caller = scripted
     payment = captured(deps, caller, 100)
     refund = pending_refund(deps, provider, caller, payment, 100)
-    settled = services.apply_outcome(deps, refund.id, answer(Status.CAPTURED, refund), source="worker",
-                                     as_read=(read(deps, refund.id), read(deps, payment.id)))
+    settled = settlement.apply_outcome(deps, refund.id, answer(Status.CAPTURED, refund), source="worker",
+                                       as_read=(read(deps, refund.id), read(deps, payment.id)))
     assert settled.status is Status.CAPTURED
     refund_row, refund_history, events = row_and_history(deps, refund.id)
     payment_row, payment_history, _ = row_and_history(deps, payment.id)

@@ -14,7 +14,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select
 
-from app.payments import services
+from app.payments import refunds, settlement
 from app.payments.model import Caller, Mode, Status
 from app.payments.provider import Outcome, ProvidersByName
 from app.payments.schemas import RefundRequest
@@ -130,8 +130,8 @@ def another_refund(deps, caller: Caller, amount: int, answer: str):
     deps = replace(deps, providers=ProvidersByName({"simulator": other}))
 
     def refund(original):
-        made = services.refund(deps, caller, RefundRequest(original.tx_no, Decimal(amount)))
-        return services.settle_with_provider(deps, made.id, source="worker")  # its worker, at once
+        made = refunds.refund(deps, caller, RefundRequest(original.tx_no, Decimal(amount)))
+        return settlement.settle_with_provider(deps, made.id, source="worker")  # its worker, at once
 
     return refund
 
@@ -153,9 +153,9 @@ def test_a_refund_captured_meanwhile_counts_when_the_payment_is_refunded_in_full
     assert pending.status is Status.PENDING
 
     def captured_meanwhile(_original):
-        services.apply_outcome(deps, pending.id, Outcome(Status.CAPTURED, "re_1", "SUCCESS"), source="worker")
+        settlement.apply_outcome(deps, pending.id, Outcome(Status.CAPTURED, "re_1", "SUCCESS"), source="worker")
 
-    refund = services.refund(replace(deps, providers=ProvidersByName(
+    refund = refunds.refund(replace(deps, providers=ProvidersByName(
         {"simulator": ChangesThePaymentWhileAsked(captured_meanwhile)})), caller, RefundRequest(tx_no, Decimal(40)))
     assert refund.status is Status.CAPTURED
     payment = payment_row(app, tx_no)

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import bindparam, event, exc, select, text
 
 from app.payments.model import Caller, Mode, Status
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from app.store.tables import merchants
 from app.store.writes import Writes
 

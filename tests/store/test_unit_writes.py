@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import bindparam, event, select, update
 
 from app.payments.model import Caller, Kind, Mode, NotHeld, Status, new_tx_no
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 from app.store.tables import status_history, transactions
 from app.store.writes import Returned
 
@@ -160,7 +160,7 @@ def test_a_batch_whose_condition_fails_writes_nothing_and_says_so(app, engine, m
 def test_a_unit_leaves_nothing_of_itself_behind_when_it_ends(engine):
     """Whatever a unit registers for its connection's statements goes when the unit ends, however
     it ends: a thousand units later, nothing of theirs is kept."""
-    from app.store.repository import _WRITE_UNITS
+    from app.store.unit_of_work import _WRITE_UNITS
 
     before = len(_WRITE_UNITS)
     for number in range(1000):

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import Engine
 
-from app.store.repository import UnitOfWork
+from app.store.unit_of_work import UnitOfWork
 
 
 @dataclass

@@ -12,7 +12,7 @@ from app.payments import idempotency as once
 from app.payments.idempotency import Answer, KeyRecord, KeyReused, StillRunning, request_hash
 from app.payments.model import Caller, Kind, Mode, RefundRejected, Status, Transaction
 from app.payments.provider import ProvidersByName
-from app.payments.services import Deps
+from app.payments.deps import Deps
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 CALLER = Caller(merchant_id=1, mode=Mode.SANDBOX, actor="api:test")

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import update
 
 from app.cli import upgrade_database
-from app.payments import services
+from app.payments import create
 from app.payments.model import Caller, Mode
 from app.payments.schemas import parse_create
 from app.store.tables import webhook_events
@@ -115,7 +115,7 @@ def enqueue_events(deps, merchant_id: int, url: str, count: int = 1,
                    mode: Mode = Mode.SANDBOX) -> list[str]:
     """A payment with callbackUrl `url` and `count` outbox events for it; returns their webhook ids."""
     caller = Caller(merchant_id, mode, "test")
-    tx = services.create_transaction(deps, caller, parse_create(payment_body(callbackUrl=url)))
+    tx = create.create_transaction(deps, caller, parse_create(payment_body(callbackUrl=url)))
     with deps.uow() as uow:
         for _ in range(count):
             uow.enqueue_webhook(tx)

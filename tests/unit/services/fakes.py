@@ -1,6 +1,6 @@
 """In-memory stand-ins for what the services touch: the store and its unit of work, a provider, a clock.
 
-The unit of work keeps the contract of app.store.repository.UnitOfWork that the services rely on:
+The unit of work keeps the contract of app.store.unit_of_work.UnitOfWork that the services rely on:
 it works on a copy of the committed tables, commit() makes the copy the committed state, and
 leaving without commit() throws the copy away. It does not model concurrency: a write unit that
 commits after another one committed in the meantime is an error here, not a lost update.
@@ -30,9 +30,9 @@ from app.payments.model import (
 )
 from app.payments.money import fits_currency, from_minor, to_minor
 from app.payments.provider import Bank, Outcome, ProvidersByName
-from app.payments.refunds import RefundArithmetic
+from app.payments.refundable import RefundArithmetic
 from app.payments.sandbox import FIXTURE_CREATED_BY
-from app.payments.services import Deps
+from app.payments.deps import Deps
 from tests.unit.test_idempotency_core import MemoryRecords
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

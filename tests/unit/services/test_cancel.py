@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.payments import services
+from app.payments import cancel
 from app.payments.model import CANCELLED, CancelRejected, Kind, Status, TransactionNotFound
 from app.payments.provider import Outcome, ProviderUnavailable
 
@@ -15,7 +15,7 @@ def test_a_pending_or_authorized_payment_is_voided_then_declined(deps, store, pr
     payment = store.seed(transaction(status=status))
     provider.will_answer("cancel", Outcome(Status.DECLINED, "cs_1", "expired", "Session expired",
                                            decline_reason="Transaction Expired"))
-    cancelled = services.cancel_transaction(deps, CALLER, payment.tx_no)
+    cancelled = cancel.cancel_transaction(deps, CALLER, payment.tx_no)
     stored = store.get(payment)
     assert (cancelled.status, stored.status, stored.decline_reason) == (Status.DECLINED, Status.DECLINED, CANCELLED)
     assert provider.asked("cancel") == [payment.tx_no]
@@ -26,7 +26,7 @@ def test_a_pending_or_authorized_payment_is_voided_then_declined(deps, store, pr
 
 def test_a_payment_the_provider_has_nothing_to_void_for_is_declined_in_paydesk(deps, store, provider):
     payment = store.seed(transaction(status=Status.PENDING))
-    services.cancel_transaction(deps, CALLER, payment.tx_no)  # the fake answers Pending: nothing to void
+    cancel.cancel_transaction(deps, CALLER, payment.tx_no)  # the fake answers Pending: nothing to void
     assert (store.get(payment).status, store.get(payment).decline_reason) == (Status.DECLINED, CANCELLED)
 
 
@@ -34,7 +34,7 @@ def test_a_payment_paid_meanwhile_is_recorded_captured_and_the_cancel_refused(de
     payment = store.seed(transaction(status=Status.PENDING))
     provider.will_answer("cancel", Outcome(Status.CAPTURED, "cs_1", "complete", "Paid"))
     with pytest.raises(CancelRejected) as refused:
-        services.cancel_transaction(deps, CALLER, payment.tx_no)
+        cancel.cancel_transaction(deps, CALLER, payment.tx_no)
     assert str(refused.value) == ("Only Pending or Authorized transactions can be cancelled. "
                                   "Current status: Captured")
     assert store.get(payment).status is Status.CAPTURED
@@ -45,7 +45,7 @@ def test_a_payment_paid_meanwhile_is_recorded_captured_and_the_cancel_refused(de
 def test_other_statuses_are_refused_and_the_provider_is_not_asked(deps, store, provider, status):
     payment = store.seed(transaction(status=status))
     with pytest.raises(CancelRejected) as refused:
-        services.cancel_transaction(deps, CALLER, payment.tx_no)
+        cancel.cancel_transaction(deps, CALLER, payment.tx_no)
     assert str(refused.value) == ("Only Pending or Authorized transactions can be cancelled. "
                                   f"Current status: {status}")
     assert (provider.calls, store.get(payment).status) == ([], status)
@@ -54,14 +54,14 @@ def test_other_statuses_are_refused_and_the_provider_is_not_asked(deps, store, p
 def test_payouts_are_not_cancelled(deps, store, provider):
     payout = store.seed(transaction(kind=Kind.PAYOUT, status=Status.PENDING, method=NG_PAYOUT, currency="NGN"))
     with pytest.raises(CancelRejected) as refused:
-        services.cancel_transaction(deps, CALLER, payout.tx_no)
+        cancel.cancel_transaction(deps, CALLER, payout.tx_no)
     assert str(refused.value) == f"Only payments can be cancelled; transaction {payout.tx_no} is a payout"
 
 
 def test_another_merchants_payment_is_not_found(deps, store, provider):
     payment = store.seed(transaction(status=Status.PENDING, caller=OTHER_MERCHANT))
     with pytest.raises(TransactionNotFound):
-        services.cancel_transaction(deps, CALLER, payment.tx_no)
+        cancel.cancel_transaction(deps, CALLER, payment.tx_no)
     assert provider.calls == []
 
 
@@ -69,5 +69,5 @@ def test_an_unreachable_provider_changes_nothing(deps, store, provider):
     payment = store.seed(transaction(status=Status.PENDING))
     provider.will_answer("cancel", ProviderUnavailable("Stripe could not be reached"))
     with pytest.raises(ProviderUnavailable):
-        services.cancel_transaction(deps, CALLER, payment.tx_no)
+        cancel.cancel_transaction(deps, CALLER, payment.tx_no)
     assert (store.get(payment).status, store.history_of(payment)) == (Status.PENDING, [])

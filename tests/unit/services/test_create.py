@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from app.payments import services
+from app.payments import create, settlement
 from app.payments.model import DuplicateReference, FieldErrors, Kind, Status
 from app.payments.provider import Outcome, ProviderUnavailable
 from app.payments.schemas import Billing
@@ -38,7 +38,7 @@ def field_errors(deps, store, provider):
     def refused(request: CreateRequest) -> dict[str, list[str]]:
         commits = store.commits
         with pytest.raises(FieldErrors) as caught:
-            services.create_transaction(deps, CALLER, request)
+            create.create_transaction(deps, CALLER, request)
         assert (store.commits, provider.calls) == (commits, [])
         return caught.value.errors
     return refused
@@ -46,9 +46,9 @@ def field_errors(deps, store, provider):
 
 def test_a_payment_is_created_pending_with_the_providers_answer(deps, store, provider):
     provider.will_answer("create", Outcome(Status.PENDING, "cs_1", "OPEN", "Checkout session open"))
-    created = services.create_transaction(deps, CALLER, create_request())
+    created = create.create_transaction(deps, CALLER, create_request())
     assert (created.status, created.provider_transaction_id, provider.calls) == (Status.PENDING, None, [])
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     stored = store.get(created)
     assert (stored.kind, stored.status, stored.amount) == (Kind.PAYMENT, Status.PENDING, Decimal("25.00"))
     assert (stored.provider_transaction_id, stored.provider_status) == ("cs_1", "OPEN")
@@ -56,7 +56,7 @@ def test_a_payment_is_created_pending_with_the_providers_answer(deps, store, pro
 
 
 def test_a_payout_is_created_with_its_checked_account_and_audited(deps, store):
-    created = services.create_transaction(
+    created = create.create_transaction(
         deps, CALLER, create_request(**PAYOUT, account_number="0123 456 785"))
     assert (created.kind, created.status) == (Kind.PAYOUT, Status.PENDING)
     assert store.get(created).payment_details == {"bank": "058", "holder": "Ada Obi",
@@ -101,9 +101,9 @@ def test_a_payout_to_a_bank_off_the_list_or_a_bad_account_is_refused(field_error
 
 
 def test_a_reference_used_before_is_a_duplicate_naming_the_first_transaction(deps, store):
-    first = services.create_transaction(deps, CALLER, create_request(reference="order-7"))
+    first = create.create_transaction(deps, CALLER, create_request(reference="order-7"))
     with pytest.raises(DuplicateReference) as caught:
-        services.create_transaction(deps, CALLER, create_request(reference="order-7"))
+        create.create_transaction(deps, CALLER, create_request(reference="order-7"))
     assert str(caught.value) == "Transaction with reference order-7 already exists"
     assert caught.value.existing_tx_no == first.tx_no
     assert store.history_of(first) == [(None, Status.PENDING, CALLER.actor)]
@@ -111,8 +111,8 @@ def test_a_reference_used_before_is_a_duplicate_naming_the_first_transaction(dep
 
 
 def test_a_reference_is_unique_only_within_a_merchant(deps, store):
-    services.create_transaction(deps, CALLER, create_request(reference="order-7"))
-    theirs = services.create_transaction(deps, OTHER_MERCHANT, create_request(reference="order-7"))
+    create.create_transaction(deps, CALLER, create_request(reference="order-7"))
+    theirs = create.create_transaction(deps, OTHER_MERCHANT, create_request(reference="order-7"))
     assert store.get(theirs).reference == "order-7"
 
 
@@ -120,10 +120,10 @@ def test_a_network_provider_is_asked_only_by_the_worker_after_the_pending_transa
         deps, store, provider, clock):
     provider.will_answer("create", Outcome(Status.PENDING, None, None, "Authorization URL created",
                                            redirect_url="https://checkout.paystack.com/abc"))
-    created = services.create_transaction(deps, CALLER, create_request())
+    created = create.create_transaction(deps, CALLER, create_request())
     assert provider.calls == []  # not on the request's thread
     assert store.get(created).provider_check_at == clock()  # handed to the workers, due at once
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     [call] = provider.calls
     assert (call.operation, call.write_units_open, call.committed_status) == ("create", 0, Status.PENDING)
     stored = store.get(created)
@@ -132,17 +132,17 @@ def test_a_network_provider_is_asked_only_by_the_worker_after_the_pending_transa
 
 def test_a_provider_that_cannot_answer_leaves_the_payment_pending_for_the_worker(deps, store, provider, clock):
     provider.will_answer("create", ProviderUnavailable("Paystack answered HTTP 502"))
-    created = services.create_transaction(deps, CALLER, create_request())
+    created = create.create_transaction(deps, CALLER, create_request())
     assert provider.calls == []
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     stored = store.get(created)
     assert (stored.status, stored.provider_message) == (Status.PENDING, "Paystack answered HTTP 502")
-    assert stored.provider_check_at == clock() + services.CLAIM_FOR
+    assert stored.provider_check_at == clock() + settlement.CLAIM_FOR
     assert not stored.opened_at_provider
     clock.advance(seconds=31)
     provider.will_answer("create", Outcome(Status.PENDING, None, None, "Authorization URL created",
                                            redirect_url="https://checkout.paystack.com/abc"))
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     assert provider.asked() == [created.tx_no, created.tx_no]  # opened again, never asked its status
     assert store.get(created).provider_redirect_url == "https://checkout.paystack.com/abc"
 
@@ -151,9 +151,9 @@ def test_a_refusal_on_create_fails_the_payment_with_the_providers_words_once_the
         deps, store, provider):
     provider.will_answer("create", Outcome(Status.FAILED, None, "HTTP 400", "Invalid Email Address Passed",
                                            decline_reason="Provider Error"))
-    created = services.create_transaction(deps, CALLER, create_request())
+    created = create.create_transaction(deps, CALLER, create_request())
     assert (created.status, provider.calls) == (Status.PENDING, [])
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     stored = store.get(created)
     assert (stored.status, stored.decline_reason, stored.provider_message) == (
         Status.FAILED, "Provider Error", "Invalid Email Address Passed")
@@ -168,31 +168,31 @@ def test_a_refusal_on_create_fails_the_payment_with_the_providers_words_once_the
     (timedelta(days=2), timedelta(hours=1)),
 ])
 def test_an_unreachable_provider_is_asked_again_later_the_longer_it_has_waited(waited, delay):
-    assert services.retry_delay(waited) == delay
+    assert settlement.retry_delay(waited) == delay
 
 
 def test_check_create_refuses_what_the_create_refuses_and_writes_nothing(deps, store, provider):
     request = create_request(**{**PAYOUT, "bank": "999"}, account_number="12345")
     with pytest.raises(FieldErrors) as checked:
-        services.check_create(deps, CALLER, request)
+        create.check_create(deps, CALLER, request)
     with pytest.raises(FieldErrors) as created:
-        services.create_transaction(deps, CALLER, request)
+        create.create_transaction(deps, CALLER, request)
     assert checked.value.errors == created.value.errors
     assert list(checked.value.errors) == ["Payment.Bank", "Payment.AccountNumber"]
     assert (store.commits, store.committed.transactions, provider.calls) == (0, {}, [])
 
 
 def test_check_create_refuses_a_reference_used_before(deps, store):
-    first = services.create_transaction(deps, CALLER, create_request(reference="order-7"))
+    first = create.create_transaction(deps, CALLER, create_request(reference="order-7"))
     commits = store.commits
     with pytest.raises(DuplicateReference) as caught:
-        services.check_create(deps, CALLER, create_request(reference="order-7"))
+        create.check_create(deps, CALLER, create_request(reference="order-7"))
     assert caught.value.existing_tx_no == first.tx_no
     assert store.commits == commits
 
 
 def test_check_create_gives_the_payouts_checked_account(deps, store):
-    checked = services.check_create(deps, CALLER, create_request(**PAYOUT, account_number="0123 456 785"))
+    checked = create.check_create(deps, CALLER, create_request(**PAYOUT, account_number="0123 456 785"))
     assert checked.method.method_id == "ng-bank-payout"
     assert checked.payment_details == {"bank": "058", "holder": "Ada Obi", "accountNumber": GTBANK_NUBAN}
     assert store.committed.transactions == {}

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from app.payments import services
+from app.payments import expiry
 from app.payments.model import EXPIRED, Caller, Kind, Mode, Status
 from app.payments.provider import Outcome, ProviderDisconnected, ProviderUnavailable
 from app.payments.sandbox import FIXTURE_CREATED_BY
@@ -23,7 +23,7 @@ def past_the_window(deps, clock):
 
 def test_a_payment_pending_past_the_window_is_declined_as_expired(deps, store, past_the_window):
     stale = store.seed(transaction(status=Status.PENDING))
-    assert services.expire_pending(deps) == 1
+    assert expiry.expire_pending(deps) == 1
     expired = store.get(stale)
     assert (expired.status, expired.decline_reason, expired.provider_status) == (
         Status.DECLINED, EXPIRED, "EXPIRED")
@@ -34,7 +34,7 @@ def test_a_payment_pending_past_the_window_is_declined_as_expired(deps, store, p
 def test_a_payment_exactly_at_the_window_is_left_pending(deps, store, clock):
     clock.advance(seconds=deps.pending_expiry.total_seconds())
     recent = store.seed(transaction(status=Status.PENDING, created_at=NOW))
-    assert services.expire_pending(deps) == 0
+    assert expiry.expire_pending(deps) == 0
     assert store.get(recent).status is Status.PENDING
 
 
@@ -48,7 +48,7 @@ def test_a_payment_exactly_at_the_window_is_left_pending(deps, store, clock):
 ])
 def test_some_pending_transactions_never_expire(deps, store, past_the_window, left_alone):
     seeded = store.seed(replace(left_alone))
-    assert services.expire_pending(deps) == 0
+    assert expiry.expire_pending(deps) == 0
     assert store.get(seeded).status is Status.PENDING
 
 
@@ -56,7 +56,7 @@ def test_a_payment_the_customer_paid_meanwhile_is_recorded_paid_not_expired(deps
                                                                            past_the_window):
     stale = store.seed(transaction(status=Status.PENDING))
     provider.will_answer("cancel", Outcome(Status.CAPTURED, "ch_1", "success", "Approved"))
-    assert services.expire_pending(deps) == 1
+    assert expiry.expire_pending(deps) == 1
     assert (store.get(stale).status, provider.asked("cancel")) == (Status.CAPTURED, [stale.tx_no])
     assert store.webhooks_of(stale) == ["payment.captured"]
 
@@ -65,7 +65,7 @@ def test_a_payment_whose_provider_cannot_be_asked_waits_for_the_worker(deps, sto
                                                                       past_the_window, clock):
     stale = store.seed(transaction(status=Status.PENDING))
     provider.will_answer("cancel", ProviderUnavailable("Stripe could not be reached"))
-    services.expire_pending(deps)
+    expiry.expire_pending(deps)
     waiting = store.get(stale)
     assert (waiting.status, waiting.provider_message) == (Status.PENDING, "Stripe could not be reached")
     assert waiting.provider_check_at > clock()
@@ -76,6 +76,6 @@ def test_a_payment_of_a_disconnected_account_expires_since_it_can_never_be_asked
                                                                                 past_the_window):
     stale = store.seed(transaction(status=Status.PENDING))
     provider.will_answer("cancel", ProviderDisconnected("The provider account is disconnected"))
-    assert services.expire_pending(deps) == 1
+    assert expiry.expire_pending(deps) == 1
     assert (store.get(stale).status, store.get(stale).decline_reason) == (Status.DECLINED, EXPIRED)
     assert store.webhooks_of(stale) == ["payment.declined"]

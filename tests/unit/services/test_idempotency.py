@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 
 from app.payments import idempotency as once
-from app.payments import services
+from app.payments import refunds, settlement
 from app.payments.idempotency import Answer
 from app.payments.model import RefundRejected, Transaction
 from app.payments.schemas import RefundRequest
@@ -25,7 +25,7 @@ def refund_once(deps, original, amount, key="key-1", **timing):
     request = RefundRequest(original.tx_no, Decimal(amount))
     fingerprint = once.request_hash("POST", "refund", {"txNo": original.tx_no, "amount": amount})
     return once.run_once(deps, CALLER, key, fingerprint,
-                         lambda on_created: services.refund(deps, CALLER, request, on_created),
+                         lambda on_created: refunds.refund(deps, CALLER, request, on_created),
                          kept_by_number, records=RECORDS, **timing)
 
 
@@ -42,7 +42,7 @@ def test_a_refund_sent_twice_under_one_key_is_made_once(deps, store, provider, p
     first = refund_once(deps, payment, "40")
     assert refund_once(deps, payment, "40") == Answer(200, first.tx_no)
     assert provider.calls == []  # the requests leave the provider to the worker
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     assert [r.tx_no for r in store.refunds_of(payment)] == provider.asked() == [first.tx_no]
     assert key_record(store).transaction_id == first.id
 
@@ -53,7 +53,7 @@ def test_a_refund_whose_run_died_after_its_commit_is_answered_from_it_not_made_a
         raise RuntimeError("killed just after the commit")
 
     # What follows the Pending refund's commit; the provider is not asked there any more.
-    monkeypatch.setattr(services, "settle_in_process", killed)
+    monkeypatch.setattr(refunds, "settle_in_process", killed)
     with pytest.raises(RuntimeError):
         refund_once(deps, payment, "40")
     monkeypatch.undo()
@@ -63,7 +63,7 @@ def test_a_refund_whose_run_died_after_its_commit_is_answered_from_it_not_made_a
     clock.advance(seconds=once.ABANDONED_AFTER.total_seconds() + 1)
     assert refund_once(deps, payment, "40").tx_no == made.tx_no
     assert provider.calls == []
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     assert len(store.refunds_of(payment)) == len(provider.calls) == 1
     assert key_record(store).state == "done"
 

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from app.payments import services
+from app.payments import create, refunds, settlement
 from app.payments.model import RefundRejected, Status
 from app.payments.provider import Outcome, ProviderUnavailable
 from app.payments.schemas import RefundRequest
@@ -21,7 +21,7 @@ from .test_create import create_request
 
 
 def refund(deps, original, amount):
-    return services.refund(deps, CALLER, RefundRequest(original.tx_no, Decimal(amount)))
+    return refunds.refund(deps, CALLER, RefundRequest(original.tx_no, Decimal(amount)))
 
 
 def settled(deps, store, provider, original, amount):
@@ -30,7 +30,7 @@ def settled(deps, store, provider, original, amount):
     created = refund(deps, original, amount)
     assert created.status is Status.PENDING
     assert created.tx_no not in provider.asked()
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     return store.get(created)
 
 
@@ -67,7 +67,7 @@ def test_a_declined_or_failed_refund_gives_its_amount_back_in_the_unit_that_reco
     refund(deps, payment, "60")
     assert store.commits == commits + 1  # the Pending refund with its hold
     assert (totals(store, payment), provider.calls) == ((Decimal("60.00"), Decimal("0.00")), [])
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     assert store.commits == commits + 3  # then the worker's claim; the answer with the release
     assert totals(store, payment) == (Decimal("0.00"), Decimal("0.00"))
 
@@ -80,7 +80,7 @@ def test_the_original_is_refunded_in_full_once_the_captured_total_reaches_its_am
     assert (store.get(payment).status, totals(store, payment)) == (
         Status.CAPTURED, (Decimal("100.00"), Decimal("60.00")))
 
-    services.apply_outcome(deps, held.id, Outcome(Status.CAPTURED, "fake_r1", "SUCCESS"), source="worker")
+    settlement.apply_outcome(deps, held.id, Outcome(Status.CAPTURED, "fake_r1", "SUCCESS"), source="worker")
     assert (store.get(payment).status, totals(store, payment)) == (
         Status.REFUNDED, (Decimal("100.00"), Decimal("100.00")))
     [moved] = [row for row in store.committed.history if row.transaction_id == payment.id]
@@ -143,7 +143,7 @@ def test_the_pending_refund_is_committed_durably_and_the_providers_answer_is_not
     before = len(store.relaxed_commits)
     refund(deps, payment, "10")
     assert (store.relaxed_commits[before:], provider.calls) == ([False], [])
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     # The request's commit; the worker's claim; the provider's answer.
     assert store.relaxed_commits[before:] == [False, False, True]
 
@@ -153,25 +153,25 @@ def test_an_unreachable_provider_is_noted_durably(deps, store, provider, payment
     before = len(store.relaxed_commits)
     refund(deps, payment, "10")
     assert (store.relaxed_commits[before:], provider.calls) == ([False], [])
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     assert store.relaxed_commits[before:] == [False, False, False]  # the request; the claim; the note
 
 
 def test_a_created_payment_and_its_opening_answer_are_both_durable(deps, store, provider):
     # The opening answer carries the provider's payment page, which no second question gives back.
-    services.create_transaction(deps, CALLER, create_request())
+    create.create_transaction(deps, CALLER, create_request())
     assert (store.relaxed_commits, provider.calls) == ([False], [])
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     assert store.relaxed_commits == [False, False, False]  # the request; the worker's claim; the answer
 
 
 def test_a_created_payout_is_durable_and_its_opening_answer_is_not(deps, store, provider):
     # A lost transfer answer is found again by its reference.
-    services.create_transaction(deps, CALLER, create_request(
+    create.create_transaction(deps, CALLER, create_request(
         method="ng-bank-payout", currency="NGN", country="NG", action="PAYMENT", bank="058",
         holder="Ada Obi", account_number="0123456785"))
     assert (store.relaxed_commits, provider.calls) == ([False], [])
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     assert store.relaxed_commits == [False, False, True]  # the request; the worker's claim; the answer
 
 
@@ -180,8 +180,8 @@ def test_answers_the_worker_would_not_ask_for_again_are_committed_durably(deps, 
     moved = store.seed(transaction(status=Status.PENDING))
     before = len(store.relaxed_commits)
     provider.will_answer("status", Outcome(Status.CAPTURED, provider_status="PAID"))
-    services.settle_with_provider(deps, waiting.id, source="checkout")  # back from the provider's page
-    services.move_by_provider(deps, CALLER, moved.tx_no, Status.CAPTURED, None, "sandbox")
+    settlement.settle_with_provider(deps, waiting.id, source="checkout")  # back from the provider's page
+    settlement.move_by_provider(deps, CALLER, moved.tx_no, Status.CAPTURED, None, "sandbox")
     assert store.relaxed_commits[before:] == [False, False]
     assert store.get(waiting).status is store.get(moved).status is Status.CAPTURED
 
@@ -191,7 +191,7 @@ def test_a_lost_settlement_is_recorded_again_by_the_worker_under_the_same_webhoo
     store.crash_loses_relaxed_commits = True
     created = refund(deps, payment, "100")
     assert (created.status, provider.calls) == (Status.PENDING, [])  # what the caller was told
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     [lost] = store.lost
     assert lost.transactions[created.id].status is Status.CAPTURED  # recorded by the worker, then lost
     lost_ids = [row.webhook_id for row in lost.webhooks if row.transaction_id == created.id]
@@ -199,8 +199,8 @@ def test_a_lost_settlement_is_recorded_again_by_the_worker_under_the_same_webhoo
     assert totals(store, payment) == (Decimal("100.00"), Decimal("0.00"))
 
     store.crash_loses_relaxed_commits = False
-    clock.advance(seconds=services.CLAIM_FOR.total_seconds())  # the crashed worker's claim lapses
-    assert services.run_due_provider_checks(deps) == 1
+    clock.advance(seconds=settlement.CLAIM_FOR.total_seconds())  # the crashed worker's claim lapses
+    assert settlement.run_due_provider_checks(deps) == 1
     assert provider.asked("refund") == [created.tx_no, created.tx_no]  # submitted again, idempotently
     assert store.history_of(created) == [(None, Status.PENDING, CALLER.actor),
                                          (Status.PENDING, Status.CAPTURED, "worker")]

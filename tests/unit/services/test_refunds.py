@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from app.payments import services
+from app.payments import refunds, settlement
 from app.payments.model import FieldErrors, Kind, RefundRejected, Status
 from app.payments.provider import Outcome, ProviderUnavailable
 from app.payments.schemas import RefundRequest
@@ -16,7 +16,7 @@ from .fakes import CALLER, FULL_REFUND_ONLY, NOW, OTHER_MERCHANT, ProviderCall, 
 
 
 def refund(deps, original, amount, **fields):
-    return services.refund(deps, CALLER, RefundRequest(original.tx_no, Decimal(amount), **fields))
+    return refunds.refund(deps, CALLER, RefundRequest(original.tx_no, Decimal(amount), **fields))
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def settled(deps, store, provider):
         created = refund(deps, original, amount, **fields)
         assert created.status is Status.PENDING
         assert created.tx_no not in provider.asked()
-        assert services.run_due_provider_checks(deps) == 1
+        assert settlement.run_due_provider_checks(deps) == 1
         return store.get(created)
     return refunded
 
@@ -38,7 +38,7 @@ def rejection(deps, store, provider):
     def rejected(original, amount, tx_no=None) -> str:
         commits, calls = store.commits, len(provider.calls)
         with pytest.raises(RefundRejected) as caught:
-            services.refund(deps, CALLER, RefundRequest(tx_no or original.tx_no, Decimal(amount)))
+            refunds.refund(deps, CALLER, RefundRequest(tx_no or original.tx_no, Decimal(amount)))
         assert (store.commits, len(provider.calls)) == (commits, calls)
         return str(caught.value)
     return rejected
@@ -149,7 +149,7 @@ def test_the_provider_is_asked_only_by_the_worker_after_the_pending_refund_is_co
     assert (created.status, created.provider_transaction_id) == (Status.PENDING, None)
     assert provider.calls == []  # not on the request's thread
     assert store.get(created).provider_check_at == NOW  # handed to the workers, due at once
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     assert provider.calls == [ProviderCall("refund", created.tx_no, write_units_open=0,
                                            committed_status=Status.PENDING)]
 
@@ -160,10 +160,10 @@ def test_an_unavailable_provider_leaves_the_refund_pending_with_a_check_time(dep
     provider.will_answer("refund", ProviderUnavailable("connect timeout"))
     created = refund(deps, payment, "10")
     assert provider.calls == []
-    assert services.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1
     stored = store.get(created)
     assert (stored.status, stored.provider_message) == (Status.PENDING, "connect timeout")
-    assert stored.provider_check_at == NOW + timedelta(seconds=10) + services.CLAIM_FOR
+    assert stored.provider_check_at == NOW + timedelta(seconds=10) + settlement.CLAIM_FOR
     assert store.webhooks_of(created) == []
 
 
@@ -183,6 +183,6 @@ def test_a_refund_whose_creation_hook_fails_is_not_kept(deps, store, provider, p
         raise LookupError("idempotency record gone")
 
     with pytest.raises(LookupError):
-        services.refund(deps, CALLER, RefundRequest(payment.tx_no, Decimal("10")), on_created=link)
+        refunds.refund(deps, CALLER, RefundRequest(payment.tx_no, Decimal("10")), on_created=link)
     assert store.refunds_of(payment) == []
     assert provider.calls == []

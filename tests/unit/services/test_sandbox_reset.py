@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from app.payments import services
+from app.payments import refunds, sandbox, settlement
 from app.payments.model import Caller, Mode, Status
 from app.payments.schemas import RefundRequest
 from app.payments.sandbox import FIXTURES
@@ -18,16 +18,16 @@ def fixture_states(store, caller=SANDBOX) -> dict[str, Status]:
 
 
 def test_a_reset_restores_the_fixtures_after_testers_used_them(deps, store):
-    services.reset_sandbox(deps, SANDBOX)
+    sandbox.reset_sandbox(deps, SANDBOX)
     captured = store.get("SBX-CAPTURED", SANDBOX)
-    made = services.refund(deps, SANDBOX, RefundRequest("SBX-CAPTURED", Decimal("100")))
+    made = refunds.refund(deps, SANDBOX, RefundRequest("SBX-CAPTURED", Decimal("100")))
     assert made.status is Status.PENDING
-    assert services.run_due_provider_checks(deps) == 1  # the worker submits it
-    services.move_by_provider(deps, SANDBOX, "SBX-PENDING", Status.CAPTURED, None, "sandbox")
+    assert settlement.run_due_provider_checks(deps) == 1  # the worker submits it
+    settlement.move_by_provider(deps, SANDBOX, "SBX-PENDING", Status.CAPTURED, None, "sandbox")
     used = fixture_states(store)
     assert (used["SBX-CAPTURED"], used["SBX-PENDING"]) == (Status.REFUNDED, Status.CAPTURED)
 
-    services.reset_sandbox(deps, SANDBOX)
+    sandbox.reset_sandbox(deps, SANDBOX)
     assert fixture_states(store) == {f.tx_no: f.status for f in FIXTURES}
     restored = store.get("SBX-CAPTURED", SANDBOX)
     assert store.refunds_of(restored) == store.refunds_of(captured) == []
@@ -36,7 +36,7 @@ def test_a_reset_restores_the_fixtures_after_testers_used_them(deps, store):
 
 
 def test_a_reset_from_live_resets_the_merchants_sandbox_and_is_audited_there(deps, store):
-    services.reset_sandbox(deps, CALLER)
+    sandbox.reset_sandbox(deps, CALLER)
     fixture = store.get("SBX-PENDING", SANDBOX)
     assert (fixture.mode, fixture.callback_url) == (Mode.SANDBOX, MERCHANT_INBOX)
     assert store.get("SBX-PENDING", CALLER) is None
@@ -45,10 +45,10 @@ def test_a_reset_from_live_resets_the_merchants_sandbox_and_is_audited_there(dep
 
 def test_a_reset_leaves_other_transactions_and_merchants_alone(deps, store):
     theirs = Caller(OTHER_MERCHANT.merchant_id, Mode.SANDBOX, actor="them@example.com")
-    services.reset_sandbox(deps, theirs)
-    services.move_by_provider(deps, theirs, "SBX-PENDING", Status.CAPTURED, None, "sandbox")
+    sandbox.reset_sandbox(deps, theirs)
+    settlement.move_by_provider(deps, theirs, "SBX-PENDING", Status.CAPTURED, None, "sandbox")
     own = store.seed(transaction(caller=SANDBOX))
 
-    services.reset_sandbox(deps, SANDBOX)
+    sandbox.reset_sandbox(deps, SANDBOX)
     assert store.get(own).status is Status.CAPTURED
     assert store.get("SBX-PENDING", theirs).status is Status.CAPTURED

@@ -1,0 +1,267 @@
+"""Settling with the provider: asking where a Pending transaction stands and recording the answer
+(status, history, webhook, a refund's totals on its original), and the workers' claims on the
+provider calls that are due."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from . import lookup
+from .deps import Deps, OnCreated
+from .events import move_webhook_id
+from .model import (
+    DECLINE_STATUSES,
+    Caller,
+    InvalidMove,
+    Kind,
+    Mode,
+    NotHeld,
+    PaymentMethod,
+    Status,
+    Transaction,
+    can_move,
+    check_simulator_may_decide,
+    original_after_refunds,
+)
+from .provider import Outcome, ProviderDisconnected, ProviderUnavailable
+
+# While one worker asks the provider about a transaction, others skip it this long.
+CLAIM_FOR = timedelta(seconds=30)
+# The longest wait between two questions to a provider that could not answer.
+MAX_RETRY_DELAY = timedelta(hours=1)
+
+
+def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
+                         known: tuple[Transaction, Transaction | None, PaymentMethod | None] | None = None,
+                         gate: Callable[[], AbstractContextManager] = nullcontext) -> Transaction:
+    """Ask the provider where a Pending transaction stands and record its answer.
+
+    `known` is (transaction, original, method) when the caller has just read them. `gate()` is
+    entered around the provider's call (a worker's circuit breaker for the provider account).
+    """
+    if known is None:
+        with deps.uow(write=False) as uow:
+            tx = uow.transactions.get_for_worker(tx_id)
+            original = uow.transactions.get_for_worker(tx.original_id) if tx.original_id else None
+            method = uow.methods.of_transaction(tx)
+    else:
+        tx, original, method = known
+    if tx.status is not Status.PENDING:
+        return tx
+    if method is None:
+        return provider_unavailable(deps, tx, ProviderUnavailable(
+            f"Payment method {tx.payment_method} is no longer configured"))
+
+    def ask() -> Outcome:
+        provider = deps.providers.for_method(method)
+        if tx.kind is Kind.REFUND and tx.provider_transaction_id is None:
+            return provider.refund(tx, original, deps.clock())  # never reached the provider: submit it
+        if tx.kind is not Kind.REFUND and not tx.opened_at_provider:
+            return provider.create(tx, method)  # created, but the provider was never asked
+        return provider.status(tx, original, deps.clock())
+
+    return _ask_provider(deps, tx, original, ask, source=source, gate=gate)
+
+
+def _ask_provider(deps: Deps, tx: Transaction, original: Transaction | None, ask: Callable[[], Outcome],
+                  *, source: str, gate: Callable[[], AbstractContextManager] = nullcontext) -> Transaction:
+    """Ask the provider (outside any unit of work) and record its answer on tx and its original
+    as the caller read them (apply_outcome's as_read); Pending if it cannot answer.
+
+    While tx has a provider check due (a new refund, a payout, one the worker took up), the
+    worker asks the same question again if the answer's commit is lost, so that commit may
+    skip the disk flush. Not the answer that opens a payment: it carries the provider's
+    payment page, which no second question gives back (Paystack answers a repeated
+    initialize with "Duplicate Transaction Reference").
+    """
+    try:
+        with gate():
+            outcome = ask()
+    except ProviderUnavailable as error:
+        return provider_unavailable(deps, tx, error)
+    opens_a_payment = tx.kind is Kind.PAYMENT and not tx.opened_at_provider
+    return apply_outcome(deps, tx.id, outcome, source=source, as_read=(tx, original),
+                         recoverable=tx.provider_check_at is not None and not opens_a_payment)
+
+
+def ask_provider_now(deps: Deps, tx: Transaction) -> None:
+    """Hand a Pending transaction's question to its provider to the workers, due now (a customer
+    back from the provider's page); its answer moves it as any provider answer does."""
+    with deps.uow() as uow:
+        uow.transactions.ask_provider_now(tx.id, deps.clock())
+        uow.commit()
+
+
+def provider_unavailable(deps: Deps, tx: Transaction, error: ProviderUnavailable) -> Transaction:
+    """Keep the transaction Pending and ask again later, later the longer it has waited.
+
+    A payment or payout of a disconnected account is not asked again: it waits for expiry.
+    A refund is (its amount stays held, and the account may be connected again).
+    """
+    with deps.uow() as uow:
+        current = uow.transactions.get_for_worker(tx.id, for_update=True)
+        if current.status is Status.PENDING:
+            now = deps.clock()
+            current.provider_message = str(error)[:500]
+            if isinstance(error, ProviderDisconnected) and current.kind is not Kind.REFUND:
+                current.provider_check_at = None
+            else:
+                current.provider_check_at = now + retry_delay(now - current.created_at)
+            current.updated_at = now
+            uow.transactions.save_state(current)
+            uow.commit()
+        return current
+
+
+def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
+                  strict: bool = False, on_moved: OnCreated = None,
+                  recoverable: bool = False,
+                  as_read: tuple[Transaction, Transaction | None] | None = None) -> Transaction:
+    """Record a provider's answer: status, history, webhook and, for refunds, the original's
+    refund totals and status.
+
+    All of it is one database transaction, with on_moved(uow, tx) when the status moved. A
+    move the current status does not allow is ignored (another process already settled it)
+    unless strict. `recoverable`: the worker asks the provider again if this commit is lost,
+    so it need not wait for the disk (the move is then recorded again, its event under the
+    same webhook id).
+
+    `as_read`: the transaction and its original as the caller has just read them, unlocked.
+    The answer is then decided on them and written by one statement that first checks that
+    neither row has changed since; only when one has are the rows locked, read and decided
+    on again (the outcome is the same as without `as_read`).
+    """
+    if as_read is not None and not strict:
+        tx, original = (replace(row) if row is not None else None for row in as_read)
+        try:
+            with deps.uow() as uow:
+                uow.transactions.expect_as_read(tx, original)
+                if _record_outcome(deps, uow, tx, original, outcome, source=source, strict=strict,
+                                   on_moved=on_moved, recoverable=recoverable):
+                    return tx
+        except NotHeld:
+            pass  # changed since it was read: decided again below, on the locked rows
+        # (An answer that changes nothing is also decided on the locked rows, as it always was.)
+    with deps.uow() as uow:
+        tx, original = uow.transactions.lock_with_original(tx_id)
+        _record_outcome(deps, uow, tx, original, outcome, source=source, strict=strict,
+                        on_moved=on_moved, recoverable=recoverable)
+        return tx
+
+
+def _record_outcome(deps: Deps, uow, tx: Transaction, original: Transaction | None, outcome: Outcome,
+                    *, source: str, strict: bool, on_moved: OnCreated, recoverable: bool) -> bool:
+    """apply_outcome's decision on tx and its original as this unit holds them: the writes, and
+    the commit; False when the answer changes nothing (nothing written, nothing committed)."""
+    if recoverable:
+        uow.relax_durability()  # set with the writes, no statement of its own
+    now = deps.clock()
+    if outcome.status is tx.status:
+        if tx.status is not Status.PENDING:
+            return False
+        take_provider_answer(tx, outcome)
+        if tx.kind is not Kind.PAYMENT and tx.provider_check_at is None:
+            tx.provider_check_at = now + CLAIM_FOR  # the provider still owes an answer
+        tx.updated_at = now
+        uow.transactions.save_state(tx)
+        uow.commit()
+        return True
+    if not can_move(tx.kind, tx.status, outcome.status):
+        if strict:
+            raise InvalidMove(tx.tx_no, tx.status, outcome.status)
+        return False
+    previous = tx.status
+    tx.status = outcome.status
+    tx.decline_reason = outcome.decline_reason if outcome.status in DECLINE_STATUSES else None
+    take_provider_answer(tx, outcome)
+    tx.provider_check_at = None
+    tx.updated_at = now
+    uow.transactions.save_state(tx)
+    uow.record_history(tx, previous, source, outcome.provider_message)
+    uow.enqueue_webhook(tx, move_webhook_id(tx))
+    if tx.kind is Kind.REFUND:  # a refund moves only from Pending to its final status
+        original = uow.transactions.settle_refund(tx, original)
+        if tx.status is Status.CAPTURED:
+            _settle_original(uow, original, now, source)
+    if on_moved:
+        on_moved(uow, tx)
+    uow.commit()
+    return True
+
+
+def _settle_original(uow, original: Transaction, now: datetime, source: str) -> None:
+    """Captured refunds reaching the amount move the original to Refunded; below, it stays Captured.
+
+    `original` is as the refund's settlement left its row (its refund totals included).
+    """
+    if original.status is Status.CAPTURED and \
+            original_after_refunds(original.amount, original.refund_captured) is Status.REFUNDED:
+        original.status = Status.REFUNDED
+        original.updated_at = now
+        uow.transactions.save_state(original)
+        uow.record_history(original, Status.CAPTURED, source, "Refunded in full")
+
+
+def retry_delay(waited: timedelta) -> timedelta:
+    """How long to wait before asking an unreachable provider again: a quarter of the time the
+    transaction has waited so far, at least CLAIM_FOR and at most MAX_RETRY_DELAY."""
+    return min(max(CLAIM_FOR, waited / 4), MAX_RETRY_DELAY)
+
+
+def take_provider_answer(tx: Transaction, outcome: Outcome) -> None:
+    """Copy the provider's answer onto tx: its ids, its page, its words, when to ask it again."""
+    tx.provider_transaction_id = outcome.provider_transaction_id or tx.provider_transaction_id
+    tx.provider_redirect_url = outcome.redirect_url or tx.provider_redirect_url
+    tx.provider_status = outcome.provider_status
+    tx.provider_message = outcome.provider_message
+    tx.provider_check_at = outcome.check_again_at
+
+
+def move_by_provider(deps: Deps, caller: Caller, tx_no: str, status: Status,
+                     decline_reason: str | None, source: str) -> Transaction:
+    """Move a payment or payout as its provider would (sandbox helper, hosted checkout); a live
+    one only in a demo (SimulatedLiveMoney)."""
+    tx = lookup.get_status(deps, caller, tx_no)
+    if tx.kind is Kind.REFUND:
+        raise InvalidMove(tx.tx_no, tx.status, status)
+    if tx.mode is Mode.LIVE:  # the sandbox helper's moves need no read of the method
+        with deps.uow(write=False) as uow:
+            method = uow.methods.of_transaction(tx)
+        check_simulator_may_decide(tx.mode, tx.payment_method, method, demo=deps.demo_mode)
+    if status in DECLINE_STATUSES and not decline_reason:
+        decline_reason = "Declined By Bank" if status is Status.DECLINED else "Provider Error"
+    outcome = Outcome(
+        status,
+        provider_transaction_id=tx.provider_transaction_id,
+        provider_status=status.value.upper(),
+        provider_message=f"{status.value} by {source}",
+        decline_reason=decline_reason,
+    )
+    return apply_outcome(deps, tx.id, outcome, source=source, strict=True)
+
+
+def run_due_provider_checks(deps: Deps, limit: int = 100) -> int:
+    """Settle Pending transactions whose provider answer is due (async, crashed, payouts), one
+    after another, and say how many. The worker makes these calls concurrently instead
+    (app/providers/calls.py, the same claim and settle_with_provider); this one-pass form is
+    what the tests' workers and the in-memory fakes use."""
+    now = deps.clock()
+    with deps.uow(write=False) as uow:
+        due = uow.transactions.due_provider_checks(now, limit)
+    settled = 0
+    for tx_id in due:
+        if claim_provider_calls(deps, [tx_id], now):
+            settle_with_provider(deps, tx_id, source="worker")
+            settled += 1
+    return settled
+
+
+def claim_provider_calls(deps: Deps, tx_ids: list[int], now: datetime) -> set[int]:
+    """Take due provider calls for this worker, for CLAIM_FOR (others skip them meanwhile; if
+    this worker dies, another takes them once the claim lapses); the ids this worker took."""
+    with deps.uow() as uow:
+        claimed = uow.transactions.claim_provider_checks(tx_ids, now, now + CLAIM_FOR)
+        uow.commit()
+    return claimed
