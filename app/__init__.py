@@ -16,6 +16,7 @@ from app.providers.simulator import providers
 from app.store.encryption import SecretBox
 from app.store.method_cache import MethodCache
 from app.store.provider_accounts import account_by_id
+from app.store.provider_calls import Announcer
 from app.store.db import make_engine
 from app.store.unit_of_work import UnitOfWork
 from app.util import utcnow
@@ -41,9 +42,11 @@ def create_app(config: Config | None = None) -> Flask:
                          ping_idle_after=config.DB_PING_IDLE_AFTER)
     method_cache = MethodCache(config.TOKEN_CACHE_SECONDS)
     box = SecretBox(config.PAYDESK_ENCRYPTION_KEY)
+    # PostgreSQL's NOTIFY of provider calls committed due; on SQLite the workers poll.
+    announcer = Announcer(engine) if engine.dialect.name == "postgresql" else None
 
     def unit_of_work(write: bool = True) -> UnitOfWork:
-        return UnitOfWork(engine, write=write, method_cache=method_cache, box=box)
+        return UnitOfWork(engine, write=write, method_cache=method_cache, box=box, announcer=announcer)
 
     def read_account(account_id: int):
         with unit_of_work(write=False) as uow:

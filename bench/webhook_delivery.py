@@ -30,7 +30,7 @@ from sqlalchemy.engine import make_url
 from app import create_app
 from app.cli import upgrade_database
 from app.config import Config
-from app.payments import create as services
+from app.payments import create
 from app.payments.model import Caller, Mode
 from app.payments.schemas import parse_create
 from app.store.merchants import create_merchant
@@ -140,7 +140,7 @@ def stop_workers(workers: list[subprocess.Popen]) -> None:
 
 
 class Outbox:
-    """Writes webhook events the way the services do: outbox rows of a transaction, committed."""
+    """Writes webhook events the way the payments code does: outbox rows of a transaction, committed."""
 
     def __init__(self, database_url: str, callback_url: str):
         # A demo (DEMO_MODE): its live payment is the simulator's.
@@ -158,7 +158,7 @@ class Outbox:
             "payment": {"paymentMethod": "card"},
         }
         caller = Caller(merchant.merchant_id, Mode.LIVE, "bench")
-        self.tx = services.create_transaction(self.deps, caller, parse_create(body))
+        self.tx = create.create_transaction(self.deps, caller, parse_create(body))
         self.known: set[str] = set()
 
     def enqueue(self, count: int) -> list[str]:

@@ -4,16 +4,17 @@ A request that needs a provider behind a network (opening a payment or payout, s
 refund) commits its Pending transaction with its provider check due now and answers; it never
 waits on the provider. A worker process makes the call here:
 
-- it is woken at once by PostgreSQL's NOTIFY (migration 0016) and when a call ends, and also
-  polls, the fallback on SQLite and after a lost listening connection;
+- it is woken at once by PostgreSQL's NOTIFY of a committed call (app.store.provider_calls,
+  Announcer), unless the call's account has no room, and when a call ends; it also polls, the
+  fallback on SQLite and after a lost NOTIFY;
 - up to `threads` calls are in flight in one process, at most `per_account` of them to one
   provider account, so a slow account cannot take the threads of the others;
 - each account has a circuit breaker: after `failures_to_open` failed or timed-out calls in a
   row it stops calling that account for `cool_off` seconds (its transactions stay Pending with
   a ProviderMessage saying so), then lets one call through; an answer closes it again.
 
-The call itself, and how its answer is recorded, is the services' (settle_with_provider): the
-same code whether the request's own process or a worker asks.
+The call itself, and how its answer is recorded, is app.payments.settlement's
+(settle_with_provider): the same code whether the request's own process or a worker asks.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from app.store.provider_accounts import record_calls_state
 from app.store.provider_calls import ACCOUNT_PREFIX, CHANNEL, DueCall, defer_account_calls, due_calls
 from app.util import Backoff
 
-from app.payments import settlement as services
+from app.payments import settlement
 from app.payments.provider import ProviderDisconnected, ProviderUnavailable
 
 logger = logging.getLogger(__name__)
@@ -278,7 +279,7 @@ class ProviderCalls:
                     self.in_flight[call.account] += 1  # left due otherwise: taken on a later pass
                     chosen.append(call)
         try:
-            claimed = services.claim_provider_calls(self.deps, [call.tx_id for call in chosen], now)
+            claimed = settlement.claim_provider_calls(self.deps, [call.tx_id for call in chosen], now)
         except Exception:
             for call in chosen:
                 self._done(call)
@@ -310,7 +311,7 @@ class ProviderCalls:
 
     def _call(self, call: DueCall) -> None:
         try:
-            services.settle_with_provider(self.deps, call.tx_id, source="worker",
+            settlement.settle_with_provider(self.deps, call.tx_id, source="worker",
                                           gate=self.breaker(call.account).call)
         except Exception:  # noqa: BLE001 - logged; the claim lapses and the call is made again
             logger.exception("provider call for transaction %s failed", call.tx_id)

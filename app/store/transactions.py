@@ -152,6 +152,11 @@ _TX_AND_ORIGINAL_AS_READ = _TX_AS_READ.where(exists(
 ))
 
 
+def _due_now(tx: Transaction) -> bool:
+    """tx is written with its provider call due at once (a worker is to make it now)."""
+    return tx.provider_check_at is not None and tx.provider_check_at <= tx.updated_at
+
+
 class TransactionRepository:
     """Payments, payouts and refunds of every merchant, always read within a merchant and mode."""
 
@@ -290,6 +295,8 @@ class TransactionRepository:
             updated_at=tx.updated_at,
             provider_check_at=tx.provider_check_at,
         ), row=tx)
+        if _due_now(tx):
+            self._uow.call_due_now(tx)
         return tx
 
     def save_state(self, tx: Transaction) -> None:
@@ -304,6 +311,8 @@ class TransactionRepository:
             provider_check_at=tx.provider_check_at,
             updated_at=tx.updated_at,
         ))
+        if _due_now(tx):
+            self._uow.call_due_now(tx)
 
     def reserve_refund(self, caller: Caller, tx_no: str, amount: Decimal) -> Transaction | None:
         """Reserve a refund's amount on the caller's payment with this number with the refund
@@ -382,11 +391,12 @@ class TransactionRepository:
         return [call.tx_id for call in due_calls(self.conn, now, limit)]
 
     def ask_provider_now(self, tx_id: int, now: datetime) -> None:
-        """Hand a Pending transaction's provider call to the workers, due now (announced at
-        commit on PostgreSQL, migration 0016)."""
+        """Hand a Pending transaction's provider call to the workers, due now (announced once
+        the unit commits)."""
         self.conn.execute(update(transactions)
                           .where(transactions.c.id == tx_id, transactions.c.status == Status.PENDING.value)
                           .values(provider_check_at=now))
+        self._uow.call_due_now(None)
 
     def claim_provider_checks(self, tx_ids: list[int], now: datetime, until: datetime) -> set[int]:
         """Take due provider checks for one worker in one statement: each still due is pushed to

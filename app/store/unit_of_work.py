@@ -25,6 +25,7 @@ from .merchants import MerchantRepository
 from .method_cache import MethodCache
 from .methods import MethodRepository
 from .notes import NoteRepository
+from .provider_calls import Announcer, wake_key
 from .refund_guard import minor_units
 from .tables import audit_log, idempotency_keys, status_history, transactions, webhook_events
 from .transactions import TransactionRepository
@@ -46,11 +47,12 @@ class UnitOfWork:
     """
 
     def __init__(self, engine: Engine, *, write: bool = True, method_cache: MethodCache | None = None,
-                 box: SecretBox | None = None):
+                 box: SecretBox | None = None, announcer: Announcer | None = None):
         self.engine = engine
         self.write = write
         self.method_cache = method_cache
         self.box = box  # seals and opens secrets at rest (webhook signing secrets); None: none here
+        self.announcer = announcer  # tells the workers of provider calls committed due (PostgreSQL)
 
     def __enter__(self) -> "UnitOfWork":
         self._conn: Connection | None = None
@@ -60,6 +62,7 @@ class UnitOfWork:
         self._relax = False  # relax_durability() was asked for
         self._relaxed = False  # ... and the database was told
         self._sending = False
+        self._due_calls: list[Transaction | None] = []  # see call_due_now()
         self.transactions = TransactionRepository(self)
         self.methods = MethodRepository(self, self.method_cache)
         self.merchants = MerchantRepository(self)
@@ -129,6 +132,21 @@ class UnitOfWork:
             self._send_writes()
         if self._tx is not None:  # (a read unit on PostgreSQL commits each statement itself)
             self._tx.commit()
+        self._announce_due_calls()
+
+    def call_due_now(self, tx: Transaction | None) -> None:
+        """This unit makes tx's provider call due now: once it has committed, the workers are
+        told (app.store.provider_calls.Announcer). None: a transaction this unit has not read."""
+        self._due_calls.append(tx)
+
+    def _announce_due_calls(self) -> None:
+        # After the commit, so the transaction that wrote them never notifies (see Announcer);
+        # a new transaction's method is known by now (a refund takes it from its payment's row).
+        if self._due_calls and self.announcer is not None:
+            self.announcer.announce(
+                "" if tx is None else wake_key(tx.merchant_id, tx.mode.value, tx.payment_method)
+                for tx in self._due_calls)
+        self._due_calls = []
 
     def rows(self, statement, params: dict) -> list[RowMapping]:
         """The rows of a read, each a mapping of its columns in order (a write unit's queued

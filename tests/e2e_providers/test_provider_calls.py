@@ -9,15 +9,16 @@ import pytest
 from sqlalchemy import select, update
 
 from app.payments import settlement
+from app.payments.model import Caller, Mode
 from app.providers.calls import CLOSED, OPEN, CallSettings, ProviderCalls
-from app.store.provider_calls import SIMULATOR, due_calls
+from app.store.provider_calls import CHANNEL, SIMULATOR, due_calls, wake_key
 from app.store.tables import provider_accounts, transactions
 from app.util import utcnow
 from tests.conftest import Api, payment_body
 from tests.providers.fake_provider import Answer
 
 from . import bodies
-from .conftest import later
+from .conftest import later, payment_request
 from .test_paystack_flow import create_payment
 from .test_stripe_flow import create_payment as create_stripe_payment
 
@@ -179,7 +180,54 @@ def test_a_call_committed_due_wakes_a_listening_worker_at_once(
         # Opened at Paystack by the helper's worker round, it is not due before this commit.
         assert paystack_fake.requests_to("GET", f"/transaction/verify/{tx_no}") == []
         committed = time.monotonic()
-        make_due(deps, [tx_no])
+        with deps.uow() as uow:  # as a customer back from Paystack's page does (checkout return)
+            uow.transactions.ask_provider_now(uow.transactions.get(Caller(merchant.merchant_id, Mode.LIVE, "tests"), tx_no).id, utcnow())
+            uow.commit()
         while not paystack_fake.requests_to("GET", f"/transaction/verify/{tx_no}"):
             assert time.monotonic() - committed < 5, "the worker was not woken by the commit"
             time.sleep(0.01)
+
+
+def test_a_create_through_the_api_wakes_a_listening_worker_and_names_its_method(
+        app, deps, merchant, live, server, paystack_account, paystack_fake, receiver):
+    """The create's commit is announced (app.store.provider_calls.Announcer) with its wake key;
+    the worker opens the payment at Paystack at once, not at its poll (30 s here)."""
+    if not server.database_url.startswith("postgresql"):
+        pytest.skip("SQLite has no NOTIFY: its workers poll")
+    paystack_fake.on("POST", "/transaction/initialize", bodies.initialize_answer("any"))
+    engine = app.extensions["paydesk.engine"]
+    heard = engine.raw_connection()
+    try:
+        heard.driver_connection.autocommit = True
+        heard.driver_connection.execute(f"LISTEN {CHANNEL}")
+        with ProviderCalls(deps, CallSettings(poll_interval=30.0), merchant_id=merchant.merchant_id,
+                           engine=engine) as calls:
+            calls.start()
+            deadline = time.monotonic() + 10
+            while calls.listener is None and time.monotonic() < deadline:
+                time.sleep(0.01)
+            started = time.monotonic()
+            created = live.post("/transactions", payment_request("paystack-card", "NGN", 10500.50, receiver.url))
+            assert created.status_code == 200, created.text
+            while not paystack_fake.requests_to("POST", "/transaction/initialize"):
+                assert time.monotonic() - started < 5, "the worker was not woken by the create"
+                time.sleep(0.01)
+        payloads = [n.payload for n in heard.driver_connection.notifies(timeout=1, stop_after=1)]
+    finally:
+        heard.close()
+    assert payloads == [wake_key(merchant.merchant_id, "live", "paystack-card")]
+
+
+def test_a_notice_for_an_account_with_no_room_does_not_wake_the_feeder(deps, merchant):
+    calls = ProviderCalls(deps, CallSettings(per_account=2))
+    key, account = wake_key(merchant.merchant_id, "live", "paystack-card"), "account:7"
+    assert calls.worth_waking_for(key)  # not known yet: looked up by a pass
+    calls.account_of[key] = account
+    calls.in_flight[account] = 1
+    assert calls.worth_waking_for(key)
+    calls.in_flight[account] = 2
+    assert not calls.worth_waking_for(key)
+    calls.breaker(account).opened_at = calls.breaker(account).clock()  # open: no room at all
+    calls.in_flight[account] = 0
+    assert not calls.worth_waking_for(key)
+    calls.close()
