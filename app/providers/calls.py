@@ -30,6 +30,7 @@ from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import Engine
 
+from app.store.db import close_own, own_connection
 from app.store.provider_accounts import record_calls_state
 from app.store.provider_calls import ACCOUNT_PREFIX, CHANNEL, DueCall, defer_account_calls, due_calls
 from app.util import Backoff
@@ -209,7 +210,6 @@ class ProviderCalls:
         # call to spare does not wake the feeder for nothing.
         self.account_of: dict[str, str] = {}
         self.listener = None  # the psycopg connection LISTENing on CHANNEL
-        self.pooled = None  # ... as the engine gave it (detached from its pool)
 
     def __enter__(self) -> "ProviderCalls":
         return self
@@ -396,22 +396,14 @@ class ProviderCalls:
 
     def _listening(self):
         if self.listener is None:
-            pooled = self.engine.raw_connection()
-            listener = pooled.driver_connection
-            pooled.detach()  # kept by this feeder; closed, not returned to the pool, by close()
-            self.pooled = pooled
-            listener.autocommit = True
-            listener.execute(f"LISTEN {CHANNEL}")
+            listener = own_connection(self.engine)  # closed by close(), or when it breaks
             self.listener = listener
+            listener.execute(f"LISTEN {CHANNEL}")
         return self.listener
 
     def _stop_listening(self) -> None:
-        if self.pooled is not None:
-            try:
-                self.pooled.close()
-            except Exception:  # noqa: BLE001 - already broken: nothing left to release
-                logger.debug("closing the provider-call listener failed", exc_info=True)
-            self.pooled = self.listener = None
+        close_own(self.listener, "the provider-call listener")
+        self.listener = None
 
     def _ending(self) -> bool:
         return self.stopping.is_set() or not threading.main_thread().is_alive()

@@ -7,6 +7,7 @@ an error is a unique-constraint violation.
 """
 from __future__ import annotations
 
+import logging
 import os
 import select
 import time
@@ -17,6 +18,8 @@ import psycopg
 from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError, IntegrityError
 from sqlalchemy.pool import NullPool
+
+logger = logging.getLogger(__name__)
 
 # A pooled PostgreSQL connection unused for longer than this is pinged before use.
 PING_IDLE_AFTER = 2.0
@@ -186,3 +189,23 @@ def _sqlite_transactions(engine: Engine) -> None:
     def _on_begin(conn):
         immediate = conn.get_execution_options().get("write", False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def own_connection(engine: Engine) -> psycopg.Connection:
+    """A PostgreSQL connection of the engine's for one thread to keep (a LISTEN, the NOTIFYs of
+    due provider calls): taken out of the pool for good, in autocommit. close_own() ends it."""
+    pooled = engine.raw_connection()
+    connection = pooled.driver_connection
+    pooled.detach()  # never returned to the pool
+    connection.autocommit = True
+    return connection
+
+
+def close_own(connection: psycopg.Connection | None, what: str) -> None:
+    """Close a connection from own_connection(); a broken one has nothing left to release."""
+    if connection is None:
+        return
+    try:
+        connection.close()
+    except Exception:  # noqa: BLE001 - already broken
+        logger.debug("closing %s failed", what, exc_info=True)

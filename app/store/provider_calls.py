@@ -28,6 +28,7 @@ from sqlalchemy import Connection, and_, exists, or_, select, update
 
 from app.payments.model import Status
 
+from .db import close_own, own_connection
 from .tables import payment_methods, transactions
 
 logger = logging.getLogger(__name__)
@@ -162,17 +163,9 @@ class Announcer:
 
     def _connected(self):
         if self.connection is None:
-            pooled = self.engine.raw_connection()
-            connection = pooled.driver_connection
-            pooled.detach()  # this thread's own, not returned to the pool
-            connection.autocommit = True
-            self.connection = connection
+            self.connection = own_connection(self.engine)
         return self.connection
 
     def _disconnect(self) -> None:
-        if self.connection is not None:
-            try:
-                self.connection.close()
-            except Exception:  # noqa: BLE001 - already broken: nothing left to release
-                logger.debug("closing the announcer's connection failed", exc_info=True)
-            self.connection = None
+        close_own(self.connection, "the announcer's connection")
+        self.connection = None
