@@ -32,7 +32,7 @@ from sqlalchemy import Engine
 
 from app.store.db import close_own, own_connection
 from app.store.provider_accounts import record_calls_state
-from app.store.provider_calls import ACCOUNT_PREFIX, CHANNEL, DueCall, defer_account_calls, due_calls
+from app.store.provider_calls import CHANNEL, DueCall, account_id_of, defer_account_calls, due_calls
 from app.util import Backoff
 
 from app.payments import settlement
@@ -233,11 +233,12 @@ class ProviderCalls:
 
     def _record_health(self, account: str, health: str, since: datetime) -> None:
         """Write a provider account's new health for the dashboard (not the simulator's)."""
-        if not account.startswith(ACCOUNT_PREFIX):
+        account_id = account_id_of(account)
+        if account_id is None:
             return
         try:
             with self.deps.uow() as uow:
-                record_calls_state(uow.conn, int(account.removeprefix(ACCOUNT_PREFIX)), health, since)
+                record_calls_state(uow.conn, account_id, health, since)
                 uow.commit()
         except Exception:  # noqa: BLE001 - shown late, never in the way of the calls
             logger.warning("recording the health of %s failed", account, exc_info=True)
@@ -266,9 +267,9 @@ class ProviderCalls:
             return 0
         now = self.deps.clock()
         self._put_off_paused_accounts(now)
-        with self.changed:
-            full = frozenset(account for account in self.in_flight if not self.has_room(account))
-            full |= {account for account, breaker in self.breakers.items() if breaker.state == OPEN}
+        with self.changed:  # (an open breaker's account has no room, calls in flight or not)
+            full = frozenset(account for account in {*self.in_flight, *self.breakers}
+                             if not self.has_room(account))
         with self.deps.uow(write=False) as uow:
             due = due_calls(uow.conn, now, free, merchant_id=self.merchant_id, skip=full)
         chosen = []
@@ -294,12 +295,12 @@ class ProviderCalls:
     def _put_off_paused_accounts(self, now: datetime) -> None:
         """Each provider account whose breaker is open: its calls due now wait for the trial."""
         with self.changed:
-            paused = [(account, breaker) for account, breaker in self.breakers.items()
-                      if account.startswith(ACCOUNT_PREFIX) and breaker.state == OPEN]
-        for account, breaker in paused:
+            paused = [(account_id_of(account), breaker) for account, breaker in self.breakers.items()
+                      if account_id_of(account) is not None and breaker.state == OPEN]
+        for account_id, breaker in paused:
             until = now + timedelta(seconds=max(breaker.reopens_in(), 0.0))
             with self.deps.uow() as uow:
-                defer_account_calls(uow.conn, account, now, until, breaker.refusal())
+                defer_account_calls(uow.conn, account_id, now, until, breaker.refusal())
                 uow.commit()
 
     def worth_waking_for(self, key: str) -> bool:
@@ -312,7 +313,7 @@ class ProviderCalls:
     def _call(self, call: DueCall) -> None:
         try:
             settlement.settle_with_provider(self.deps, call.tx_id, source="worker",
-                                          gate=self.breaker(call.account).call)
+                                            gate=self.breaker(call.account).call)
         except Exception:  # noqa: BLE001 - logged; the claim lapses and the call is made again
             logger.exception("provider call for transaction %s failed", call.tx_id)
         finally:

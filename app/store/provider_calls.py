@@ -41,6 +41,16 @@ CHANNEL = "paydesk_provider_calls"
 ACCOUNT_PREFIX = "account:"
 SIMULATOR = "simulator"
 
+def account_key(account_id: int | None) -> str:
+    """The key of the calls to a provider account (DueCall.account): SIMULATOR for none."""
+    return SIMULATOR if account_id is None else f"{ACCOUNT_PREFIX}{account_id}"
+
+
+def account_id_of(key: str) -> int | None:
+    """The provider account an account_key() names; None for the simulator's."""
+    return int(key.removeprefix(ACCOUNT_PREFIX)) if key.startswith(ACCOUNT_PREFIX) else None
+
+
 # A transaction's method row: the merchant's method of that id, for its mode or for every mode.
 _METHOD_OF_TRANSACTION = and_(
     payment_methods.c.merchant_id == transactions.c.merchant_id,
@@ -78,23 +88,21 @@ def due_calls(conn: Connection, now: datetime, limit: int, *, merchant_id: int |
     )
     if merchant_id is not None:
         query = query.where(transactions.c.merchant_id == merchant_id)
-    skipped = [int(key.removeprefix(ACCOUNT_PREFIX)) for key in skip if key.startswith(ACCOUNT_PREFIX)]
+    skipped = [account_id for account_id in map(account_id_of, skip) if account_id is not None]
     if skipped:
         query = query.where(or_(payment_methods.c.provider_account_id.is_(None),
                                 payment_methods.c.provider_account_id.not_in(skipped)))
     if SIMULATOR in skip:
         query = query.where(payment_methods.c.provider_account_id.is_not(None))
-    return [DueCall(tx_id, f"{ACCOUNT_PREFIX}{account}" if account is not None else SIMULATOR,
-                    wake_key(merchant, mode, method))
+    return [DueCall(tx_id, account_key(account), wake_key(merchant, mode, method))
             for tx_id, account, merchant, mode, method in conn.execute(query)]
 
 
-def defer_account_calls(conn: Connection, account: str, now: datetime, until: datetime,
+def defer_account_calls(conn: Connection, account_id: int, now: datetime, until: datetime,
                         message: str) -> int:
     """Put off every call due now to a provider account (its circuit breaker is open) until
     `until`, each transaction left Pending with `message` as its ProviderMessage; how many.
     One statement, so a paused account's waiting calls cost nothing until it is tried again."""
-    account_id = int(account.removeprefix(ACCOUNT_PREFIX))
     of_account = exists().where(_METHOD_OF_TRANSACTION, payment_methods.c.provider_account_id == account_id)
     result = conn.execute(
         update(transactions)
