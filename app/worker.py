@@ -29,8 +29,9 @@ STOP_CHECK_INTERVAL = 0.1
 
 
 def run_round(app: Flask) -> bool:
-    """Make the provider calls due (in the background, as webhooks are sent), expire stale Pending transactions and approval requests,
-    purge old idempotency keys and failed sign-ins, fold the daily totals' changes, send webhooks.
+    """Keep the provider calls and webhook deliveries going (each on this process's own threads),
+    expire stale Pending transactions and approval requests, purge old idempotency keys and
+    failed sign-ins, fold the daily totals' changes.
 
     Returns True when there was work, so the loop goes on without sleeping.
     """
