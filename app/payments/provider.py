@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from .model import PaymentMethod, Status, Transaction
 
@@ -88,8 +88,9 @@ class Provider(Protocol):
 class Providers(Protocol):
     """Finds the provider that serves a payment method (the simulator, or a merchant's account)."""
 
-    def for_method(self, method: PaymentMethod) -> Provider:
-        """The method's provider; ProviderUnavailable when it cannot be used now (disconnected)."""
+    def for_method(self, method: PaymentMethod, account: Any = None) -> Provider:
+        """The method's provider; ProviderUnavailable when it cannot be used now (disconnected).
+        `account`: the method's provider account as the caller has just read it, if it has."""
 
     def in_process_provider(self, method: PaymentMethod) -> Provider | None:
         """The method's provider when it answers in process (the simulator), found without I/O;
@@ -102,8 +103,8 @@ class ProvidersByName:
     def __init__(self, by_name: Mapping[str, Provider]):
         self.by_name = dict(by_name)
 
-    def for_method(self, method: PaymentMethod) -> Provider:
-        """The provider named by method.provider."""
+    def for_method(self, method: PaymentMethod, account: Any = None) -> Provider:
+        """The provider named by method.provider (no account is read: `account` is not used)."""
         try:
             return self.by_name[method.provider]
         except KeyError:

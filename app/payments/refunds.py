@@ -61,7 +61,7 @@ def settle_in_process(deps: Deps, new_refund: Transaction, original: Transaction
     if _answering_in_process(deps, method) is None:
         return new_refund
     return settlement.settle_with_provider(deps, new_refund.id, source="provider",
-                                known=(new_refund, original, method))
+                                known=settlement.AsRead(new_refund, original, method))
 
 
 def _answering_in_process(deps: Deps, method: PaymentMethod | None) -> Provider | None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from . import lookup
 from .deps import Deps, OnCreated
@@ -33,21 +34,31 @@ CLAIM_FOR = timedelta(seconds=30)
 MAX_RETRY_DELAY = timedelta(hours=1)
 
 
-def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
-                         known: tuple[Transaction, Transaction | None, PaymentMethod | None] | None = None,
+@dataclass(frozen=True)
+class AsRead:
+    """What a provider call needs, as its caller has just read it: the transaction, its original
+    (a refund's), its method, and the method's provider account (None: read when the provider is
+    looked up). A worker reads a whole batch of calls this way, in one unit of work."""
+
+    tx: Transaction
+    original: Transaction | None
+    method: PaymentMethod | None
+    account: Any = None  # app.store.provider_accounts.ProviderAccount
+
+
+def settle_with_provider(deps: Deps, tx_id: int, *, source: str, known: AsRead | None = None,
                          gate: Callable[[], AbstractContextManager] = nullcontext) -> Transaction:
     """Ask the provider where a Pending transaction stands and record its answer.
 
-    `known` is (transaction, original, method) when the caller has just read them. `gate()` is
-    entered around the provider's call (a worker's circuit breaker for the provider account).
+    `known`: the transaction and what goes with it, when the caller has just read them. `gate()`
+    is entered around the provider's call (a worker's circuit breaker for the provider account).
     """
     if known is None:
         with deps.uow(write=False) as uow:
             tx = uow.transactions.get_for_worker(tx_id)
             original = uow.transactions.get_for_worker(tx.original_id) if tx.original_id else None
-            method = uow.methods.of_transaction(tx)
-    else:
-        tx, original, method = known
+            known = AsRead(tx, original, uow.methods.of_transaction(tx))
+    tx, original, method = known.tx, known.original, known.method
     if tx.status is not Status.PENDING:
         return tx
     if method is None:
@@ -55,7 +66,7 @@ def settle_with_provider(deps: Deps, tx_id: int, *, source: str,
             f"Payment method {tx.payment_method} is no longer configured"))
 
     def ask() -> Outcome:
-        provider = deps.providers.for_method(method)
+        provider = deps.providers.for_method(method, account=known.account)
         if tx.kind is Kind.REFUND and tx.provider_transaction_id is None:
             return provider.refund(tx, original, deps.clock())  # never reached the provider: submit it
         if tx.kind is not Kind.REFUND and not tx.opened_at_provider:

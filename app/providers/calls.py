@@ -31,7 +31,7 @@ from datetime import datetime, timedelta, timezone
 from sqlalchemy import Engine
 
 from app.store.db import close_own, own_connection
-from app.store.provider_accounts import record_calls_state
+from app.store.provider_accounts import accounts_by_id, record_calls_state
 from app.store.provider_calls import CHANNEL, DueCall, account_id_of, defer_account_calls, due_calls
 from app.util import Backoff
 
@@ -285,12 +285,38 @@ class ProviderCalls:
             for call in chosen:
                 self._done(call)
             raise
+        taken = [call for call in chosen if call.tx_id in claimed]
         for call in chosen:
-            if call.tx_id in claimed:
-                self.pool.submit(self._call, call)
-            else:
+            if call.tx_id not in claimed:
                 self._done(call)  # another worker took it
+        try:
+            known = self._read(taken)
+        except Exception:
+            for call in taken:
+                self._done(call)  # the claims lapse and the calls are made again
+            raise
+        for call in taken:
+            self.pool.submit(self._call, call, known.get(call.tx_id))
         return len(claimed)
+
+    def _read(self, calls: list[DueCall]) -> dict[int, settlement.AsRead]:
+        """What the claimed calls need, read in one unit of work however many they are: the
+        transactions and their originals, their methods and the methods' provider accounts."""
+        if not calls:
+            return {}
+        with self.deps.uow(write=False) as uow:
+            found = uow.transactions.many_for_worker([call.tx_id for call in calls])
+            account_ids = {account_id_of(call.account) for call in calls} - {None}
+            accounts = accounts_by_id(uow.conn, account_ids)
+            known = {}
+            for call in calls:
+                tx = found.get(call.tx_id)
+                if tx is not None:
+                    method = uow.methods.of_transaction(tx)
+                    account_id = method.provider_account_id if method else None
+                    known[tx.id] = settlement.AsRead(tx, found.get(tx.original_id), method,
+                                                     accounts.get(account_id))
+        return known
 
     def _put_off_paused_accounts(self, now: datetime) -> None:
         """Each provider account whose breaker is open: its calls due now wait for the trial."""
@@ -310,9 +336,9 @@ class ProviderCalls:
             account = self.account_of.get(key)
             return account is None or self.has_room(account)
 
-    def _call(self, call: DueCall) -> None:
+    def _call(self, call: DueCall, known: settlement.AsRead | None) -> None:
         try:
-            settlement.settle_with_provider(self.deps, call.tx_id, source="worker",
+            settlement.settle_with_provider(self.deps, call.tx_id, source="worker", known=known,
                                             gate=self.breaker(call.account).call)
         except Exception:  # noqa: BLE001 - logged; the claim lapses and the call is made again
             logger.exception("provider call for transaction %s failed", call.tx_id)

@@ -22,8 +22,9 @@ Connector = PaystackConnector | StripeConnector
 class ProviderRegistry:
     """Providers by method: the simulator's by name, a provider account's built from its secrets.
 
-    An account is read on every use (a disconnect takes effect at once); its connector, with
-    its HTTP session and bank lists, is kept until the account's secrets change.
+    An account is read on every use, or just before it by the caller (a disconnect takes effect
+    at once); its connector, with its HTTP session and bank lists, is kept until the account's
+    secrets change.
     """
 
     def __init__(self, simulators: ProvidersByName, read_account: Callable[[int], ProviderAccount | None],
@@ -39,11 +40,17 @@ class ProviderRegistry:
         self._connectors: dict[int, tuple[datetime, Connector]] = {}
         self._lock = threading.Lock()
 
-    def for_method(self, method: PaymentMethod) -> Provider:
-        """The method's provider; ProviderUnavailable when its account is disconnected."""
+    def for_method(self, method: PaymentMethod, account: ProviderAccount | None = None) -> Provider:
+        """The method's provider; ProviderUnavailable when its account is disconnected.
+
+        `account`: the method's account as the caller has just read it (a worker reads those of
+        a batch of calls at once); read here otherwise.
+        """
         if method.provider_account_id is None:
             return self.simulators.for_method(method)
-        return self.for_account(self.read_account(method.provider_account_id))
+        if account is None or account.id != method.provider_account_id:
+            account = self.read_account(method.provider_account_id)
+        return self.for_account(account)
 
     def in_process_provider(self, method: PaymentMethod) -> Provider | None:
         """The simulator serving the method when it answers in process; None for a provider

@@ -60,6 +60,15 @@ def account_by_id(conn: Connection, account_id: int) -> ProviderAccount | None:
     return _account(row) if row else None
 
 
+def accounts_by_id(conn: Connection, account_ids: set[int]) -> dict[int, ProviderAccount]:
+    """The accounts of these ids, by id, in one query (a worker's batch of provider calls)."""
+    if not account_ids:
+        return {}
+    rows = conn.execute(
+        select(provider_accounts).where(provider_accounts.c.id.in_(sorted(account_ids)))).mappings()
+    return {row["id"]: _account(row) for row in rows}
+
+
 def account_by_webhook_key(conn: Connection, webhook_key: str) -> ProviderAccount | None:
     """The account whose inbound webhook URL carries this key."""
     row = conn.execute(

@@ -197,6 +197,19 @@ class TransactionRepository:
         row = self.conn.execute(query, {"tx_id": tx_id}).mappings().first()
         return _row_to_transaction(row) if row else None
 
+    def many_for_worker(self, tx_ids: list[int]) -> dict[int, Transaction]:
+        """The transactions of these ids and their originals, by id, in two queries (a worker's
+        batch of provider calls; like get_for_worker, in whichever merchant and mode)."""
+        if not tx_ids:
+            return {}
+        found = {row["id"]: _row_to_transaction(row) for row in self.conn.execute(
+            _SELECT_TX.where(transactions.c.id.in_(sorted(tx_ids)))).mappings()}
+        originals = {tx.original_id for tx in found.values() if tx.original_id} - found.keys()
+        if originals:
+            found.update((row["id"], _row_to_transaction(row)) for row in self.conn.execute(
+                _SELECT_TX.where(transactions.c.id.in_(sorted(originals)))).mappings())
+        return found
+
     def lock_with_original(self, tx_id: int) -> tuple[Transaction, Transaction | None]:
         """Lock a transaction and its original (if any) in one statement, in id order.
 

@@ -120,3 +120,18 @@ def test_a_refund_answered_on_the_rows_as_read_moves_it_and_its_payment(scripted
     assert (payment_row.status, payment_row.refund_reserved_minor, payment_row.refund_captured_minor) == (
         "Refunded", 10000, 10000)
     assert payment_history[-1] == ("Captured", "Refunded")
+
+
+def test_a_workers_batch_read_gives_each_transaction_with_its_original(scripted):
+    """many_for_worker: the worker's one read of a batch of calls returns every transaction asked
+    for and the originals of its refunds, each as get_for_worker reads it alone."""
+    deps, provider, caller = scripted
+    payment = captured(deps, caller, 100)
+    refund = pending_refund(deps, provider, caller, payment, 30)
+    other = create.create_transaction(deps, caller, parse_create(payment_body(amount=5)))
+    with deps.uow(write=False) as uow:
+        found = uow.transactions.many_for_worker([refund.id, other.id, 10**9])
+    assert sorted(found) == sorted([payment.id, refund.id, other.id])
+    for tx_id in (payment.id, refund.id, other.id):
+        assert found[tx_id] == read(deps, tx_id)
+    assert found[refund.id].original_tx_no == payment.tx_no
