@@ -245,7 +245,7 @@ def _transaction_paths(max_tx_no: int) -> dict:
 
 
 def _cancel_operation(max_tx_no: int, in_progress: dict, key_errors: dict) -> dict:
-    """POST /transactions/{txNo}/cancel, with examples of its own answers (200, 400, 404, 502)."""
+    """POST /transactions/{txNo}/cancel, with examples of its own answers (200, 202, 400, 404, 502)."""
     cancelled = {
         "TransactionId": "PAY-9F2C41D07A3B5E68", "Status": "Declined", "Amount": 100.00, "Currency": "EUR",
         "Reference": "order-1001", "DeclineReason": "Payment Cancelled By User",
@@ -253,6 +253,11 @@ def _cancel_operation(max_tx_no: int, in_progress: dict, key_errors: dict) -> di
         "ProviderStatus": "CANCELLED", "ProviderMessage": "Payment cancelled",
         "SuccessUrl": None, "PendingUrl": None, "FailureUrl": None,
         "UserDefinedField1": None, "UserDefinedField2": None, "UserDefinedField3": None,
+    }
+    requested = {
+        **cancelled, "TransactionId": "PAY-3D8A0C52E71B9F46", "Status": "Pending", "DeclineReason": None,
+        "ProviderTransactionId": "cs_test_a1B2c3D4e5F6g7H8", "ProviderStatus": "open",
+        "ProviderMessage": "Cancellation requested; waiting for the provider",
     }
     refusals = {
         "notCancellable": {"summary": "Not Pending or Authorized", "value": {"error": (
@@ -265,15 +270,24 @@ def _cancel_operation(max_tx_no: int, in_progress: dict, key_errors: dict) -> di
     return {"post": {
         "operationId": "cancelTransaction",
         "summary": "Cancel a Pending or Authorized payment: it becomes Declined, Payment Cancelled By User.",
-        "description": ("The provider is asked to void the payment first. One it reports as paid meanwhile is "
-                        "recorded Captured and the cancel refused (400, Current status: Captured). On success "
-                        "the status change is in the history and a payment.declined webhook goes to the "
-                        "callbackUrl. Takes no fields: send no body or {}."),
+        "description": ("The provider is asked to void the payment first. The simulator (sandbox, demo) "
+                        "answers inside the request: 200, Declined. One it reports as paid meanwhile is "
+                        "recorded Captured and the cancel refused (400, Current status: Captured). A provider "
+                        "behind a network (Paystack, Stripe) is asked by a worker instead: the cancel is "
+                        "requested and answered 202 with the payment still Pending or Authorized; the outcome "
+                        "(Declined, or Captured if it was paid meanwhile) follows by webhook and on GET "
+                        "/transactions/{txNo}/status. A second cancel while one is requested answers 202 "
+                        "again. On success the status change is in the history and a payment.declined "
+                        "webhook goes to the callbackUrl. Takes no fields: send no body or {}."),
         "parameters": [_path_parameter("txNo", max_tx_no, "SBX-PENDING"), IDEMPOTENCY_KEY],
         "requestBody": {"required": False, **_json(_object({}), example={})},
         "responses": {
             "200": {"description": "The payment after the cancel, as GET /transactions/{txNo}/status answers.",
                     "headers": REPLAYED, **_json(_ref("TransactionStatus"), example=cancelled)},
+            "202": {"description": ("The cancel is requested: a worker asks the provider (Paystack, Stripe) to "
+                                    "void the payment. Its status body as GET /transactions/{txNo}/status "
+                                    "answers, still Pending or Authorized."),
+                    "headers": REPLAYED, **_json(_ref("TransactionStatus"), example=requested)},
             "400": {"description": ("The cancel is refused ({error}): not a payment, or not Pending or "
                                     "Authorized; or the body has fields ({errors})."),
                     "headers": REPLAYED,

@@ -23,6 +23,7 @@ from app.payments.model import (
     SimulatedLiveMoney,
     Status,
     TransactionNotFound,
+    cancel_outstanding,
 )
 from app.payments.provider import ProviderUnavailable
 from app.payments.schemas import NOT_AN_OBJECT, parse_create, parse_refund, require_object, shown_field_name
@@ -237,18 +238,20 @@ def refund_transaction():
 
 @api.post("/transactions/<path:tx_no>/cancel")
 def cancel_transaction(tx_no: str):
-    """Cancel a Pending or Authorized payment; 200 with its status body, now Declined."""
+    """Cancel a Pending or Authorized payment: 200 with its status body, now Declined; 202 with it
+    still Pending or Authorized when a worker is to ask the provider to void it."""
     _no_fields(read_json() if request.get_data(cache=True) else {})
     if not could_be_key(tx_no, MAX_TX_NO_LENGTH):
         raise TransactionNotFound(tx_no[:MAX_TX_NO_LENGTH])
 
     def attempt(on_moved):
-        # The key is linked to the payment in the unit that declines it: a key whose first
-        # run died after that commit is answered from the payment, as for create and refund.
+        # The key is linked to the payment in the unit that declines it (or requests its
+        # cancel): a key whose first run died after that commit is answered from the payment,
+        # as for create and refund.
         return cancel.cancel_transaction(deps(), g.caller, tx_no, on_moved=on_moved)
 
     def answer(tx):
-        return json_response(status_body(tx))
+        return json_response(status_body(tx), 202 if cancel_outstanding(tx) else 200)
 
     # A refusal goes to the blueprint's handler; ProviderUnavailable to the app's (502, and not
     # kept with the key: a retry asks the provider again).

@@ -5,7 +5,7 @@ from flask import current_app, flash, request, url_for
 
 from app.auth.users import current_caller, requires
 from app.payments import cancel
-from app.payments.model import CancelRejected, check_cancel
+from app.payments.model import CancelRejected, cancel_outstanding, check_cancel
 from app.payments.provider import UNREACHABLE, ProviderUnavailable
 from app.web import deps
 
@@ -18,12 +18,15 @@ from .transactions import (
     refund_panel_state,
 )
 
+# The flash of a cancel a worker takes to a provider behind a network (the API answers it 202).
+REQUESTED = "Cancellation requested; the provider is being asked"
 
 
 @dashboard.post("/transactions/<tx_no>/cancel")
 @requires(CANCEL_PERMISSION)
 def cancel_payment(tx_no: str):
-    """Without step=confirm: ask for confirmation. With it: cancel, and show the page again with the outcome."""
+    """Without step=confirm: ask for confirmation. With it: cancel, and show the page again with the
+    outcome (Declined; through a provider behind a network, the cancel requested)."""
     context = detail_context(tx_no)
     if request.form.get("step") != "confirm":
         return _review(context)
@@ -35,8 +38,11 @@ def cancel_payment(tx_no: str):
         current_app.logger.warning("cancel of %s: provider unreachable: %s", tx_no, error)
         flash(UNREACHABLE, "error")
     else:
-        flash(f"Payment {cancelled.tx_no} is cancelled: {cancelled.status.value}, "
-              f"{cancelled.decline_reason}.", "success")
+        if cancel_outstanding(cancelled):
+            flash(REQUESTED, "success")
+        else:
+            flash(f"Payment {cancelled.tx_no} is cancelled: {cancelled.status.value}, "
+                  f"{cancelled.decline_reason}.", "success")
     return _show_page_again(tx_no)
 
 

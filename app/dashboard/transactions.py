@@ -9,7 +9,14 @@ from flask_login import current_user, login_required
 
 from app.payments.bodies import status_body
 from app.auth.users import current_caller
-from app.payments.model import CANCELLABLE_STATUSES, MAX_TX_NO_LENGTH, Kind, Status, Transaction
+from app.payments.model import (
+    CANCELLABLE_STATUSES,
+    MAX_TX_NO_LENGTH,
+    Kind,
+    Status,
+    Transaction,
+    cancel_outstanding,
+)
 from app.payments.money import format_amount
 from app.payments.notes import MAX_NOTE_LENGTH
 from app.store import listing
@@ -216,10 +223,12 @@ def refund_panel_state(context: dict, **extra) -> dict:
 
 def cancel_panel_state(tx: Transaction, **extra) -> dict:
     """What the cancel panel shows: whether it offers the cancel (a Pending or Authorized payment,
-    to a role that may cancel), its step, and why a cancel was refused."""
-    offered = (tx.kind is Kind.PAYMENT and tx.status in CANCELLABLE_STATUSES
-               and current_user.can(CANCEL_PERMISSION))
-    return {"offered": offered, "step": "offer", "error": None, **extra}
+    to a role that may cancel, with no cancel already waiting for its provider), whether a
+    requested cancel waits for the provider, its step, and why a cancel was refused."""
+    may_cancel = current_user.can(CANCEL_PERMISSION)  # the side column's layout depends on it alone
+    requested = may_cancel and cancel_outstanding(tx)
+    offered = may_cancel and tx.kind is Kind.PAYMENT and tx.status in CANCELLABLE_STATUSES and not requested
+    return {"offered": offered, "requested": requested, "step": "offer", "error": None, **extra}
 
 
 def notes_panel_state(**extra) -> dict:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from . import settlement
-from .cancel import VOIDED
+from .voids import VOIDED
 from .deps import Deps
 from .model import EXPIRED, Status
 from .provider import Outcome, ProviderDisconnected, ProviderUnavailable

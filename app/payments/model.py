@@ -139,6 +139,12 @@ def check_cancel(tx: "Transaction") -> None:
             f"Current status: {tx.status}")
 
 
+def cancel_outstanding(tx: "Transaction") -> bool:
+    """A cancel was asked of this payment and its provider has not answered it yet: it is still
+    Pending or Authorized, and a worker is to ask the provider to void it."""
+    return tx.cancel_requested_at is not None and tx.status in CANCELLABLE_STATUSES
+
+
 class TransactionNotFound(PaymentError):
     """No transaction with this number for this merchant and mode."""
 
@@ -314,6 +320,8 @@ class Transaction:
     udf3: str | None = None
     created_by: str = "api"
     provider_check_at: datetime | None = None
+    # When a cancel was asked that a worker is to take to the provider (see cancel_outstanding).
+    cancel_requested_at: datetime | None = None
     # A payment's refunds as its row keeps them: what the Pending and Captured ones hold, and
     # what the Captured ones returned (zero for payouts and refunds).
     refund_reserved: Decimal = Decimal(0)

@@ -1,6 +1,7 @@
-"""Settling with the provider: asking where a Pending transaction stands and recording the answer
-(status, history, webhook, a refund's totals on its original), and the workers' claims on the
-provider calls that are due."""
+"""Settling with the provider: asking where a Pending transaction stands (or, for a payment with a
+cancel outstanding, asking the provider to void it) and recording the answer (status, history,
+webhook, a refund's totals on its original), and the workers' claims on the provider calls that
+are due."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from . import lookup
 from .deps import Deps, OnCreated
 from .events import move_webhook_id
 from .model import (
+    CANCELLED,
     DECLINE_STATUSES,
     Caller,
     InvalidMove,
@@ -23,10 +25,12 @@ from .model import (
     Status,
     Transaction,
     can_move,
+    cancel_outstanding,
     check_simulator_may_decide,
     original_after_refunds,
 )
 from .provider import Outcome, ProviderDisconnected, ProviderUnavailable
+from .voids import as_cancelled
 
 # While one worker asks the provider about a transaction, others skip it this long.
 CLAIM_FOR = timedelta(seconds=30)
@@ -48,7 +52,14 @@ class AsRead:
 
 def settle_with_provider(deps: Deps, tx_id: int, *, source: str, known: AsRead | None = None,
                          gate: Callable[[], AbstractContextManager] = nullcontext) -> Transaction:
-    """Ask the provider where a Pending transaction stands and record its answer.
+    """Ask the provider about a Pending transaction, or to void a payment with a cancel
+    outstanding (Pending or Authorized), and record its answer.
+
+    What is asked follows from the transaction's state: a refund never submitted is submitted,
+    a transaction never opened at the provider is opened, a payment with a cancel outstanding is
+    voided (its answer read by voids.as_cancelled, with a `payment.cancel` audit row), anything
+    else is asked where it stands. A payment with a cancel outstanding that its provider never
+    saw is declined without asking anybody (decline_unopened).
 
     `known`: the transaction and what goes with it, when the caller has just read them. `gate()`
     is entered around the provider's call (a worker's circuit breaker for the provider account).
@@ -59,25 +70,60 @@ def settle_with_provider(deps: Deps, tx_id: int, *, source: str, known: AsRead |
             original = uow.transactions.get_for_worker(tx.original_id) if tx.original_id else None
             known = AsRead(tx, original, uow.methods.of_transaction(tx))
     tx, original, method = known.tx, known.original, known.method
-    if tx.status is not Status.PENDING:
+    cancelling = cancel_outstanding(tx)
+    if tx.status is not Status.PENDING and not cancelling:
         return tx
+    if cancelling and not tx.opened_at_provider:
+        return decline_unopened(deps, tx, source=source, gate=gate)
     if method is None:
         return provider_unavailable(deps, tx, ProviderUnavailable(
             f"Payment method {tx.payment_method} is no longer configured"))
 
     def ask() -> Outcome:
         provider = deps.providers.for_method(method, account=known.account)
+        if cancelling:
+            return as_cancelled(provider.cancel(tx))
         if tx.kind is Kind.REFUND and tx.provider_transaction_id is None:
             return provider.refund(tx, original, deps.clock())  # never reached the provider: submit it
         if tx.kind is not Kind.REFUND and not tx.opened_at_provider:
             return provider.create(tx, method)  # created, but the provider was never asked
         return provider.status(tx, original, deps.clock())
 
-    return _ask_provider(deps, tx, original, ask, source=source, gate=gate)
+    return _ask_provider(deps, tx, original, ask, source=source, gate=gate,
+                         on_moved=audit_cancel(source) if cancelling else None)
+
+
+def decline_unopened(deps: Deps, tx: Transaction, *, source: str,
+                     gate: Callable[[], AbstractContextManager] = nullcontext) -> Transaction:
+    """Decline a payment with a cancel outstanding that was never opened at its provider (its
+    create call still due): nobody needs asking, since the provider never saw it.
+
+    Only as tx was read: if it changed meanwhile (a worker's create answer has just opened it),
+    it is settled again from what it now is, so an opened payment is always voided first.
+    """
+    outcome = Outcome(Status.DECLINED, provider_message="Cancelled before the provider was asked",
+                      decline_reason=CANCELLED)
+    try:
+        return apply_outcome(deps, tx.id, outcome, source=source, on_moved=audit_cancel(source),
+                             as_read=(tx, None), only_as_read=True)
+    except NotHeld:
+        return settle_with_provider(deps, tx.id, source=source, gate=gate)
+
+
+def audit_cancel(actor: str) -> OnCreated:
+    """The on_moved hook that writes a cancel's `payment.cancel` audit row, by `actor`, with the
+    status the payment moved to (Declined; Captured when it was paid meanwhile)."""
+
+    def audited(uow, moved: Transaction) -> None:
+        uow.audit(Caller(moved.merchant_id, moved.mode, actor), "payment.cancel", moved.tx_no,
+                  moved.amount, moved.currency, {"status": moved.status.value})
+
+    return audited
 
 
 def _ask_provider(deps: Deps, tx: Transaction, original: Transaction | None, ask: Callable[[], Outcome],
-                  *, source: str, gate: Callable[[], AbstractContextManager] = nullcontext) -> Transaction:
+                  *, source: str, gate: Callable[[], AbstractContextManager] = nullcontext,
+                  on_moved: OnCreated = None) -> Transaction:
     """Ask the provider (outside any unit of work) and record its answer on tx and its original
     as the caller read them (apply_outcome's as_read); Pending if it cannot answer.
 
@@ -93,7 +139,7 @@ def _ask_provider(deps: Deps, tx: Transaction, original: Transaction | None, ask
     except ProviderUnavailable as error:
         return provider_unavailable(deps, tx, error)
     opens_a_payment = tx.kind is Kind.PAYMENT and not tx.opened_at_provider
-    return apply_outcome(deps, tx.id, outcome, source=source, as_read=(tx, original),
+    return apply_outcome(deps, tx.id, outcome, source=source, as_read=(tx, original), on_moved=on_moved,
                          recoverable=tx.provider_check_at is not None and not opens_a_payment)
 
 
@@ -106,20 +152,23 @@ def ask_provider_now(deps: Deps, tx: Transaction) -> None:
 
 
 def provider_unavailable(deps: Deps, tx: Transaction, error: ProviderUnavailable) -> Transaction:
-    """Keep the transaction Pending and ask again later, later the longer it has waited.
+    """Keep the transaction as it is (Pending, or a payment with a cancel outstanding) and ask
+    again later, later the longer it has waited (a cancel: since it was asked).
 
     A payment or payout of a disconnected account is not asked again: it waits for expiry.
     A refund is (its amount stays held, and the account may be connected again).
     """
     with deps.uow() as uow:
         current = uow.transactions.get_for_worker(tx.id, for_update=True)
-        if current.status is Status.PENDING:
+        cancelling = cancel_outstanding(current)
+        if current.status is Status.PENDING or cancelling:
             now = deps.clock()
+            waiting_since = current.cancel_requested_at if cancelling else current.created_at
             current.provider_message = str(error)[:500]
             if isinstance(error, ProviderDisconnected) and current.kind is not Kind.REFUND:
                 current.provider_check_at = None
             else:
-                current.provider_check_at = now + retry_delay(now - current.created_at)
+                current.provider_check_at = now + retry_delay(now - waiting_since)
             current.updated_at = now
             uow.transactions.save_state(current)
             uow.commit()
@@ -129,7 +178,8 @@ def provider_unavailable(deps: Deps, tx: Transaction, error: ProviderUnavailable
 def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
                   strict: bool = False, on_moved: OnCreated = None,
                   recoverable: bool = False,
-                  as_read: tuple[Transaction, Transaction | None] | None = None) -> Transaction:
+                  as_read: tuple[Transaction, Transaction | None] | None = None,
+                  only_as_read: bool = False) -> Transaction:
     """Record a provider's answer: status, history, webhook and, for refunds, the original's
     refund totals and status.
 
@@ -142,7 +192,8 @@ def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
     `as_read`: the transaction and its original as the caller has just read them, unlocked.
     The answer is then decided on them and written by one statement that first checks that
     neither row has changed since; only when one has are the rows locked, read and decided
-    on again (the outcome is the same as without `as_read`).
+    on again (the outcome is the same as without `as_read`). With `only_as_read`, a change
+    since the read raises NotHeld instead: the answer held only for the rows as they were.
     """
     if as_read is not None and not strict:
         tx, original = (replace(row) if row is not None else None for row in as_read)
@@ -153,7 +204,9 @@ def apply_outcome(deps: Deps, tx_id: int, outcome: Outcome, *, source: str,
                                    on_moved=on_moved, recoverable=recoverable):
                     return tx
         except NotHeld:
-            pass  # changed since it was read: decided again below, on the locked rows
+            if only_as_read:
+                raise
+            # changed since it was read: decided again below, on the locked rows
         # (An answer that changes nothing is also decided on the locked rows, as it always was.)
     with deps.uow() as uow:
         tx, original = uow.transactions.lock_with_original(tx_id)
@@ -173,7 +226,9 @@ def _record_outcome(deps: Deps, uow, tx: Transaction, original: Transaction | No
         if tx.status is not Status.PENDING:
             return False
         take_provider_answer(tx, outcome)
-        if tx.kind is not Kind.PAYMENT and tx.provider_check_at is None:
+        if cancel_outstanding(tx):
+            tx.provider_check_at = now  # an answer to another question: the void is still owed
+        elif tx.kind is not Kind.PAYMENT and tx.provider_check_at is None:
             tx.provider_check_at = now + CLAIM_FOR  # the provider still owes an answer
         tx.updated_at = now
         uow.transactions.save_state(tx)

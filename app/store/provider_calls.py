@@ -101,13 +101,16 @@ def due_calls(conn: Connection, now: datetime, limit: int, *, merchant_id: int |
 def defer_account_calls(conn: Connection, account_id: int, now: datetime, until: datetime,
                         message: str) -> int:
     """Put off every call due now to a provider account (its circuit breaker is open) until
-    `until`, each transaction left Pending with `message` as its ProviderMessage; how many.
-    One statement, so a paused account's waiting calls cost nothing until it is tried again."""
+    `until`, each transaction left as it is (Pending, or Authorized with a cancel outstanding)
+    with `message` as its ProviderMessage; how many. One statement, so a paused account's
+    waiting calls cost nothing until it is tried again."""
     of_account = exists().where(_METHOD_OF_TRANSACTION, payment_methods.c.provider_account_id == account_id)
+    owes_a_call = or_(transactions.c.status == Status.PENDING.value,
+                      and_(transactions.c.status == Status.AUTHORIZED.value,
+                           transactions.c.cancel_requested_at.is_not(None)))
     result = conn.execute(
         update(transactions)
-        .where(transactions.c.provider_check_at <= now, transactions.c.status == Status.PENDING.value,
-               of_account)
+        .where(transactions.c.provider_check_at <= now, owes_a_call, of_account)
         .values(provider_check_at=until, provider_message=message[:500], updated_at=now))
     return result.rowcount
 

@@ -186,6 +186,9 @@ transactions = Table(
     # Set while the provider owes an answer (async refunds, payouts, crashed
     # requests): the worker asks the provider again from this time on.
     Column("provider_check_at", UtcDateTime()),
+    # When a cancel was asked of a payment whose provider is behind a network: the worker asks
+    # the provider to void it (app/payments/cancel.py). Kept once answered, as a record.
+    Column("cancel_requested_at", UtcDateTime()),
     # A payment's refunds, in minor units: what its Pending and Captured refunds hold, and what
     # its Captured ones returned. Changed only in the database transaction that creates or
     # settles one of its refunds (`flask ledger verify` checks them against the refund rows).

@@ -86,6 +86,7 @@ def _row_to_transaction(m) -> Transaction:
         udf3=m["udf3"],
         created_by=m["created_by"],
         provider_check_at=m["provider_check_at"],
+        cancel_requested_at=m["cancel_requested_at"],
         refund_reserved=from_minor(m["refund_reserved_minor"], m["currency"]),
         refund_captured=from_minor(m["refund_captured_minor"], m["currency"]),
         refund_held=from_minor(m["refund_held_minor"], m["currency"]),
@@ -321,6 +322,18 @@ class TransactionRepository:
             provider_status=tx.provider_status,
             provider_message=tx.provider_message,
             provider_redirect_url=tx.provider_redirect_url,
+            provider_check_at=tx.provider_check_at,
+            updated_at=tx.updated_at,
+        ))
+        if _due_now(tx):
+            self._uow.call_due_now(tx)
+
+    def request_cancel(self, tx: Transaction) -> None:
+        """Write a cancel request on a payment (with the unit's writes): the time it was asked,
+        its provider call (due now: announced once the unit commits) and its ProviderMessage."""
+        self.writes.update(transactions, self.writes.id_of(tx), dict(
+            cancel_requested_at=tx.cancel_requested_at,
+            provider_message=tx.provider_message,
             provider_check_at=tx.provider_check_at,
             updated_at=tx.updated_at,
         ))

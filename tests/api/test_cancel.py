@@ -325,3 +325,10 @@ def test_every_answer_matches_the_openapi_document(server, merchant, sandbox, mo
     _documented(server, token, tx_no, 400)
     _documented(server, token, tx_no, 400, body={"amount": 5})
     _documented(server, token, "PAY-0000000000000000", 404)
+
+
+def test_a_requested_cancel_answers_202_as_the_openapi_document_says(server, merchant, sandbox,
+                                                                     simulator_behind_a_network):
+    tx_no = _pending(sandbox)
+    _documented(server, merchant.sandbox_token, tx_no, 202)
+    _documented(server, merchant.sandbox_token, tx_no, 202)  # again while it is outstanding

@@ -6,6 +6,7 @@ import uuid
 import pytest
 from sqlalchemy import select
 
+from app.payments import settlement
 from app.payments.provider import ProviderUnavailable
 from app.providers.simulator import SimulatorProvider
 from app.store.merchants import create_merchant
@@ -203,3 +204,29 @@ def test_a_live_view_cannot_cancel_a_sandbox_payment(dashboard, merchant, sandbo
     live_view = dashboard(merchant.merchant_id, "finance")
     assert live_view.post(f"/transactions/{tx_no}/cancel", {"step": "confirm"}).status_code == 404
     assert sandbox.status(tx_no)["Status"] == "Pending"
+
+
+REQUESTED_FLASH = '<div class="alert alert-success" role="status">Cancellation requested; the provider is being asked</div>'
+
+
+def test_through_a_provider_behind_a_network_the_cancel_is_requested_and_the_page_shows_it_pending(
+        finance_in_sandbox, sandbox, app, simulator_behind_a_network):
+    deps = app.extensions["paydesk"]
+    tx_no = _payment(sandbox)
+    settlement.run_due_provider_checks(deps)  # a worker opens it at the provider
+    done = finance_in_sandbox.post(f"/transactions/{tx_no}/cancel", {"step": "confirm"})
+    assert (done.status_code, done.headers["Location"]) == (303, f"{SANDBOX}/transactions/{tx_no}")
+    status = sandbox.status(tx_no)
+    assert (status["Status"], status["ProviderMessage"]) == ("Pending", "Cancellation requested; waiting for the provider")
+
+    page = finance_in_sandbox.get(f"/transactions/{tx_no}").text
+    assert REQUESTED_FLASH in page
+    assert '<p class="cancel-requested" id="cancel-requested">Cancellation requested' in page
+    assert "the provider is being asked." in page
+    assert BUTTON not in page  # nothing more to ask for
+    assert DECLINE_BANNER not in page
+
+    settlement.run_due_provider_checks(deps)  # the worker asks the provider to void it
+    page = finance_in_sandbox.get(f"/transactions/{tx_no}").text
+    assert DECLINE_BANNER in page
+    assert "cancel-requested" not in page and "Cancel payment" not in page

@@ -158,25 +158,28 @@ def test_session_checkout_completed_partial_refund_dispute_and_merchant_webhooks
         "createdAt": refund.json()["createdAt"]}
 
 
-def test_cancel_expires_the_open_session_and_declines_the_payment(
+def test_a_cancel_the_worker_takes_to_stripe_expires_the_open_session_and_declines_the_payment(
         server, sandbox, merchant, deps, stripe_account, stripe_fake, receiver):
     tx_no, _request = create_payment(sandbox, deps, stripe_fake, receiver.url, amount=40)
     path = f"/v1/checkout/sessions/{bodies.SESSION_ID}"
     stripe_fake.on("GET", path, bodies.session(tx_no, 4000), bodies.session(tx_no, 4000, "expired"))
     stripe_fake.on("POST", f"{path}/expire", bodies.session(tx_no, 4000, "expired"))
 
-    cancelled = cancel.cancel_transaction(deps, stripe_account.caller, tx_no)
+    requested = cancel.cancel_transaction(deps, stripe_account.caller, tx_no)
+    # Requested: Stripe is asked by the worker, not on the caller's thread.
+    assert (requested.status.value, requested.provider_message) == ("Pending", cancel.REQUESTED)
+    assert stripe_fake.requests_to("POST", f"{path}/expire") == []
+    assert settlement.run_due_provider_checks(deps) == 1
 
     [expire] = stripe_fake.requests_to("POST", f"{path}/expire")
     assert expire.header("Idempotency-Key") == f"{tx_no}-expire"
     assert expire.body == b""
     assert [(s.method, s.path) for s in stripe_fake.seen] == [
         ("POST", "/v1/checkout/sessions"), ("GET", path), ("POST", f"{path}/expire"), ("GET", path)]
-    assert (cancelled.status.value, cancelled.decline_reason) == ("Declined", "Payment Cancelled By User")
     status = sandbox.status(tx_no)
     assert (status["Status"], status["DeclineReason"], status["ProviderStatus"]) == (
         "Declined", "Payment Cancelled By User", "expired")
-    assert history(deps, tx_no)[1:] == [("Pending", "Declined", "admin@e2e.test", "Checkout Session expired")]
+    assert history(deps, tx_no)[1:] == [("Pending", "Declined", "worker", "Checkout Session expired")]
     assert [e for e, _ in outgoing(deps, tx_no)] == ["payment.declined"]
     # Declined: the checkout URL no longer sends anyone to Stripe, and a second cancel is refused.
     page = requests.get(f"{server.url}/checkout/{tx_no}", allow_redirects=False, timeout=10)

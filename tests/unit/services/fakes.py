@@ -82,6 +82,7 @@ class AuditRow:
     target: str | None
     amount: Decimal | None
     currency: str | None
+    detail: dict | None = None
 
 
 @dataclass
@@ -242,7 +243,7 @@ class FakeUnitOfWork:
               detail=None, *, both_modes: bool = False) -> None:
         self.writing()
         self.conn.audit_log.append(AuditRow(caller.merchant_id, caller.mode, caller.actor, action,
-                                            target, amount, currency))
+                                            target, amount, currency, detail))
 
 
 class FakeTransactions:
@@ -312,6 +313,13 @@ class FakeTransactions:
             provider_transaction_id=tx.provider_transaction_id, provider_status=tx.provider_status,
             provider_message=tx.provider_message, provider_redirect_url=tx.provider_redirect_url,
             provider_check_at=tx.provider_check_at, updated_at=tx.updated_at)
+
+    def request_cancel(self, tx: Transaction) -> None:
+        self.uow.writing()
+        self.rows[tx.id] = replace(
+            self.rows[tx.id], cancel_requested_at=tx.cancel_requested_at,
+            provider_message=tx.provider_message, provider_check_at=tx.provider_check_at,
+            updated_at=tx.updated_at)
 
     def reserve_refund(self, caller: Caller, tx_no: str, amount: Decimal) -> Transaction | None:
         """The store's refund guard: the refund's amount added to what the payment's refunds
