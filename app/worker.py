@@ -15,6 +15,7 @@ from flask import Flask
 from app.payments.idempotency import REPLAY_WINDOW
 from app.auth import throttle
 from app.payments import approvals, expiry
+from app.providers.bank_refresh import BankListRefresher
 from app.providers.calls import CallSettings, ProviderCalls
 from app.store import idempotency, sign_in_failures
 from app.store.daily_totals import FOLD_BATCH, fold_changes
@@ -29,9 +30,9 @@ STOP_CHECK_INTERVAL = 0.1
 
 
 def run_round(app: Flask) -> bool:
-    """Keep the provider calls and webhook deliveries going (each on this process's own threads),
-    expire stale Pending transactions and approval requests, purge old idempotency keys and
-    failed sign-ins, fold the daily totals' changes.
+    """Keep the provider calls, bank list fetches and webhook deliveries going (each on this
+    process's own threads), expire stale Pending transactions and approval requests, purge old
+    idempotency keys and failed sign-ins, fold the daily totals' changes.
 
     Returns True when there was work, so the loop goes on without sleeping.
     """
@@ -39,6 +40,8 @@ def run_round(app: Flask) -> bool:
     with app.app_context():
         # Provider calls are made continuously by this process's own call threads.
         start_provider_calls(app)
+        # Due bank lists are fetched on a thread of their own: a slow provider never holds the round.
+        bank_list_refresher(app).poke()
         expired = expiry.expire_pending(deps)
         expired += approvals.expire_approvals(deps)
         with deps.uow() as uow:
@@ -54,6 +57,16 @@ def run_round(app: Flask) -> bool:
 
 
 _CALLS_KEY = "paydesk.provider_calls"
+_BANK_LISTS_KEY = "paydesk.bank_list_refresher"
+
+
+def bank_list_refresher(app: Flask) -> BankListRefresher:
+    """This process's bank list fetches for the app (app.providers.bank_refresh), made on first use."""
+    refresher = app.extensions.get(_BANK_LISTS_KEY)
+    if refresher is None:
+        deps = app_deps(app)
+        refresher = app.extensions[_BANK_LISTS_KEY] = BankListRefresher(deps, deps.providers)
+    return refresher
 
 
 def start_provider_calls(app: Flask) -> ProviderCalls:

@@ -165,6 +165,12 @@ def _transaction_paths(max_tx_no: int) -> dict:
                     "customerReference": "cust-42"},
         "payment": {"paymentMethod": "card"},
     }
+    fetching = "The bank list is being fetched from the provider; try again in a moment."
+    not_ready = ("A payout method's bank list (a provider account's, kept by Paydesk's workers) has "
+                 "no stored copy yet: it is being fetched now; nothing was written. Try again after "
+                 "Retry-After seconds (not kept with an Idempotency-Key: the retry runs anew).")
+    retry_after = {"Retry-After": {"required": True, "schema": {"type": "string", "pattern": "^[0-9]+$"},
+                                   "description": "Seconds after which the list is likely stored."}}
     return {
         "/api/v1/transactions": {"post": {
             "operationId": "createTransaction",
@@ -183,6 +189,8 @@ def _transaction_paths(max_tx_no: int) -> dict:
                     "The reference is already used, or a request with this Idempotency-Key is still running.",
                     {"anyOf": [_ref("DuplicateReference"), in_progress]}, REPLAYED),
                 **key_errors,
+                "503": _response("A payout whose bank must be checked: " + not_ready, _error(fetching),
+                                 retry_after),
             },
         }},
         "/api/v1/transactions/{txNo}/status": {"get": {
@@ -227,10 +235,12 @@ def _transaction_paths(max_tx_no: int) -> dict:
                     {"error": {"const": "Validation Error"}, "message": {"type": "string"}})),
                 "401": _shared("Unauthorized"),
                 "413": _shared("TooLarge"),
-                "500": _response("The provider failed to give the list.", _object({
+                "500": _response("The simulator failed to give the list.", _object({
                     "error": {"const": "Internal Server Error"},
                     "message": {"const": "An error occurred while fetching the bank list. Please contact support."},
                 })),
+                "503": _response(not_ready, _object({"error": {"const": "Service Unavailable"},
+                                                     "message": {"const": fetching}}), retry_after),
             },
         }},
         "/api/v1/payment-methods": {"get": {

@@ -13,6 +13,7 @@ from app.auth.api_tokens import MEMORY_KEY, TokenMemory
 from app.payments import bank_lists, cancel, create, lookup, refunds, sandbox, settlement
 from app.payments.model import (
     MAX_TX_NO_LENGTH,
+    BankListNotReady,
     BankListRefused,
     CancelRejected,
     DuplicateReference,
@@ -45,6 +46,9 @@ BANKS_FAILURE = {
     "error": "Internal Server Error",
     "message": "An error occurred while fetching the bank list. Please contact support.",
 }
+# Seconds after which a bank list with no stored copy is likely there: a worker fetches a list
+# asked for within its next round (half a second) and the provider answers in about a second.
+BANK_LIST_RETRY_AFTER = 5
 
 
 class BadJson(Exception):
@@ -129,6 +133,18 @@ def shown_field_errors(errors: dict[str, list[str]]) -> dict[str, list[str]]:
 @api.errorhandler(RefundRejected)
 def refund_rejected(error: RefundRejected):
     return json_response({"error": str(error)}, 400)
+
+
+@api.errorhandler(BankListNotReady)
+def bank_list_not_ready(error: BankListNotReady):
+    """A payout's bank list has no stored copy yet: nothing was written; the list is now due."""
+    return _not_ready({"error": str(error)})
+
+
+def _not_ready(body: dict):
+    """503 with Retry-After: Paydesk is fetching what the request needs beside it (not kept with
+    an Idempotency-Key: the retry runs anew)."""
+    return json_response(body, 503, {"Retry-After": str(BANK_LIST_RETRY_AFTER)})
 
 
 @api.errorhandler(SimulatedLiveMoney)
@@ -281,6 +297,8 @@ def banks():
         found = bank_lists.list_banks(deps(), g.caller, method, currency, country or None)
     except BankListRefused as error:
         return _bank_validation(str(error))
+    except BankListNotReady as error:  # the interface's {error, message} shape, as every answer here
+        return _not_ready({"error": "Service Unavailable", "message": str(error)})
     except ProviderUnavailable:  # the provider's failure, answered as the interface shows
         current_app.logger.exception("bank list failed for %s", method)
         return json_response(BANKS_FAILURE, 500)

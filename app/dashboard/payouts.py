@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pycountry
-from flask import abort, current_app, flash, render_template, request, url_for
+from flask import abort, flash, render_template, request, url_for
 from flask_login import current_user
 from wtforms import SelectChoice
 
@@ -11,6 +11,7 @@ from app.payments import approvals, bank_lists, create
 from app.payments.approvals import ApprovalKind, LimitExceeded
 from app.payments.accounts import iban_bank
 from app.payments.model import (
+    BankListNotReady,
     BankListRefused,
     DuplicateReference,
     FieldErrors,
@@ -19,7 +20,6 @@ from app.payments.model import (
 )
 from app.payments.provider import ProviderUnavailable
 from app.payments.schemas import PAYOUT_ACTION, CreateTransactionRequest, parse_create
-from app.providers.bank_cache import BankListCache
 from app.providers.banks import domestic_bank_codes
 from app.store.merchants import merchant_by_id
 from app.web import deps
@@ -59,11 +59,6 @@ def in_form_words(message: str) -> str:
     return message
 
 
-def bank_cache() -> BankListCache:
-    """The app's bank list cache, made on first use."""
-    return current_app.extensions.setdefault("paydesk.bank_cache", BankListCache(deps().clock))
-
-
 def _payout_methods() -> list[PaymentMethod]:
     with deps().uow(write=False) as uow:
         return [m for m in uow.methods.list(current_caller()) if m.is_payout]
@@ -90,6 +85,7 @@ class Destination:
         # What else a bank may be searched by (its national bank codes), by bank code.
         self.bank_search_terms: dict[str, str] = domestic_bank_codes(self.country) if self.country else {}
         self.refusal: str | None = None
+        self.fetching = False  # a provider account's list not stored yet: a worker is fetching it
         self.needs_country = False
         if method is None:
             return
@@ -97,13 +93,13 @@ class Destination:
             self.needs_country = True  # a whole region's banks is no list to pick from
             return
         try:
-            self.banks = bank_cache().get_or_load(
-                (current_user.merchant_id, current_caller().mode, method.method_id, self.currency,
-                 self.country),
-                lambda: bank_lists.list_banks(deps(), current_caller(), method.method_id,
-                                              self.currency, self.country))
+            self.banks = bank_lists.list_banks(deps(), current_caller(), method.method_id,
+                                               self.currency, self.country)
         except BankListRefused as error:
             self.refusal = str(error)
+        except BankListNotReady as error:
+            self.refusal = str(error)
+            self.fetching = True  # the picker asks again by itself (htmx) until the list is stored
         except ProviderUnavailable:
             self.refusal = "The bank list could not be fetched from the provider. Try again in a moment."
 
@@ -120,17 +116,14 @@ class Destination:
 
 
 def bank_name(payout) -> str | None:
-    """The display name of a payout's bank, from the (cached) bank list of its method."""
+    """The display name of a payout's bank, from the bank list of its method."""
     code = payout.payment_details.get("bank")
     if not code:
         return None
-    country = payout.billing.get("country")
     try:
-        banks = bank_cache().get_or_load(
-            (current_user.merchant_id, payout.mode, payout.payment_method, payout.currency, country),
-            lambda: bank_lists.list_banks(deps(), current_caller(), payout.payment_method,
-                                          payout.currency, country))
-    except (BankListRefused, ProviderUnavailable):
+        banks = bank_lists.list_banks(deps(), current_caller(), payout.payment_method, payout.currency,
+                                      payout.billing.get("country"))
+    except (BankListRefused, BankListNotReady, ProviderUnavailable):
         return None  # the page shows the code alone
     return next((bank.name for bank in banks if bank.code == code), None)
 
@@ -252,6 +245,8 @@ def review_payout():
         return _form_with_errors(form, destination, {"Amount": [str(error)]})
     except SimulatedLiveMoney as error:
         return _form_with_errors(form, destination, {"": [str(error)]})
+    except BankListNotReady as error:
+        return _form_with_errors(form, destination, {"": [str(error)]})
     # The confirmation carries a one-time key: a second submit of it (double click, a POST
     # sent again) gets the first payout (or approval request) back instead of sending the money twice.
     return _payout_page(form=form, destination=destination, review=_summary(payout_request, destination),
@@ -299,6 +294,8 @@ def create_payout():
     except LimitExceeded as error:
         return _form_with_errors(form, destination, {"Amount": [str(error)]})
     except SimulatedLiveMoney as error:
+        return _form_with_errors(form, destination, {"": [str(error)]})
+    except BankListNotReady as error:
         return _form_with_errors(form, destination, {"": [str(error)]})
     flash(f"Payout {payout.tx_no} created: {payout.status.value}.", "success")
     return load_page(url_for("dashboard.transaction", tx_no=payout.tx_no))

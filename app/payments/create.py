@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import settlement
+from . import bank_lists, settlement
 from .accounts import AccountNumberError, iban_bank_mismatch, validate_account_number
 from .deps import Deps, OnCreated
 from .model import (
@@ -19,7 +19,6 @@ from .model import (
     check_simulator_may_decide,
     new_tx_no,
 )
-from .provider import Provider
 from .schemas import PAYOUT_ACTION, CreateTransactionRequest
 
 
@@ -27,8 +26,8 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateTransactionReq
                        on_created: OnCreated = None) -> Transaction:
     """Create a payment or payout in Pending; its provider opens it.
 
-    The method and the payout's destination are checked before any write (the bank check may
-    ask the provider). A provider behind a network is never asked on the request's thread: the
+    The method and the payout's destination are checked before any write (the bank check reads
+    the stored bank list). A provider behind a network is never asked on the request's thread: the
     Pending transaction is committed with its provider call due now, and a worker makes the
     call (app.providers.calls; the provider's call is idempotent on the txNo). The
     simulator answers in process, so its answer is written with the transaction in one unit.
@@ -97,7 +96,8 @@ class CheckedCreate:
 def check_create(deps: Deps, caller: Caller, request: CreateTransactionRequest, *,
                  read_reference: bool = True) -> CheckedCreate:
     """Every check a create makes before it writes (method, currency, country, payout account and
-    bank, which may ask the provider; a reference already used), and nothing written.
+    bank; a reference already used), and nothing written. BankListNotReady while the payout's
+    bank list has no stored copy yet (app.payments.bank_lists).
 
     create_transaction runs it first; the dashboard's payout review runs it alone, so a payout
     confirmed after review meets the same rules. create_transaction skips reading the reference
@@ -109,9 +109,8 @@ def check_create(deps: Deps, caller: Caller, request: CreateTransactionRequest, 
         existing = uow.transactions.find_by_reference(caller, request.reference) if read_reference else None
     _check_method(method, request)
     check_simulator_may_decide(caller.mode, method.method_id, method, demo=deps.demo_mode)
-    # A payout's bank is checked against its provider's list; a payment needs no provider here.
-    payment_details = _payout_details(deps.providers.for_method(method), method, request) \
-        if method.is_payout else {}
+    # A payout's bank is checked against its method's list; a payment needs no provider here.
+    payment_details = _payout_details(deps, method, request) if method.is_payout else {}
     if existing is not None:
         raise DuplicateReference(request.reference, existing)
     return CheckedCreate(method, payment_details)
@@ -163,12 +162,12 @@ def _check_method(method: PaymentMethod | None, request: CreateTransactionReques
         raise FieldErrors(errors)
 
 
-def _payout_details(provider: Provider, method: PaymentMethod, request: CreateTransactionRequest) -> dict:
+def _payout_details(deps: Deps, method: PaymentMethod, request: CreateTransactionRequest) -> dict:
     """Checked destination account of a payout: bank from the method's list, number by its rule."""
     payment = request.payment
     errors: dict[str, list[str]] = {}
-    if method.bank_list and not provider.knows_bank(method, request.currency, payment.bank,
-                                                    request.billing.country):
+    if method.bank_list and not bank_lists.knows_bank(deps, method, request.currency, payment.bank,
+                                                      request.billing.country):
         errors["Payment.Bank"] = [
             f"Bank {payment.bank} is not in the bank list of payment method {method.method_id}"
         ]

@@ -181,6 +181,18 @@ class BankListRefused(PaymentError):
     """The bank list endpoint's Validation Error, with its message."""
 
 
+# What the API (503) and the dashboard say while a provider account's bank list has no stored copy.
+BANK_LIST_FETCHING = "The bank list is being fetched from the provider; try again in a moment."
+
+
+class BankListNotReady(PaymentError):
+    """A provider account's bank list has no stored copy yet: it is now due for the worker to
+    fetch, and the request that needed it (a bank list, a payout's bank check) changed nothing."""
+
+    def __init__(self) -> None:
+        super().__init__(BANK_LIST_FETCHING)
+
+
 @dataclass
 class RefundState:
     """What the refund rules need of an original transaction; its remaining refundable amount

@@ -78,11 +78,32 @@ class Provider(Protocol):
         """
 
     def banks(self, method: PaymentMethod, currency: str, country: str | None) -> list[Bank]:
-        """The banks a payout method can send to, for the currency and country."""
+        """The banks a payout method can send to, for the currency and country.
+
+        Requests ask only a method without a provider account (the simulator's static data);
+        a provider account's lists are fetched by the worker and read from the stored copy
+        (app.payments.bank_lists).
+        """
 
     def knows_bank(self, method: PaymentMethod, currency: str, code: str,
                    country: str | None) -> bool:
-        """True when the code is in the method's bank list (for the country, when one is given)."""
+        """True when the code is in the method's bank list (for the country, when one is given);
+        asked as banks() is."""
+
+
+class BankListSource(Protocol):
+    """A provider account's connector, as the stored bank lists use it (app.payments.bank_lists).
+
+    A list is kept per account, currency and country: bank_list_country says which one answers a
+    request, without I/O; fetch_banks asks the provider for it, and only the worker calls it.
+    """
+
+    def bank_list_country(self, method: PaymentMethod, currency: str, country: str | None) -> str:
+        """The alpha-2 country whose list answers (method, currency, country); BankListError
+        when the method has none for them."""
+
+    def fetch_banks(self, currency: str, country: str) -> list[Bank]:
+        """The provider's banks for the currency and country, asked now (I/O: the worker's)."""
 
 
 class Providers(Protocol):

@@ -13,8 +13,9 @@ from urllib.parse import urlsplit
 
 from sqlalchemy.exc import IntegrityError
 
-from app.payments.model import Caller, FieldErrors, Mode
-from app.payments.provider import ProviderUnavailable
+from app.payments.bank_lists import ListKey
+from app.payments.model import Caller, FieldErrors, Mode, PaymentMethod
+from app.payments.provider import BankListError, ProviderUnavailable
 from app.store import provider_accounts as store
 from app.store.encryption import SecretBox
 from app.store.merchants import reseal_webhook_secrets
@@ -22,7 +23,7 @@ from app.store.two_factor import reseal_totp_secrets
 
 from .http import ProviderAnswerError, ProviderRejected, answered
 from .methods import PROVIDER_METHODS
-from .registry import ProviderRegistry
+from .registry import CONNECTORS, ProviderRegistry
 from .stripe import WEBHOOK_EVENTS
 
 PROVIDERS = tuple(PROVIDER_METHODS)
@@ -145,6 +146,8 @@ def connect(uow_factory: Callable[..., Any], box: SecretBox, caller: Caller, pro
                 account_id = store.add_account(uow.conn, caller, provider, webhook_key=webhook_key,
                                                now=now, **sealed)
             store.offer_methods(uow.conn, caller, account_id, methods)
+            for key in bank_lists_offered(provider, account_id, methods):
+                uow.bank_lists.make_due(key, now)  # usually stored before anybody asks
             uow.methods.forget_merchant(caller.merchant_id)
             uow.audit(caller, "provider.update" if existing else "provider.connect",
                       f"{provider}:{account_id}", detail={
@@ -157,6 +160,19 @@ def connect(uow_factory: Callable[..., Any], box: SecretBox, caller: Caller, pro
                               "time by someone else; reload and try again") from None
     return Connected(account_id, provider, caller.mode.value, webhook_url(paydesk_url, webhook_key),
                      [m.method_id for m in methods], replaced=existing is not None)
+
+
+def bank_lists_offered(provider: str, account_id: int, methods: tuple[PaymentMethod, ...]) -> list[ListKey]:
+    """The bank lists the account's payout methods offer, one per currency (and its country)."""
+    connector = CONNECTORS[provider]
+    keys = []
+    for method in methods:
+        for currency in method.currencies if method.bank_list else ():
+            try:
+                keys.append(ListKey(account_id, currency, connector.bank_list_country(method, currency, None)))
+            except BankListError:
+                continue  # the provider lists no banks in this currency
+    return keys
 
 
 def disconnect(uow_factory: Callable[..., Any], caller: Caller, account_id: int, now: datetime) -> bool:

@@ -16,7 +16,6 @@ from app.payments.money import to_minor
 from app.payments.provider import Bank, BankListError, Outcome, ProviderUnavailable
 from app.webhooks.guard import AddressGuard, TargetRefused
 
-from .bank_cache import BankListCache
 from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError, header
 from .http import (
     ADDRESS_REFUSED, LOGGED_BODY_CHARS, PROVIDER_ERROR, PUBLIC_ONLY, ProviderAnswerError,
@@ -153,15 +152,13 @@ class PaystackConnector:
 
     def __init__(self, secret_key: str, base_url: str = PAYSTACK_API,
                  timeouts: Timeouts = Timeouts(), return_url: str | None = None,
-                 bank_cache: BankListCache | None = None, guard: AddressGuard = PUBLIC_ONLY):
+                 guard: AddressGuard = PUBLIC_ONLY):
         # return_url: Paydesk's page the customer comes back to after checkout ("{tx_no}" is
         # replaced); it knows the outcome and sends the customer on to SuccessUrl or FailureUrl.
         # Without it the payment's SuccessUrl is used (Paystack has one callback for both).
         self.base_url = base_url.rstrip("/")
         self.timeouts = timeouts
         self.return_url = return_url
-        # Bank lists change rarely: kept an hour when a cache is given (the registry gives one).
-        self.bank_cache = bank_cache
         # Every call goes through the guard: the base URL is the merchant's to choose.
         self.session = provider_session(guard)
         self.session.headers["Authorization"] = f"Bearer {secret_key}"
@@ -230,27 +227,27 @@ class PaystackConnector:
         except ProviderRejected as refused:
             raise ProviderUnavailable(f"Paystack refused the status request: {refused}") from None
 
-    def knows_bank(self, method: PaymentMethod, currency: str, code: str,
-                   country: str | None) -> bool:
-        """The code is in Paystack's bank list for the currency (and country)."""
-        try:
-            return any(bank.code == code for bank in self.banks(method, currency, country))
-        except BankListError:
-            return False
-
     def banks(self, method: PaymentMethod, currency: str, country: str | None) -> list[Bank]:
-        """GET /bank for the currency's country: the banks Paystack can transfer to, by name."""
+        """GET /bank for the currency's country, asked now (requests read the worker's stored copy)."""
+        return self.fetch_banks(currency, self.bank_list_country(method, currency, country))
+
+    # Bank lists as Paydesk stores them (app.payments.provider.BankListSource)
+
+    @staticmethod
+    def bank_list_country(method: PaymentMethod, currency: str, country: str | None) -> str:
+        """The one country Paystack lists banks for in the currency (NGN: NG, ...); no I/O."""
         if currency not in BANK_COUNTRIES:
             raise BankListError(f"Currency {currency} is not supported by payment method {method.method_id}")
-        alpha2, paystack_country = BANK_COUNTRIES[currency]
+        alpha2, _paystack_country = BANK_COUNTRIES[currency]
         if country is not None and country != alpha2:
             raise BankListError(f"Country {country} is not supported by payment method {method.method_id}")
-        if self.bank_cache is None:
-            return self._fetch_banks(currency, paystack_country)
-        return self.bank_cache.get_or_load((currency, paystack_country),
-                                           lambda: self._fetch_banks(currency, paystack_country))
+        return alpha2
 
-    def _fetch_banks(self, currency: str, paystack_country: str) -> list[Bank]:
+    def fetch_banks(self, currency: str, country: str) -> list[Bank]:
+        """GET /bank for the currency and country: the banks Paystack can transfer to, by name."""
+        alpha2, paystack_country = BANK_COUNTRIES[currency]
+        if country != alpha2:
+            raise BankListError(f"Paystack lists no {currency} banks for {country}")
         banks: dict[str, Bank] = {}
         params = {"country": paystack_country, "currency": currency, "perPage": 100, "use_cursor": "true"}
         try:

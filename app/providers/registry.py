@@ -11,20 +11,20 @@ from app.store.encryption import SecretBox, SecretBoxError
 from app.store.provider_accounts import ProviderAccount
 from app.webhooks.guard import AddressGuard
 
-from .bank_cache import BankListCache
 from .http import PUBLIC_ONLY, Timeouts
 from .paystack import PAYSTACK_API, PaystackConnector
 from .stripe import StripeConnector
 
 Connector = PaystackConnector | StripeConnector
+# Each provider's connector class: what its bank lists are is known without a key (bank_list_country).
+CONNECTORS: dict[str, type[Connector]] = {"paystack": PaystackConnector, "stripe": StripeConnector}
 
 
 class ProviderRegistry:
     """Providers by method: the simulator's by name, a provider account's built from its secrets.
 
     An account is read on every use, or just before it by the caller (a disconnect takes effect
-    at once); its connector, with its HTTP session and bank lists, is kept until the account's
-    secrets change.
+    at once); its connector, with its HTTP session, is kept until the account's secrets change.
     """
 
     def __init__(self, simulators: ProvidersByName, read_account: Callable[[int], ProviderAccount | None],
@@ -59,6 +59,10 @@ class ProviderRegistry:
             return None
         return self.simulators.in_process_provider(method)
 
+    def account_connector(self, account_id: int) -> Connector:
+        """The connector of a connected account by its id (the worker's bank list fetches)."""
+        return self.for_account(self.read_account(account_id))
+
     def for_account(self, account: ProviderAccount | None) -> Connector:
         """The connector of a connected account (built once per version of its secrets)."""
         if account is None or not account.connected:
@@ -73,7 +77,7 @@ class ProviderRegistry:
             raise ProviderUnavailable(str(error)) from None
         connector = build_connector(account.provider, secret_key, account.base_url,
                                     timeouts=self.timeouts, return_url=self.return_url,
-                                    bank_cache=BankListCache(self.clock), guard=self.guard)
+                                    guard=self.guard)
         with self._lock:
             self._connectors[account.id] = (account.updated_at, connector)
         return connector
@@ -87,12 +91,11 @@ class ProviderRegistry:
 
 
 def build_connector(provider: str, secret_key: str, base_url: str | None, *, timeouts: Timeouts,
-                    return_url: str | None = None, bank_cache: BankListCache | None = None,
-                    guard: AddressGuard = PUBLIC_ONLY) -> Connector:
+                    return_url: str | None = None, guard: AddressGuard = PUBLIC_ONLY) -> Connector:
     """A connector for one account's key (and base URL, when not the provider's public API)."""
     if provider == "paystack":
         return PaystackConnector(secret_key, base_url or PAYSTACK_API, timeouts=timeouts,
-                                 return_url=return_url, bank_cache=bank_cache, guard=guard)
+                                 return_url=return_url, guard=guard)
     if provider == "stripe":
         return StripeConnector(secret_key, base_url, timeouts=timeouts, return_url=return_url,
                                guard=guard)

@@ -283,10 +283,14 @@ class StripeConnector:
         """Stripe offers no bank list for this product."""
         raise BankListError(f"Payment method {method.method_id} does not support bank lists")
 
-    def knows_bank(self, method: PaymentMethod, currency: str, code: str,
-                   country: str | None) -> bool:
-        """No bank is known: Stripe has no bank list here."""
-        return False
+    @staticmethod
+    def bank_list_country(method: PaymentMethod, currency: str, country: str | None) -> str:
+        """Stripe offers no bank list for this product: no list is ever stored or fetched."""
+        raise BankListError(f"Payment method {method.method_id} does not support bank lists")
+
+    def fetch_banks(self, currency: str, country: str) -> list[Bank]:
+        """Stripe offers no bank list for this product."""
+        raise BankListError(f"Stripe lists no {currency} banks")
 
     # Beyond the interface
 

@@ -564,3 +564,25 @@ transaction_notes = Table(
     Column("created_at", UtcDateTime(), nullable=False),
     Index("ix_transaction_notes_transaction", "transaction_id", "id"),
 )
+
+# A provider account's bank list for a currency and country, as a worker last fetched it
+# (app/providers/bank_refresh.py). Requests read only this copy (app/payments/bank_lists.py);
+# a row without banks is one asked for and not fetched yet.
+bank_lists = Table(
+    "bank_lists",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("provider_account_id", ForeignKey("provider_accounts.id"), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("country", String(2), nullable=False),  # alpha-2: the country the provider lists
+    Column("banks", Text),  # JSON array of {"code", "name"}; NULL until first fetched
+    Column("fetched_at", UtcDateTime()),  # when the stored banks were fetched
+    # When a worker should fetch it next: fetched_at + 1 hour, now when asked for, later after
+    # a failure (backoff), a little ahead while a worker fetches it (its claim).
+    Column("refresh_due_at", UtcDateTime(), nullable=False),
+    Column("failed_fetches", Integer, nullable=False, server_default=text("0")),  # in a row
+    Column("last_error", String(500)),  # why the last fetch failed; NULL after a success
+    UniqueConstraint("provider_account_id", "currency", "country",
+                     name="uq_bank_lists_account_currency_country"),
+    Index("ix_bank_lists_refresh_due_at", "refresh_due_at"),
+)

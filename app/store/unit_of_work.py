@@ -19,6 +19,7 @@ from app.payments.model import Caller, NotHeld, ReferenceTaken, Status, Transact
 from app.util import dumps, utcnow
 
 from .approvals import ApprovalRepository
+from .bank_lists import BankListRepository
 from .db import is_unique_violation, note_commit_sent
 from .encryption import SecretBox
 from .merchants import MerchantRepository
@@ -68,6 +69,7 @@ class UnitOfWork:
         self.merchants = MerchantRepository(self)
         self.approvals = ApprovalRepository(self)
         self.notes = NoteRepository(self)
+        self.bank_lists = BankListRepository(self)
         return self
 
     @property

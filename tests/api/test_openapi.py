@@ -19,7 +19,7 @@ from app.store.idempotency import claim
 from app.store.merchants import create_merchant
 from app.store.tables import webhook_events
 from app.webhooks.outbox import AttemptResult, ClaimedEvent, record_attempt
-from tests.conftest import payment_body
+from tests.conftest import connect_paystack, payment_body
 
 # Per operation and generation mode (valid and invalid data), after the examples and
 # coverage phases: enough to reach every documented answer, under a minute per backend.
@@ -189,6 +189,19 @@ def test_bank_list_provider_failure_matches(server, merchant, monkeypatch):
     conforming(server, merchant.sandbox_token, "POST", BANKS, 500,
                body={"paymentMethod": "ng-bank-payout", "currency": "NGN"},
                excluded_checks=[not_a_server_error])  # this 500 is the documented answer
+
+
+def test_bank_list_and_payout_without_a_stored_list_match(server, merchant):
+    connect_paystack(server.app, merchant.merchant_id)
+    listed = conforming(server, merchant.live_token, "POST", BANKS, 503,
+                        body={"paymentMethod": "paystack-bank-payout", "currency": "NGN"},
+                        excluded_checks=[not_a_server_error])  # the documented answer while fetching
+    assert listed.headers["retry-after"] == ["5"]
+    payout = payment_body(currency="NGN", transactionAction="PAYMENT", payment={
+        "paymentMethod": "paystack-bank-payout", "bank": "058", "holder": "Ada Obi",
+        "accountNumber": "0123456789"})
+    conforming(server, merchant.live_token, "POST", CREATE, 503, body=payout,
+               excluded_checks=[not_a_server_error])
 
 
 def _log_attempt(app, webhook_id: str) -> None:

@@ -241,3 +241,37 @@ def test_htmx_steps_swap_the_payout_part_and_the_confirm_loads_the_payouts_page(
     refused = operator.post("/payouts/review", _form(holder=""), headers=htmx)
     assert refused.status_code == 422 and refused.text.lstrip().startswith('<div id="payout">')
     assert 'id="error-summary" tabindex="-1" data-focus-after-swap' in refused.text
+
+
+def test_a_provider_bank_list_not_stored_yet_is_being_fetched_and_asked_again(app, operator, merchant):
+    from app.payments.bank_lists import ListKey
+    from app.payments.provider import Bank
+    from app.store import bank_lists as stored_lists
+    from app.store.tables import bank_lists
+    from app.util import utcnow
+    from tests.conftest import connect_paystack
+
+    account_id = connect_paystack(app, merchant.merchant_id)
+    url = "/payouts/banks?method=paystack-bank-payout&currency=NGN&country=NG"
+
+    fetching = operator.get(url, headers={"HX-Request": "true"})
+
+    assert fetching.status_code == 200
+    assert "The bank list is being fetched from the provider; try again in a moment." in fetching.text
+    assert 'hx-trigger="load delay:2s"' in fetching.text and "max-age" not in fetching.headers.get(
+        "Cache-Control", "")
+    review = operator.post("/payouts/review", _form(method="paystack-bank-payout", country="NG"))
+    assert review.status_code == 422
+    assert "The bank list is being fetched from the provider; try again in a moment." in html.unescape(
+        review.text)
+    # Once a worker has stored it, the picker lists its banks.
+    deps = app.extensions["paydesk"]
+    with deps.uow() as uow:
+        list_id = uow.conn.execute(select(bank_lists.c.id).where(
+            bank_lists.c.provider_account_id == account_id, bank_lists.c.currency == "NGN")).scalar_one()
+        stored_lists.save_fetched(uow.conn, list_id, [Bank("058", "Guaranty Trust Bank")], utcnow(), utcnow())
+        uow.commit()
+        assert uow.bank_lists.get(ListKey(account_id, "NGN", "NG")).banks == [Bank("058", "Guaranty Trust Bank")]
+    listed = operator.get(url, headers={"HX-Request": "true"})
+    assert '<option value="058" >Guaranty Trust Bank (058)</option>' in listed.text
+    assert "hx-trigger" not in listed.text.split(">")[0]

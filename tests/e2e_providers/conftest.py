@@ -14,14 +14,15 @@ from http.server import ThreadingHTTPServer
 import pytest
 import requests
 from cryptography.fernet import Fernet
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from app.cli import upgrade_database
 from app.payments.model import Caller, Mode
 from app.providers import accounts
 from app.store import provider_accounts as account_store
 from app.store.encryption import SecretBox
-from app.store.tables import provider_accounts, status_history, transactions, webhook_events
+from app.providers.bank_refresh import refresh_due_lists
+from app.store.tables import bank_lists, provider_accounts, status_history, transactions, webhook_events
 from app.util import utcnow
 from app.webhooks.dispatcher import deliver_due
 from app.webhooks.guard import AddressGuard, parse_networks
@@ -73,8 +74,8 @@ def deps(app):
 
 @pytest.fixture(autouse=True)
 def nothing_left_over(server):
-    """After each test, its transactions stop being due for the worker and its webhooks for delivery,
-    so the next test's worker round and deliveries see only its own."""
+    """After each test, its transactions stop being due for the worker, its webhooks for delivery
+    and its bank lists for fetching, so the next test's worker round and deliveries see only its own."""
     yield
     deps = server.app.extensions["paydesk"]
     with deps.uow() as uow:
@@ -82,7 +83,14 @@ def nothing_left_over(server):
                          .values(provider_check_at=None))
         uow.conn.execute(update(webhook_events).where(webhook_events.c.state == "pending")
                          .values(state="failed", next_attempt_at=None))
+        uow.conn.execute(delete(bank_lists))
         uow.commit()
+
+
+def fetch_bank_lists(deps) -> int:
+    """A worker's pass over the due bank lists (app.providers.bank_refresh), at the clock of
+    `deps` (services from later() for a time to come); how many it tried."""
+    return refresh_due_lists(deps, deps.providers)
 
 
 def later(deps, seconds: float):

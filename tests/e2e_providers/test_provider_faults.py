@@ -22,6 +22,7 @@ from .conftest import (
     READ_TIMEOUT,
     FakeOnPort,
     connect,
+    fetch_bank_lists,
     history,
     later,
     on_request,
@@ -436,6 +437,7 @@ def test_a_payout_whose_transfer_timed_out_is_sent_again_with_the_same_reference
         from app.payments.accounts import _nuban_check_digit
         account_number = "012345678" + str(_nuban_check_digit("058", "012345678"))
         fake.on("GET", "/bank", bodies.bank_list())
+        fetch_bank_lists(deps)  # a worker stores the lists the account's connection made due
         fake.on("POST", "/transferrecipient", bodies.recipient_answer("Ada Obi", account_number, "058"))
         fake.on("POST", "/transfer", Answer(body={}, delay=READ_TIMEOUT + 1.0))  # Paystack took it, late
         created = live.post("/transactions", payment_request(

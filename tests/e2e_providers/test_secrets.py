@@ -25,6 +25,7 @@ from .conftest import (
     STRIPE_WEBHOOK_SECRET,
     account_row,
     connect,
+    fetch_bank_lists,
     later,
     on_request,
     payment_request,
@@ -82,6 +83,7 @@ def run_paystack_flow(live, deps, paystack_account, paystack_fake, receiver, del
     assert live.status(pay())["Status"] == "Pending"
     # Payouts: the bank list, an account number Paystack echoes in a refusal, a 5xx, a timeout, OTP.
     fake.on("GET", "/bank", bodies.bank_list())
+    fetch_bank_lists(deps)  # a worker stores the lists the account's connection made due
     assert live.post("/transactions/banks", {"paymentMethod": "paystack-bank-payout",
                                             "currency": "NGN"}).status_code == 200
 

@@ -1,0 +1,98 @@
+"""The workers' job of keeping provider accounts' bank lists fresh: fetch the due ones, store them.
+
+A list is due when nobody has fetched it yet (a request asked for it, or its account was just
+connected), an hour after its last fetch, or when a failed fetch's backoff ends. A worker claims a
+due list with a conditional update (so two workers never fetch the same one), asks the provider
+outside any database transaction through the connector's fetch_banks, and stores the answer. A
+failed fetch keeps the stored copy, records why, and is tried again after 30 s, 1 min, 2 min, ...
+at most hourly. The fetches run on a thread of their own beside the worker's round, so a slow
+provider delays neither the round nor anything else.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import timedelta
+
+from app.payments.bank_lists import REFRESH_AFTER
+from app.payments.deps import Deps
+from app.store import bank_lists as store
+
+from .registry import ProviderRegistry
+
+log = logging.getLogger(__name__)
+
+# A claimed list is not due again for this long: a worker that died mid-fetch leaves it to another.
+CLAIM_FOR = timedelta(minutes=5)
+FIRST_RETRY = timedelta(seconds=30)
+MAX_RETRY = timedelta(hours=1)
+BATCH = 20  # lists one pass fetches at most (one after another: they are few and rarely due)
+
+
+def retry_after(failed_fetches: int) -> timedelta:
+    """How long after its n-th failed fetch in a row a list is tried again: 30 s, doubling, at most 1 h."""
+    return min(FIRST_RETRY * 2 ** max(failed_fetches - 1, 0), MAX_RETRY)
+
+
+def refresh_due_lists(deps: Deps, registry: ProviderRegistry, limit: int = BATCH) -> int:
+    """Fetch and store the bank lists due now; how many were tried (fetched or failed)."""
+    now = deps.clock()
+    with deps.uow(write=False) as uow:
+        due = store.due_lists(uow.conn, now, limit)
+    tried = 0
+    for item in due:
+        with deps.uow() as uow:
+            claimed = store.claim(uow.conn, item, now, now + CLAIM_FOR)
+            uow.commit()
+        if not claimed:
+            continue  # another worker has it
+        key = item.key
+        try:
+            banks = registry.account_connector(key.provider_account_id).fetch_banks(key.currency, key.country)
+        except Exception as error:  # noqa: BLE001 - any failure keeps the old copy and is retried
+            failed = item.failed_fetches + 1
+            retry_at = deps.clock() + retry_after(failed)
+            log.warning("bank list %s %s of provider account %s not fetched (%d in a row), next try "
+                        "at %s: %s", key.currency, key.country, key.provider_account_id, failed,
+                        retry_at.isoformat(), error)
+            with deps.uow() as uow:
+                store.save_failure(uow.conn, item.id, str(error) or type(error).__name__, retry_at)
+                uow.commit()
+        else:
+            fetched_at = deps.clock()
+            with deps.uow() as uow:
+                store.save_fetched(uow.conn, item.id, banks, fetched_at, fetched_at + REFRESH_AFTER)
+                uow.commit()
+        tried += 1
+    return tried
+
+
+class BankListRefresher:
+    """One worker process's bank list fetches, on a thread beside its rounds.
+
+    Each round calls poke(): a pass over the due lists starts unless one is still running. The
+    thread is a daemon: a worker stopping mid-fetch abandons it, and its claim lapses to another.
+    """
+
+    def __init__(self, deps: Deps, registry: ProviderRegistry):
+        self.deps = deps
+        self.registry = registry
+        self._thread: threading.Thread | None = None
+
+    def poke(self) -> None:
+        """Start a pass over the due lists, unless one is running."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._thread = threading.Thread(target=self._pass, name="bank-list-refresh", daemon=True)
+        self._thread.start()
+
+    def _pass(self) -> None:
+        try:
+            refresh_due_lists(self.deps, self.registry)
+        except Exception:  # noqa: BLE001 - the database away: the next round's poke tries again
+            log.exception("bank list refresh failed; the next round tries again")
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for the running pass, if any (tests; a stopping worker does not wait)."""
+        if self._thread is not None:
+            self._thread.join(timeout)
