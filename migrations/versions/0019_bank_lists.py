@@ -7,7 +7,7 @@ lists are now rows of bank_lists, one per provider account, currency and country
 fetches those due (app/providers/bank_refresh.py) and requests read only the stored copy.
 
 Revision ID: 0019
-Revises: 0017
+Revises: 0018
 Create Date: 2026-11-28 10:00:00
 """
 from alembic import op
