@@ -126,7 +126,7 @@ def test_a_payment_opened_since_it_was_read_is_voided_at_its_provider_not_declin
     read_before_it_opened.updated_at -= timedelta(seconds=1)
     provider.will_answer("cancel", Outcome(Status.DECLINED, "fake_1", "canceled", "Canceled"))
     settlement.settle_with_provider(deps, payment.id, source="worker",
-                                    known=(read_before_it_opened, None, CARD))
+                                    known=settlement.AsRead(read_before_it_opened, None, CARD))
     assert provider.asked("cancel") == [payment.tx_no]
     assert (store.get(payment).status, store.get(payment).provider_message) == (Status.DECLINED, "Canceled")
 
