@@ -233,8 +233,9 @@ class ProviderCalls:
 
     def __init__(self, deps, settings: CallSettings, *, merchant_id: int | None = None,
                  engine: Engine | None = None):
-        # Every unit of work of the feeder and the calls takes one of the database slots.
-        self.deps = replace(deps, uow=DatabaseSlots(settings.database_slots).bounded(deps.uow))
+        self.deps = deps
+        # The calls' units of work take database slots; the feeder's (one thread) never waits for one.
+        self.slots = DatabaseSlots(settings.database_slots)
         self.settings = settings
         self.merchant_id = merchant_id
         self.engine = engine if engine is not None and engine.dialect.name == "postgresql" else None
@@ -378,7 +379,8 @@ class ProviderCalls:
 
     def _call(self, call: DueCall, known: settlement.AsRead | None) -> None:
         try:
-            settlement.settle_with_provider(self.deps, call.tx_id, source="worker", known=known,
+            call_deps = replace(self.deps, uow=self.slots.bounded(self.deps.uow))
+            settlement.settle_with_provider(call_deps, call.tx_id, source="worker", known=known,
                                             gate=self.breaker(call.account).call)
         except Exception:  # noqa: BLE001 - logged; the claim lapses and the call is made again
             logger.exception("provider call for transaction %s failed", call.tx_id)
