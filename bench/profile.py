@@ -18,6 +18,7 @@ import json
 import os
 import pstats
 import random
+import threading
 import time
 import uuid
 from datetime import UTC, datetime
@@ -41,11 +42,14 @@ DUTIES_ENDPOINTS = ("create", "refund")
 
 
 class Counters:
-    """SQL statements and PostgreSQL round trips made by this process (every engine in it)."""
+    """SQL statements and PostgreSQL round trips made by the requests: those of the thread that
+    makes them (every engine in it). A background thread's, such as the NOTIFY an Announcer sends
+    after a commit, are not a request's (they would be counted by whichever request they fall in)."""
 
     def __init__(self):
         self.statements = 0
         self.round_trips = 0
+        self.requests_thread = threading.current_thread()
         event.listen(Engine, "before_cursor_execute", self._statement)
         # Every query psycopg sends, prepared or not, pings included (one send each;
         # preparing a statement, once per connection, is one more), and every BEGIN,
@@ -55,12 +59,14 @@ class Counters:
 
     def _counting(self, method):
         def counted(*args, **kwargs):
-            self.round_trips += 1
+            if threading.current_thread() is self.requests_thread:
+                self.round_trips += 1
             return method(*args, **kwargs)
         return counted
 
     def _statement(self, *_):
-        self.statements += 1
+        if threading.current_thread() is self.requests_thread:
+            self.statements += 1
 
 
 def requests_for(client, seeded: dict):

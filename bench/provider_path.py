@@ -40,7 +40,7 @@ from app.store.db import make_engine
 from app.store.tables import provider_accounts, transactions
 
 from .load import run_wrk, wrk_path
-from .run import DEFAULT_POSTGRES, RESULTS, Database, commit, machine
+from .run import DEFAULT_POSTGRES, RESULTS, Database, commit, cpu_times, machine, stolen_share
 from .seed import PAYSTACK_CARD, connect_paystack, seed
 from .servers import ROOT, cpu_seconds, free_port, start_gunicorn
 
@@ -296,8 +296,10 @@ def main(argv=None) -> None:
         node_cpu = server.cpu_seconds
 
         def status_load(seconds: float, tag: str):
-            return run_wrk(server.url, "status", files["status"], tag, seconds, args.status_connections, 1,
-                           node_cpu, header).as_dict()
+            before = cpu_times()
+            result = run_wrk(server.url, "status", files["status"], tag, seconds, args.status_connections, 1,
+                             node_cpu, header).as_dict()
+            return result | {"stolen": stolen_share(before, cpu_times())}
 
         def under_paced_load(label: str) -> dict:
             provider.reset()
@@ -317,7 +319,8 @@ def main(argv=None) -> None:
                 "hand_off": hand_offs(database.url, made, seen["arrivals"]), "in_flight": in_flight(seen),
                 "provider_calls": seen["calls"]}
             print(f"[{label}] status p50 {beside['p50_ms']:.1f} ms p99 {beside['p99_ms']:.1f} ms; "
-                  f"hand-off {result['hand_off']}; in flight {result['in_flight']}", flush=True)
+                  f"hand-off {result['hand_off']}; in flight {result['in_flight']}; CPU stolen {beside['stolen']:.0%}",
+                  flush=True)
             return result
 
         results: dict = {"settings": vars(args) | {"out": str(args.out)}, "phases": {}}
@@ -325,7 +328,7 @@ def main(argv=None) -> None:
         status_load(3, "warm")
         alone = status_load(args.duration, "alone")
         print(f"[alone] status p50 {alone['p50_ms']:.1f} ms p99 {alone['p99_ms']:.1f} ms "
-              f"{alone['rps']:.0f} req/s", flush=True)
+              f"{alone['rps']:.0f} req/s, CPU stolen {alone['stolen']:.0%}", flush=True)
         results["phases"]["status_alone"] = alone
         results["phases"]["paced"] = under_paced_load("paced")
         results["phases"]["paced"]["backlog_seconds"] = wait_for_backlog(database.url)
@@ -348,16 +351,19 @@ def main(argv=None) -> None:
                     server.wait_until_idle()
                     provider.reset()
                     worker_before, database_before = worker.cpu_seconds(), database.backend_cpu()
+                    times_before = cpu_times()
                     result = run_wrk(server.url, endpoint, files[f"{endpoint}-{name}"],
                                      f"t{uuid.uuid4().hex[:8]}", args.duration / args.rounds,
                                      args.connections, 2, node_cpu, header).as_dict()
+                    result["stolen"] = stolen_share(times_before, cpu_times())
                     result["worker_cpu"] = round((worker.cpu_seconds() - worker_before) / result["seconds"], 2)
                     result["database_cpu"] = round((database.backend_cpu() - database_before) / result["seconds"], 2)
                     result["in_flight"] = in_flight(provider.seen())
                     rounds[name].append(result)
                     print(f"[{endpoint} {name}] {result['rps']:.1f} req/s p99 {result['p99_ms']:.1f} ms "
                           f"failed {result['failed']} in flight {result['in_flight']} gunicorn {result['server_cpu']:.2f} "
-                          f"worker {result['worker_cpu']:.2f} database {result['database_cpu']:.2f} cores", flush=True)
+                          f"worker {result['worker_cpu']:.2f} database {result['database_cpu']:.2f} cores "
+                          f"stolen {result['stolen']:.0%}", flush=True)
             rps = {name: sum(r["requests"] for r in runs) / sum(r["seconds"] for r in runs)
                    for name, runs in rounds.items()}
             throughput[endpoint] = {"rounds": rounds, "rps": {k: round(v, 1) for k, v in rps.items()},
@@ -394,6 +400,9 @@ def markdown(results: dict) -> str:
     def ratio(a, b):
         return f"{a / b:.2f}" if a and b else "n/a"
 
+    def stolen(phase: dict) -> str:
+        return f"{phase['stolen']:.0%}" if "stolen" in phase else "n/a"
+
     lines = [
         f"# Production path: Paystack on loopback at {s['latency'] * 1000:.0f} ms",
         "",
@@ -421,23 +430,28 @@ def markdown(results: dict) -> str:
         f"{hang['breaker']['since']} | {'yes' if hang['breaker']['state'] == 'open' else 'NO'} |",
         "",
         "| phase | status req/s | status p50 | status p99 | creates sent / answered 2xx | create p99 | "
-        "hand-off p50 / p99 / max | not received | calls in flight max / mean |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "hand-off p50 / p99 / max | not received | calls in flight max / mean | CPU stolen |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         f"| status alone ({s['status_connections']} connections) | {alone['rps']:.0f} | {alone['p50_ms']:.1f} ms | "
-        f"{alone['p99_ms']:.1f} ms | | | | | |",
+        f"{alone['p99_ms']:.1f} ms | | | | | | {stolen(alone)} |",
     ]
     for name, phase in (("creates paced, Paystack 400 ms", paced), ("creates paced, Paystack hangs", hang)):
         sr, cr, ho, fl = phase["status_reads"], phase["creates"], phase["hand_off"], phase["in_flight"]
         lines.append(f"| {name} | {sr['rps']:.0f} | {sr['p50_ms']:.1f} ms | {sr['p99_ms']:.1f} ms | "
                      f"{cr['sent']} / {cr['answered_2xx']} | {cr['p99_ms']} ms | {ho['p50_ms']} / {ho['p99_ms']} / "
-                     f"{ho['max_ms']} ms | {ho['not_received']} | {fl['max']} / {fl['mean']} |")
-    lines += ["", f"| {s['connections']} connections | through the simulator | through Paystack | ratio |",
-              "|---|---|---|---|"]
+                     f"{ho['max_ms']} ms | {ho['not_received']} | {fl['max']} / {fl['mean']} | {stolen(sr)} |")
+    lines += ["", f"| {s['connections']} connections | through the simulator | through Paystack | ratio | "
+              "CPU stolen (rounds) |", "|---|---|---|---|---|"]
     for endpoint in ("create", "refund"):
-        rps = thr[endpoint]["rps"]
-        lines.append(f"| {endpoint}s/s | {rps['simulator']} | {rps['paystack']} | {thr[endpoint]['ratio']} |")
+        rps, rounds = thr[endpoint]["rps"], thr[endpoint]["rounds"]
+        taken = ", ".join(f"{name} {stolen(run)}" for name, runs in rounds.items() for run in runs)
+        lines.append(f"| {endpoint}s/s | {rps['simulator']} | {rps['paystack']} | {thr[endpoint]['ratio']} | "
+                     f"{taken} |")
     lines += ["", "The hand-off runs from the transaction's `created_at` (taken before its commit) to the "
-              "provider receiving the call, so it includes the create's own database work.", ""]
+              "provider receiving the call, so it includes the create's own database work. CPU stolen: "
+              "the share of the machine's CPU time its hypervisor gave to other machines during the "
+              "phase (/proc/stat's steal); a phase with much of it ran on a slower, uneven machine and "
+              "its figures are not comparable with the others'.", ""]
     return "\n".join(lines)
 
 

@@ -61,7 +61,9 @@ def _setup_lines(results: dict) -> list[str]:
         f"{machine['kernel']}, Python {machine['python']}; server, database and load generator share it",
         f"- Load average (1, 5, 15 min) before: {', '.join(map(str, results['load_average_before']))}; "
         f"after: {', '.join(map(str, results['load_average_after']))}. Other processes (other work on this "
-        "machine) may have been running during the measurement.",
+        "machine) may have been running during the measurement."
+        + (f" CPU stolen by the hypervisor during the run: {results['cpu_stolen']:.0%} of the machine's "
+           "time (a machine slower than it is, and unevenly)." if "cpu_stolen" in results else ""),
         f"- Commit: {results['commit']}",
         f"- Servers: gunicorn, {settings['workers']} workers × {settings['threads']} threads (gthread), the "
         "same for Paydesk (`gunicorn 'app:create_app()'`) and the baseline (`bench/baseline_app.py`)",

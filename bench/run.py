@@ -143,6 +143,18 @@ def machine() -> dict:
             "kernel": platform.release(), "python": platform.python_version()}
 
 
+def cpu_times() -> list[int]:
+    """The machine's CPU time so far by kind (/proc/stat's first line, in clock ticks)."""
+    return [int(ticks) for ticks in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+
+
+def stolen_share(before: list[int], after: list[int]) -> float:
+    """The share of the machine's CPU time between two cpu_times() that its hypervisor gave to other
+    machines (steal): a run with much of it measured a machine slower than it is, and unevenly."""
+    spent = [b - a for a, b in zip(before, after)]
+    return round(spent[7] / sum(spent), 3) if sum(spent) else 0.0
+
+
 def commit() -> str:
     """The checked-out commit, marked when the tree has uncommitted changes."""
     def git(*args):
@@ -301,12 +313,14 @@ def main(argv=None) -> None:
                          "smoke": args.smoke},
             "sizes": [],
         }
+        times_before = cpu_times()
         with tempfile.TemporaryDirectory(prefix="paydesk-bench-work-") as work:
             for rows in sizes(spec):
                 results["sizes"].append(run_size(kind, rows, args, Path(work)))
             results["webhooks"] = run_webhook_delivery(kind, args, Path(work))
         results["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
         results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+        results["cpu_stolen"] = stolen_share(times_before, cpu_times())
         reports.append(results)
     for path in write_reports(reports, args.out):
         print(f"wrote {path}")
