@@ -62,6 +62,7 @@ def create_app(config: Config | None = None) -> Flask:
         clock=utcnow,
         pending_expiry=config.PENDING_EXPIRY,
         demo_mode=config.DEMO_MODE,
+        hand_over=(lambda tx: announcer.announce_due([tx])) if announcer is not None else None,
     ))
     app.extensions["paydesk.engine"] = engine
 

@@ -26,6 +26,10 @@ class Deps:
     pending_expiry: timedelta = timedelta(minutes=30)
     # The deployment runs as a demo: the simulator may decide live transactions (DEMO_MODE).
     demo_mode: bool = False
+    # Tells the workers at once that a committed transaction's provider call is due (PostgreSQL's
+    # NOTIFY); None: their poll finds it. For a caller that decides after its commit whether a
+    # worker is needed at all (a refund its provider answers in process needs none).
+    hand_over: Callable[[Transaction], None] | None = None
 
 
 # A hook the caller may pass to run inside the unit of work that creates (or moves) a

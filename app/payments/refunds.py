@@ -57,8 +57,10 @@ def settle_in_process(deps: Deps, new_refund: Transaction, original: Transaction
                       method: PaymentMethod | None) -> Transaction:
     """A committed Pending refund settled at once when its provider answers in process (the
     simulator), its answer recorded as a worker records any provider's; as it is otherwise: a
-    worker submits it (its provider call is due now)."""
+    worker submits it (its provider call is due now, and the workers are told: Deps.hand_over)."""
     if _answering_in_process(deps, method) is None:
+        if deps.hand_over is not None:
+            deps.hand_over(new_refund)
         return new_refund
     return settlement.settle_with_provider(deps, new_refund.id, source="provider",
                                 known=settlement.AsRead(new_refund, original, method))
@@ -103,7 +105,9 @@ def pending_refund(caller: Caller, request: RefundRequest, original: Transaction
 def write_refund(uow, caller: Caller, request: RefundRequest, new_refund: Transaction,
                  on_created: OnCreated) -> None:
     """Commit the Pending refund with its history and audit row (and on_created's writes)."""
-    uow.transactions.add(new_refund)
+    # Not announced to the workers with the commit: settle_in_process hands it over when its
+    # provider does not answer in process (the simulator's answer needs no worker).
+    uow.transactions.add(new_refund, announce=False)
     uow.record_history(new_refund, None, caller.actor)
     uow.audit(caller, "refund.create", new_refund.tx_no, new_refund.amount, new_refund.currency,
               {"originalTxNo": new_refund.original_tx_no, "reason": request.reason})

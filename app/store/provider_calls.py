@@ -136,6 +136,11 @@ class Announcer:
         self.connection = None  # the psycopg connection NOTIFY is sent on, in autocommit
         self.last_sent = 0.0  # time.monotonic() of the last NOTIFY statement
 
+    def announce_due(self, due: Iterable) -> None:
+        """Have the wake keys of these committed transactions (None: one not read) sent soon."""
+        self.announce("" if tx is None else wake_key(tx.merchant_id, tx.mode.value, tx.payment_method)
+                      for tx in due)
+
     def announce(self, keys: Iterable[str]) -> None:
         """Have the keys sent as NOTIFYs soon; never waits on the database."""
         with self.lock:

@@ -273,9 +273,11 @@ class TransactionRepository:
         ).limit(1)).mappings().first()
         return _row_to_transaction(row) if row else None
 
-    def add(self, tx: Transaction) -> Transaction:
+    def add(self, tx: Transaction, *, announce: bool = True) -> Transaction:
         """Insert a new transaction with the unit's writes; tx.id is set when they are sent.
-        A duplicate reference raises ReferenceTaken then (at the latest, from commit())."""
+        A duplicate reference raises ReferenceTaken then (at the latest, from commit()).
+        A provider call due now is announced to the workers once the unit commits, unless
+        `announce` is False (the caller hands it over itself: Deps.hand_over)."""
         self.writes.insert(transactions, dict(
             merchant_id=tx.merchant_id,
             mode=tx.mode.value,
@@ -309,7 +311,7 @@ class TransactionRepository:
             updated_at=tx.updated_at,
             provider_check_at=tx.provider_check_at,
         ), row=tx)
-        if _due_now(tx):
+        if announce and _due_now(tx):
             self._uow.call_due_now(tx)
         return tx
 

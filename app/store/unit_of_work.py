@@ -26,7 +26,7 @@ from .merchants import MerchantRepository
 from .method_cache import MethodCache
 from .methods import MethodRepository
 from .notes import NoteRepository
-from .provider_calls import Announcer, wake_key
+from .provider_calls import Announcer
 from .refund_guard import minor_units
 from .tables import audit_log, idempotency_keys, status_history, transactions, webhook_events
 from .transactions import TransactionRepository
@@ -145,9 +145,7 @@ class UnitOfWork:
         # After the commit, so the transaction that wrote them never notifies (see Announcer);
         # a new transaction's method is known by now (a refund takes it from its payment's row).
         if self._due_calls and self.announcer is not None:
-            self.announcer.announce(
-                "" if tx is None else wake_key(tx.merchant_id, tx.mode.value, tx.payment_method)
-                for tx in self._due_calls)
+            self.announcer.announce_due(self._due_calls)
         self._due_calls = []
 
     def rows(self, statement, params: dict) -> list[RowMapping]:

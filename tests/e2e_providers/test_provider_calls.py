@@ -101,7 +101,7 @@ def test_the_breaker_opens_after_failures_in_a_row_then_one_trial_call_closes_it
         asked = [s for s in paystack_fake.seen if s.path.startswith("/transaction/verify/")]
         assert len(asked) == 2
         breaker = calls.breaker(f"account:{paystack_account.id}")
-        assert breaker.state == OPEN
+        assert breaker.health() == OPEN  # (its state may be half-open already on a loaded machine)
         refused = [provider_message(deps, tx_no) for tx_no in tx_nos]
         assert sum(m.startswith("The provider did not answer 2 calls in a row; Paydesk stopped "
                                 "calling it at ") for m in refused) == 1, refused

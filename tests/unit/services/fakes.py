@@ -294,7 +294,7 @@ class FakeTransactions:
         return next((tx.tx_no for tx in self._in_scope(caller)
                      if tx.reference == reference and tx.kind is not Kind.REFUND), None)
 
-    def add(self, tx: Transaction) -> Transaction:
+    def add(self, tx: Transaction, *, announce: bool = True) -> Transaction:
         self.uow.writing()
         if tx.kind is not Kind.REFUND and self.find_by_reference(owner_of(tx), tx.reference):
             raise ReferenceTaken(tx.reference)

@@ -186,3 +186,24 @@ def test_a_refund_whose_creation_hook_fails_is_not_kept(deps, store, provider, p
         refunds.refund(deps, CALLER, RefundRequest(payment.tx_no, Decimal("10")), on_created=link)
     assert store.refunds_of(payment) == []
     assert provider.calls == []
+
+
+def test_a_refund_its_provider_answers_later_is_handed_to_the_workers_once(deps, store, payment):
+    """A provider behind a network: the committed Pending refund is handed over (the workers are
+    told: NOTIFY on PostgreSQL), once, after its commit."""
+    handed = []
+    deps.hand_over = handed.append
+    created = refund(deps, payment, "10")
+    assert [tx.tx_no for tx in handed] == [created.tx_no]
+    assert store.get(created).status is Status.PENDING  # committed before it was handed over
+
+
+def test_a_refund_its_provider_answers_in_process_wakes_no_worker(deps, store, provider, payment):
+    """The simulator answers inside the request: no worker is told of a call it would find
+    already made (its provider call stays due, for the poll, only if the answer is lost)."""
+    handed = []
+    deps.hand_over = handed.append
+    provider.in_process = True
+    created = refund(deps, payment, "10")
+    assert handed == []
+    assert created.status is Status.CAPTURED
