@@ -341,9 +341,10 @@ def claim_fetch(conn: Connection, provider_account_id: int, now: datetime, until
     dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
     first = conn.execute(dialect.insert(settlement_fetches).values(
         provider_account_id=provider_account_id, due_at=until, failed_fetches=0)
-        .on_conflict_do_nothing(index_elements=[settlement_fetches.c.provider_account_id]))
-    if first.rowcount == 1:
-        return True
+        .on_conflict_do_nothing(index_elements=[settlement_fetches.c.provider_account_id])
+        .returning(settlement_fetches.c.provider_account_id)).first()
+    if first is not None:
+        return True  # its first fetch
     return conn.execute(update(settlement_fetches).where(
         settlement_fetches.c.provider_account_id == provider_account_id,
         settlement_fetches.c.due_at <= now).values(due_at=until)).rowcount == 1
