@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
 
 # How long after its capture a provider pays a payment out, at most (SETTLEMENT_DELAY_DAYS):
@@ -109,3 +110,22 @@ def match(line: FetchedLine, known: KnownTransaction | None) -> Outcome:
 def is_overdue(captured_at: datetime, now: datetime, delay: timedelta) -> bool:
     """Whether a Captured payment should be in a settlement by now (missing_from_settlement if not)."""
     return captured_at <= now - delay
+
+
+@dataclass(frozen=True)
+class Fee:
+    """A provider's price per payment: a percentage of its amount plus a fixed part."""
+
+    percent: Decimal
+    fixed: Decimal  # in units of the payment's currency
+    words: str
+
+    def of(self, amount_minor: int, currency_digits: int) -> int:
+        """The fee in minor units of a payment of amount_minor, rounded half up."""
+        fixed_minor = self.fixed.scaleb(currency_digits)
+        fee = Decimal(amount_minor) * self.percent / 100 + fixed_minor
+        return int(fee.to_integral_value(ROUND_HALF_UP))
+
+
+# What the simulator's daily sandbox settlements charge (documented in the README's sandbox table).
+SANDBOX_FEE = Fee(Decimal("1.5"), Decimal("0.10"), "1.5% + 0.10 per payment, none on refunds")

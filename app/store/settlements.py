@@ -364,3 +364,33 @@ def save_fetch_failure(conn: Connection, provider_account_id: int, error: str, r
         settlement_fetches.c.provider_account_id == provider_account_id).values(
         due_at=retry_at, failed_fetches=settlement_fetches.c.failed_fetches + 1,
         last_error=error[:MAX_ERROR_LENGTH]))
+
+
+@dataclass(frozen=True)
+class Settleable:
+    """A sandbox payment or refund the simulator's daily settlement pays out."""
+
+    tx_no: str
+    kind: str
+    amount_minor: int
+    currency: str
+    created_at: datetime
+    provider_transaction_id: str | None
+
+
+def sandbox_settleable(conn: Connection, caller: Caller, since: datetime) -> list[Settleable]:
+    """The caller's simulator payments that were captured (Captured or Refunded since) and its
+    Captured refunds of them, created since `since`, oldest first."""
+    simulated = select(payment_methods.c.method_id).where(
+        payment_methods.c.merchant_id == caller.merchant_id, payment_methods.c.provider == "simulator")
+    rows = conn.execute(
+        select(transactions.c.tx_no, transactions.c.kind, transactions.c.amount_minor, transactions.c.currency,
+               transactions.c.created_at, transactions.c.provider_transaction_id)
+        .where(transactions.c.merchant_id == caller.merchant_id, transactions.c.mode == caller.mode.value,
+               transactions.c.created_at >= since, transactions.c.payment_method.in_(simulated),
+               or_(and_(transactions.c.kind == Kind.PAYMENT.value,
+                        transactions.c.status.in_([Status.CAPTURED.value, Status.REFUNDED.value])),
+                   and_(transactions.c.kind == Kind.REFUND.value,
+                        transactions.c.status == Status.CAPTURED.value)))
+        .order_by(transactions.c.created_at, transactions.c.id))
+    return [Settleable(*row) for row in rows]
