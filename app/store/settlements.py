@@ -3,7 +3,7 @@ exceptions; the workers' settlement fetch schedule."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 
 from sqlalchemy import Connection, and_, case, delete, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -275,40 +275,39 @@ def missing_from_settlement(conn: Connection, now: datetime, delay: timedelta,
     everyone's), oldest first.
 
     Only payments a provider's settlements are expected to carry are checked: those of a merchant,
-    mode and provider with stored settlements, captured no earlier than the delay before its oldest
-    settlement's day (Paydesk fetches no settlements from before a provider account was connected).
+    mode and provider whose stored settlements carry a payment, created no earlier than the oldest
+    payment they carry (Paydesk holds no settlement from before it began fetching them).
     """
-    oldest = (select(settlements.c.merchant_id, settlements.c.mode, settlements.c.provider,
-                     func.min(settlements.c.settled_on).label("first_day"))
-              .group_by(settlements.c.merchant_id, settlements.c.mode, settlements.c.provider)
-              .subquery("oldest"))
+    carried = transactions.alias("carried")
+    first_carried = (select(settlements.c.merchant_id, settlements.c.mode, settlements.c.provider,
+                            func.min(carried.c.created_at).label("since"))
+                     .join(settlement_lines, settlement_lines.c.settlement_id == settlements.c.id)
+                     .join(carried, carried.c.id == settlement_lines.c.transaction_id)
+                     .group_by(settlements.c.merchant_id, settlements.c.mode, settlements.c.provider)
+                     .subquery("first_carried"))
     settled = select(settlement_lines.c.transaction_id).where(
         settlement_lines.c.transaction_id == transactions.c.id)
     query = (select(transactions.c.merchant_id, transactions.c.mode, transactions.c.tx_no,
                     transactions.c.amount_minor, transactions.c.currency, transactions.c.created_at,
-                    oldest.c.first_day, payment_methods.c.provider)
+                    payment_methods.c.provider)
              .join(payment_methods, and_(payment_methods.c.merchant_id == transactions.c.merchant_id,
                                          payment_methods.c.method_id == transactions.c.payment_method,
                                          or_(payment_methods.c.mode.is_(None),
                                              payment_methods.c.mode == transactions.c.mode)))
-             .join(oldest, and_(oldest.c.merchant_id == transactions.c.merchant_id,
-                                oldest.c.mode == transactions.c.mode,
-                                oldest.c.provider == payment_methods.c.provider))
+             .join(first_carried, and_(first_carried.c.merchant_id == transactions.c.merchant_id,
+                                       first_carried.c.mode == transactions.c.mode,
+                                       first_carried.c.provider == payment_methods.c.provider))
              .where(transactions.c.kind == Kind.PAYMENT.value, transactions.c.status == Status.CAPTURED.value,
-                    transactions.c.created_at <= now - delay, ~settled.exists()))
+                    transactions.c.created_at <= now - delay,
+                    transactions.c.created_at >= first_carried.c.since, ~settled.exists()))
     if caller is not None:
         query = query.where(transactions.c.merchant_id == caller.merchant_id,
                             transactions.c.mode == caller.mode.value)
-    found = []
-    for row in conn.execute(query.order_by(transactions.c.created_at, transactions.c.id)):
-        # Compared here: the day's start as a datetime is written differently by each database.
-        first_day = row.first_day if isinstance(row.first_day, date) else date.fromisoformat(str(row.first_day))
-        if row.created_at >= datetime.combine(first_day, time(), UTC) - delay:
-            found.append(MissingPayment(row.merchant_id, row.mode, row.tx_no, row.amount_minor, row.currency,
-                                        row.provider, row.created_at))
-            if limit is not None and len(found) >= limit:
-                break
-    return found
+    query = query.order_by(transactions.c.created_at, transactions.c.id)
+    if limit is not None:
+        query = query.limit(limit)
+    return [MissingPayment(row.merchant_id, row.mode, row.tx_no, row.amount_minor, row.currency, row.provider,
+                           row.created_at) for row in conn.execute(query)]
 
 
 # The workers' fetch schedule
