@@ -102,6 +102,10 @@ class KnownFee:
     settlement_id: int
     settled_on: date
 
+    @property
+    def public_settlement_id(self) -> str:
+        return public_id(self.settlement_id)
+
 
 # Writing what a worker fetched
 
