@@ -1,5 +1,5 @@
 """Flask commands: db upgrade, merchant create, user create, provider connect/disconnect/reencrypt,
-ledger verify, daily-totals verify/fold, demo, worker."""
+ledger verify, reconcile verify, daily-totals verify/fold, demo, worker."""
 from __future__ import annotations
 
 import json
@@ -18,6 +18,7 @@ from app.store.daily_totals import DailyMismatch, check_daily_totals, fold_chang
 from app.store.db import own_sqlite_file
 from app.store.encryption import SecretBoxError
 from app.store.ledger import Mismatch, check_refund_totals
+from app.store.settlements import LineException, MissingPayment, line_exceptions, missing_from_settlement
 from app.store.merchants import ROLES, create_merchant, create_user, merchant_by_name
 from app.store.provider_accounts import account_by_id
 from app.web import deps as app_deps, password_hasher
@@ -32,6 +33,7 @@ def register_cli(app: Flask) -> None:
     app.cli.add_command(user)
     app.cli.add_command(provider)
     app.cli.add_command(ledger)
+    app.cli.add_command(reconcile)
     app.cli.add_command(daily_totals)
     app.cli.add_command(demo)
     app.cli.add_command(worker)
@@ -230,6 +232,44 @@ def _mismatch_text(mismatch: Mismatch) -> str:
             f"{amount(mismatch.captured_by_refunds)} by its refunds; "
             f"held {amount(mismatch.held_on_row)} on the row, "
             f"{amount(mismatch.held_by_requests)} by its requests awaiting approval")
+
+
+reconcile = AppGroup("reconcile", help="Providers' settlements against Paydesk's transactions.")
+
+
+@reconcile.command("verify")
+def reconcile_verify():
+    """List the settlement lines that do not match and the payments missing from every settlement;
+    exit 1 if there are any."""
+    deps = app_deps()
+    with deps.uow(write=False) as uow:
+        lines = line_exceptions(uow.conn)
+        missing = missing_from_settlement(uow.conn, deps.clock(), current_app.config["SETTLEMENT_DELAY"])
+    for exception in lines:
+        click.echo(_line_exception_text(exception))
+    for payment in missing:
+        click.echo(_missing_text(payment))
+    if lines or missing:
+        raise click.ClickException(f"reconcile: {len(lines)} settlement line{'' if len(lines) == 1 else 's'} "
+                                   f"and {len(missing)} missing payment{'' if len(missing) == 1 else 's'}")
+    click.echo("reconcile ok: every settlement line matched, no payment missing")
+
+
+def _line_exception_text(exception: LineException) -> str:
+    """A settlement line that is not matched: where it is, what it names, what was found."""
+    line = exception.line
+    gross = format_amount(from_minor(line.gross_minor, line.currency), line.currency)
+    names = line.tx_no or line.reference or "nothing Paydesk knows"
+    return (f"{line.outcome.value}: {exception.provider} settlement {exception.provider_settlement_id} "
+            f"of {exception.settled_on} (merchant {exception.merchant_id}, {exception.mode}), "
+            f"{line.type.value} {line.provider_transaction_id} {gross} {line.currency}, {names}")
+
+
+def _missing_text(payment: MissingPayment) -> str:
+    """A Captured payment no settlement carries."""
+    amount = format_amount(from_minor(payment.amount_minor, payment.currency), payment.currency)
+    return (f"missing_from_settlement: {payment.tx_no} (merchant {payment.merchant_id}, {payment.mode}, "
+            f"{payment.provider}) {amount} {payment.currency}, captured {payment.created_at:%Y-%m-%d %H:%M} UTC")
 
 
 daily_totals = AppGroup("daily-totals", help="The Overview's per-day totals, kept by the database.")

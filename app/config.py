@@ -76,6 +76,9 @@ class Config:
         self.PROVIDER_CONNECT_TIMEOUT = float(env.get("PROVIDER_CONNECT_TIMEOUT", "5"))
         self.PROVIDER_READ_TIMEOUT = float(env.get("PROVIDER_READ_TIMEOUT", "30"))
         self.SIMULATOR_LATENCY = float(env.get("SIMULATOR_LATENCY", "0"))
+        # Days after its capture a provider pays a payment out at most: a Captured payment older
+        # than this that no stored settlement carries is missing_from_settlement (reconcile verify).
+        self.SETTLEMENT_DELAY = timedelta(days=float(env.get("SETTLEMENT_DELAY_DAYS", "2")))
         # A worker's provider calls (app/providers/calls.py): in flight, per provider account,
         # failures in a row that open an account's breaker, its cool-off, the poll beside NOTIFY.
         self.PROVIDER_CALL_THREADS = int(env.get("PROVIDER_CALL_THREADS", "100"))

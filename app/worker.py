@@ -17,6 +17,7 @@ from app.auth import throttle
 from app.payments import approvals, expiry
 from app.providers.bank_refresh import BankListRefresher
 from app.providers.calls import CallSettings, ProviderCalls
+from app.providers.settlement_fetch import SettlementFetcher
 from app.store import idempotency, sign_in_failures
 from app.store.daily_totals import FOLD_BATCH, fold_changes
 from app.util import Backoff
@@ -30,8 +31,8 @@ STOP_CHECK_INTERVAL = 0.1
 
 
 def run_round(app: Flask) -> bool:
-    """Keep the provider calls, bank list fetches and webhook deliveries going (each on this
-    process's own threads), expire stale Pending transactions and approval requests, purge old
+    """Keep the provider calls, bank list and settlement fetches and webhook deliveries going
+    (each on this process's own threads), expire stale Pending transactions and approval requests, purge old
     idempotency keys and failed sign-ins, fold the daily totals' changes.
 
     Returns True when there was work, so the loop goes on without sleeping.
@@ -42,6 +43,8 @@ def run_round(app: Flask) -> bool:
         start_provider_calls(app)
         # Due bank lists are fetched on a thread of their own: a slow provider never holds the round.
         bank_list_refresher(app).poke()
+        # Due provider accounts' settlements likewise, on a thread of their own.
+        settlement_fetcher(app).poke()
         expired = expiry.expire_pending(deps)
         expired += approvals.expire_approvals(deps)
         with deps.uow() as uow:
@@ -58,6 +61,7 @@ def run_round(app: Flask) -> bool:
 
 _CALLS_KEY = "paydesk.provider_calls"
 _BANK_LISTS_KEY = "paydesk.bank_list_refresher"
+_SETTLEMENTS_KEY = "paydesk.settlement_fetcher"
 
 
 def bank_list_refresher(app: Flask) -> BankListRefresher:
@@ -67,6 +71,15 @@ def bank_list_refresher(app: Flask) -> BankListRefresher:
         deps = app_deps(app)
         refresher = app.extensions[_BANK_LISTS_KEY] = BankListRefresher(deps, deps.providers)
     return refresher
+
+
+def settlement_fetcher(app: Flask) -> SettlementFetcher:
+    """This process's settlement fetches for the app (app.providers.settlement_fetch), made on first use."""
+    fetcher = app.extensions.get(_SETTLEMENTS_KEY)
+    if fetcher is None:
+        deps = app_deps(app)
+        fetcher = app.extensions[_SETTLEMENTS_KEY] = SettlementFetcher(deps, deps.providers)
+    return fetcher
 
 
 def start_provider_calls(app: Flask) -> ProviderCalls:

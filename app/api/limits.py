@@ -10,3 +10,6 @@ SANDBOX_OUTCOMES = frozenset({Status.CAPTURED, Status.DECLINED, Status.FAILED, S
 MAX_WEBHOOK_LIMIT = 100
 # A webhook event's delivery state as the API writes it.
 WEBHOOK_STATUS_WORDS = {"pending": "Pending", "delivered": "Delivered", "failed": "Failed"}
+# GET /settlements: rows per page unless `limit` says otherwise, and the most one page holds.
+DEFAULT_SETTLEMENT_LIMIT = 50
+MAX_SETTLEMENT_LIMIT = 200

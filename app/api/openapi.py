@@ -17,7 +17,7 @@ from app.payments.model import MAX_TX_NO_LENGTH
 from app.payments.schemas import REQUEST_MODELS, RESPONSE_MODELS
 
 from .idempotency import MAX_KEY_LENGTH
-from .limits import MAX_WEBHOOK_LIMIT
+from .limits import DEFAULT_SETTLEMENT_LIMIT, MAX_SETTLEMENT_LIMIT, MAX_WEBHOOK_LIMIT
 from .schemas import API_REQUEST_MODELS, API_RESPONSE_MODELS
 
 JSON = "application/json"
@@ -42,6 +42,7 @@ def openapi_document(base_url: str) -> dict:
             **_transaction_paths(MAX_TX_NO_LENGTH),
             **_sandbox_paths(MAX_TX_NO_LENGTH),
             **_webhook_paths(MAX_TX_NO_LENGTH, MAX_WEBHOOK_LIMIT, MAX_WEBHOOK_ID_LENGTH),
+            **_settlement_paths(),
             "/api/v1/openapi.json": {"get": {
                 "operationId": "getOpenApiDocument",
                 "summary": "This document.",
@@ -57,6 +58,7 @@ def openapi_document(base_url: str) -> dict:
             "schemas": {
                 **model_schemas(),
                 **_error_schemas(),
+                **_settlement_schemas(),
             },
             "responses": _shared_responses(),
         },
@@ -372,6 +374,99 @@ def _webhook_paths(max_tx_no: int, max_limit: int, max_webhook_id: int) -> dict:
                 "202": _response("Queued.", _ref("WebhookEvent")),
                 "401": _shared("Unauthorized"),
                 "404": _response("No such event for this merchant and mode.", _ref("Error")),
+            },
+        }},
+    }
+
+
+# Settlements and reconciliation
+
+_AMOUNT = {"type": "number", "description": "In the settlement's currency, signed as the provider reports it."}
+_RESULTS = ["matched", "amount_differs", "unknown_to_paydesk"]
+
+
+def _settlement_properties() -> dict:
+    return {
+        "id": {"type": "string", "pattern": "^stl_[0-9]+$"},
+        "provider": {"type": "string", "enum": ["paystack", "stripe", "simulator"]},
+        "providerSettlementId": {"type": "string"},
+        "settledOn": {"type": "string", "format": "date"},
+        "currency": {"type": "string", "pattern": "^[A-Z]{3}$"},
+        "gross": _AMOUNT, "fees": _AMOUNT, "net": _AMOUNT,
+        "status": {"type": "string", "description": "The provider's own word (paid, success, pending...)."},
+        "lineCount": {"type": "integer", "minimum": 0},
+        "exceptionCount": {"type": "integer", "minimum": 0,
+                           "description": "Lines whose result is not matched."},
+        "fetchedAt": {"type": "string", "format": "date-time"},
+    }
+
+
+def _settlement_schemas() -> dict:
+    return {
+        "Settlement": _object(_settlement_properties()),
+        "SettlementLine": _object({
+            "providerTransactionId": {"type": "string"},
+            "reference": {"type": ["string", "null"]},
+            "type": {"type": "string", "enum": ["payment", "refund", "dispute", "other"]},
+            "gross": _AMOUNT, "fee": _AMOUNT, "net": _AMOUNT,
+            "currency": {"type": "string", "pattern": "^[A-Z]{3}$"},
+            "txNo": {"type": ["string", "null"], "description": "The matched Paydesk transaction."},
+            "result": {"type": "string", "enum": _RESULTS},
+        }),
+        "SettlementWithLines": _object({**_settlement_properties(),
+                                        "lines": {"type": "array", "items": _ref("SettlementLine")}}),
+    }
+
+
+def _settlement_paths() -> dict:
+    return {
+        "/api/v1/settlements": {"get": {
+            "operationId": "listSettlements",
+            "summary": "The token's settlements (provider payouts), newest stored first.",
+            "parameters": [
+                {"name": "limit", "in": "query", "required": False,
+                 "schema": {"type": "integer", "minimum": 1, "maximum": MAX_SETTLEMENT_LIMIT,
+                            "default": DEFAULT_SETTLEMENT_LIMIT}},
+                {"name": "cursor", "in": "query", "required": False,
+                 "description": "nextCursor of the previous page (opaque).",
+                 "schema": {"type": "string", "maxLength": 40}},
+            ],
+            "responses": {
+                "200": _response("A page of settlements.", _object({
+                    "settlements": {"type": "array", "items": _ref("Settlement")},
+                    "nextCursor": {"type": ["string", "null"],
+                                   "description": "Pass it as cursor for the next page; null on the last."}})),
+                "400": _shared("FieldErrors"),
+                "401": _shared("Unauthorized"),
+            },
+        }},
+        "/api/v1/settlements/{settlementId}": {"get": {
+            "operationId": "getSettlement",
+            "summary": "One settlement with its lines, each matched to Paydesk's transaction.",
+            "parameters": [_path_parameter("settlementId", 40, "stl_42")],
+            "responses": {
+                "200": _response("The settlement and its lines.", _ref("SettlementWithLines")),
+                "401": _shared("Unauthorized"),
+                "404": _response("No such settlement for this merchant and mode.", _ref("Error")),
+            },
+        }},
+        "/api/v1/sandbox/settlements/run": {"post": {
+            "operationId": "runSandboxSettlements",
+            "summary": ("Settle the sandbox's captured simulator payments of the last 31 days as the "
+                        "simulator's daily settlements (fee 1.5% + 0.10 per payment)."),
+            "requestBody": {"required": False, "content": {JSON: {"schema": {
+                "type": "object", "additionalProperties": False,
+                "properties": {"amountDiffersFor": {
+                    "type": "string", "minLength": 1, "maxLength": 40,
+                    "description": "A txNo settled one unit of its currency short (amount_differs)."}}}}}},
+            "responses": {
+                "200": _response("The settlements stored.", _object({
+                    "settlements": {"type": "array", "items": _ref("Settlement")},
+                    "fee": {"type": "string"}})),
+                "400": _shared("FieldErrors"),
+                "401": _shared("Unauthorized"),
+                "403": _shared("SandboxOnly"),
+                "413": _shared("TooLarge"),
             },
         }},
     }

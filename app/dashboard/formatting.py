@@ -40,6 +40,11 @@ def money(amount: Decimal, currency: str) -> MoneyText:
     return MoneyText(amount_text(amount, currency), currency)
 
 
+def money_of_minor(amount_minor: int, currency: str) -> MoneyText:
+    """An amount stored in minor units, signed (a settlement's refund line), as money()."""
+    return money(from_minor(amount_minor, currency), currency)
+
+
 def minor_money(amount_minor: int | None, currency: str | None) -> str:
     """An amount stored in minor units (audit log) as text, or an empty text when there is none."""
     if amount_minor is None or not currency:
@@ -95,6 +100,7 @@ def field_label(name: str) -> str:
 def register(app: Flask) -> None:
     """Make the formatters available to every template: money() as a function, the rest as filters."""
     app.add_template_global(money, "money")
+    app.add_template_global(money_of_minor, "money_minor")
     app.add_template_filter(when, "when")
     app.add_template_filter(when_iso, "when_iso")
     app.add_template_filter(masked, "masked")

@@ -43,6 +43,8 @@ MAIN_NAV = (
             ("dashboard.new_payout", "dashboard.payout", "dashboard.create_payout"), "create_payout"),
     Section("Webhooks", "dashboard.webhooks",
             ("dashboard.webhooks", "dashboard.inbox", "dashboard.provider_events")),
+    Section("Reconciliation", "dashboard.reconciliation",
+            ("dashboard.reconciliation", "dashboard.settlement", "dashboard.export_settlement"), "reconcile"),
     Section("Audit log", "dashboard.audit", ("dashboard.audit",)),
     Section("Approvals", "dashboard.approvals_list", APPROVAL_PAGES, "approve"),
     Section("Settings", "dashboard.settings", ("dashboard.settings", *PROVIDER_PAGES, *APPROVAL_SETTINGS_PAGES),

@@ -19,7 +19,7 @@ from app.payments.model import (
 )
 from app.payments.money import format_amount
 from app.payments.notes import MAX_NOTE_LENGTH
-from app.store import listing
+from app.store import listing, settlements
 from app.store.history import status_changes
 from app.store.refund_totals import refund_arithmetic
 from app.payments.formats import storable_text
@@ -159,13 +159,14 @@ def detail_context(tx_no: str) -> dict:
         method = uow.methods.of_transaction(tx)
         approvals = uow.approvals.of_payment(caller, tx.id) if tx.kind is Kind.PAYMENT else []
         notes = uow.notes.of_transaction(caller, tx)
+        fees = settlements.fees_of(uow.conn, tx.id)  # the provider's, once a settlement carried it
     return {
         "tx": tx, "fields": status_body(tx), "refunds": refunds, "arithmetic": arithmetic,
         "history": history, "deliveries": deliveries, "method": method,
         "bank_name": bank_name(tx) if tx.payment_details else None,
         "cancel_panel": cancel_panel_state(tx),
         "approvals": approvals,
-        "notes": notes, "notes_panel": notes_panel_state(),
+        "notes": notes, "notes_panel": notes_panel_state(), "fees": fees,
     }
 
 

@@ -6,13 +6,15 @@ import hmac
 import json
 import logging
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, date, datetime
 from urllib.parse import quote
 
 import requests
 
 from app.payments.model import DECLINE_STATUSES, Kind, PaymentMethod, Status, Transaction
-from app.payments.money import to_minor
+from app.payments.money import is_currency, to_minor
+from app.payments.reconcile import FetchedLine, FetchedSettlement, LineType
 from app.payments.provider import Bank, BankListError, Outcome, ProviderUnavailable
 from app.webhooks.guard import AddressGuard, TargetRefused
 
@@ -82,6 +84,11 @@ DECLINE_REASONS: dict[str, str] = {
 # Transfer recipient type by payout currency (bank accounts); mobile-money methods use "mobile_money".
 # Paystack's OpenAPI document allows no bank-account type for Kenya (its /bank filter's "kepss"
 # is refused by /transferrecipient), so KES is paid out to mobile money only.
+# Settlements a fetch reads: the newest pages of GET /settlement (Paystack settles daily, so two
+# pages of 50 reach back well past any settlement still changing).
+SETTLEMENT_PAGE_SIZE = 50
+SETTLEMENT_PAGES = 2
+
 RECIPIENT_TYPES = {"NGN": "nuban", "GHS": "ghipss", "ZAR": "basa"}
 
 # The countries Paystack lists banks for, by currency, and the names its /bank filter takes.
@@ -279,6 +286,37 @@ class PaystackConnector:
         self._request("GET", "/balance")
         return "Connected to Paystack"
 
+    # Settlements (app/providers/settlement_fetch.py)
+
+    def settlements(self) -> list[FetchedSettlement]:
+        """GET /settlement, newest first, without their lines (with_lines adds them).
+
+        Paystack reports a settlement's processed total, its fees and what it paid out: gross,
+        fees and net. A row without an id or a known currency is skipped.
+        """
+        found: list[FetchedSettlement] = []
+        try:
+            for page in range(1, SETTLEMENT_PAGES + 1):
+                answer = self._request("GET", "/settlement", params={"perPage": SETTLEMENT_PAGE_SIZE, "page": page})
+                rows = answer["data"] if isinstance(answer["data"], list) else []
+                found += [settlement for settlement in map(_settlement, rows) if settlement is not None]
+                if len(rows) < SETTLEMENT_PAGE_SIZE:
+                    break
+        except ProviderRejected as refused:
+            raise ProviderUnavailable(f"Paystack refused the settlement list: {refused}") from None
+        return found
+
+    def with_lines(self, settlement: FetchedSettlement) -> FetchedSettlement:
+        """The settlement with its lines: GET /settlement/{id}/transactions, Paystack's charges it paid
+        out (refunds and chargebacks reach a Paystack settlement as deductions, not as lines)."""
+        path = f"/settlement/{quote(settlement.provider_settlement_id, safe='')}/transactions"
+        try:
+            answer = self._request("GET", path)
+        except ProviderRejected as refused:
+            raise ProviderUnavailable(f"Paystack refused the settlement's transactions: {refused}") from None
+        rows = answer["data"] if isinstance(answer["data"], list) else []
+        return replace(settlement, lines=[line for line in map(_settlement_line, rows) if line is not None])
+
     # Requests
 
     def _request(self, method: str, path: str, *, json: dict | None = None,
@@ -428,6 +466,45 @@ def parse_webhook(body: bytes, headers: Mapping[str, str], secret_key: str) -> P
                          provider_transaction_id=_id(data.get("id")),
                          original_tx_no=data.get("transaction_reference"),
                          amount_minor=amount, currency=data.get("currency"))
+
+
+def _settlement(row: object) -> FetchedSettlement | None:
+    """A GET /settlement row; None when it lacks an id, a known currency or a date."""
+    if not isinstance(row, Mapping) or row.get("id") is None or not is_currency(row.get("currency")):
+        return None
+    settled_on = _day(row.get("settlement_date") or row.get("createdAt"))
+    if settled_on is None:
+        return None
+    fees = _int(row.get("total_fees"))
+    net = _int(row.get("total_amount"))
+    gross = _int(row.get("total_processed")) or net + fees
+    return FetchedSettlement(str(row["id"]), settled_on, row["currency"], gross, fees, net,
+                             str(row.get("status") or "unknown"))
+
+
+def _settlement_line(row: object) -> FetchedLine | None:
+    """A transaction of GET /settlement/{id}/transactions as a payment line."""
+    if not isinstance(row, Mapping) or row.get("id") is None or not is_currency(row.get("currency")):
+        return None
+    gross, fee = _int(row.get("amount")), _int(row.get("fees"))
+    reference = row.get("reference")
+    return FetchedLine(str(row["id"]), LineType.PAYMENT, gross, fee, gross - fee, row["currency"],
+                       reference if isinstance(reference, str) and reference else None)
+
+
+def _day(text: object) -> date | None:
+    """The UTC day of Paystack's ISO 8601 timestamp (2026-11-27T00:00:00.000Z)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC).date()
+    except ValueError:
+        return None
+
+
+def _int(value: object) -> int:
+    """A Paystack amount in subunits; 0 when missing or not a whole number."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _listed(row: Mapping) -> bool:

@@ -10,7 +10,8 @@ from decimal import Decimal
 import stripe
 
 from app.payments.model import DECLINE_STATUSES, Kind, PaymentMethod, Status, Transaction
-from app.payments.money import to_minor, to_units
+from app.payments.money import is_currency, to_minor, to_units
+from app.payments.reconcile import FetchedLine, FetchedSettlement, LineType
 from app.payments.provider import Bank, BankListError, Outcome, ProviderUnavailable
 from app.webhooks.guard import AddressGuard, TargetRefused
 
@@ -105,6 +106,72 @@ def stripe_amount(amount: Decimal, currency: str) -> int:
         return to_units(amount, digits)
     except ValueError:
         raise ValueError(f"Stripe takes {currency} amounts in whole units only") from None
+
+
+def iso_minor(stripe_units: int, currency: str) -> int:
+    """A Stripe amount in ISO 4217 minor units (ISK: Stripe's 100 is 1 krona, ISO's 1)."""
+    digits = STRIPE_MINOR_DIGITS.get(currency)
+    if digits is None:
+        return stripe_units
+    return to_minor(Decimal(stripe_units).scaleb(-digits), currency)
+
+
+# A balance transaction's type -> the settlement line it makes; "payout" (the payout itself) is
+# no line, and a type not listed is an "other" line (fees, adjustments, transfers).
+BALANCE_TYPES: dict[str, LineType] = {
+    "charge": LineType.PAYMENT,
+    "payment": LineType.PAYMENT,
+    "refund": LineType.REFUND,
+    "payment_refund": LineType.REFUND,
+    "payment_failure_refund": LineType.REFUND,
+    "dispute": LineType.DISPUTE,
+    "adjustment": LineType.OTHER,  # a dispute's when its source is a dispute (see balance_line)
+}
+BALANCE_PAGE_SIZE = 100
+BALANCE_PAGES = 50  # a bound, far above any payout's transactions (5,000)
+PAYOUT_PAGE_SIZE = 100  # the newest payouts a fetch reads
+
+
+def payout_settlement(payout: Mapping) -> FetchedSettlement | None:
+    """A Payout without its lines; gross and fees come with them (with_lines). None when it lacks
+    an id, a known currency or an arrival date."""
+    currency = str(payout.get("currency") or "").upper()
+    arrival = payout.get("arrival_date")
+    if not payout.get("id") or not is_currency(currency) or not isinstance(arrival, int):
+        return None
+    amount = iso_minor(int(payout.get("amount") or 0), currency)
+    return FetchedSettlement(payout["id"], datetime.fromtimestamp(arrival, UTC).date(), currency,
+                             amount, 0, amount, str(payout.get("status") or "unknown"))
+
+
+def balance_line(row: Mapping) -> FetchedLine | None:
+    """A balance transaction of a payout (its source expanded) as a settlement line; None for the
+    payout's own row.
+
+    A payment's line names its PaymentIntent and, from the charge's metadata, Paydesk's txNo; a
+    refund's its Refund (the id Paydesk keeps) and txNo; a dispute's the disputed PaymentIntent.
+    """
+    kind = str(row.get("type") or "")
+    if kind == "payout":
+        return None
+    source = row.get("source")
+    source = source if isinstance(source, Mapping) else {"id": source}
+    line_type = BALANCE_TYPES.get(kind, LineType.OTHER)
+    if source.get("object") == "dispute":
+        line_type = LineType.DISPUTE
+    currency = str(row.get("currency") or "").upper()
+    if not is_currency(currency):
+        return None
+    metadata = source.get("metadata") if isinstance(source.get("metadata"), Mapping) else {}
+    intent = source.get("payment_intent")
+    intent = intent.get("id") if isinstance(intent, Mapping) else intent
+    if line_type in (LineType.PAYMENT, LineType.DISPUTE):
+        provider_id = intent or source.get("id") or row.get("id")
+    else:
+        provider_id = source.get("id") or row.get("id")
+    return FetchedLine(str(provider_id), line_type, iso_minor(int(row.get("amount") or 0), currency),
+                       iso_minor(int(row.get("fee") or 0), currency),
+                       iso_minor(int(row.get("net") or 0), currency), currency, metadata.get("txNo"))
 
 
 def outcome(kind: str, word: str | None, *, message: str | None = None, reason: str | None = None,
@@ -332,6 +399,36 @@ class StripeConnector:
         except ProviderRejected:
             return None
         return (intent.get("metadata") or {}).get("txNo")
+
+    # Settlements (app/providers/settlement_fetch.py)
+
+    def settlements(self) -> list[FetchedSettlement]:
+        """The newest payouts (GET /v1/payouts), without their lines (with_lines adds them)."""
+        try:
+            answer = self._call(self.client.v1.payouts.list, params={"limit": PAYOUT_PAGE_SIZE})
+        except ProviderRejected as refused:
+            raise ProviderUnavailable(f"Stripe refused the payout list: {refused}") from None
+        found = (payout_settlement(payout) for payout in answer.get("data") or [])
+        return [settlement for settlement in found if settlement is not None]
+
+    def with_lines(self, settlement: FetchedSettlement) -> FetchedSettlement:
+        """The payout with its balance transactions (GET /v1/balance_transactions?payout=, every
+        page); its gross and fees are theirs added up, its net what the payout paid."""
+        lines: list[FetchedLine] = []
+        params: dict = {"payout": settlement.provider_settlement_id, "limit": BALANCE_PAGE_SIZE,
+                        "expand": ["data.source"]}
+        try:
+            for _page in range(BALANCE_PAGES):
+                answer = self._call(self.client.v1.balance_transactions.list, params=params)
+                rows = answer.get("data") or []
+                lines += [line for line in map(balance_line, rows) if line is not None]
+                if not answer.get("has_more") or not rows:
+                    break
+                params = {**params, "starting_after": rows[-1]["id"]}
+        except ProviderRejected as refused:
+            raise ProviderUnavailable(f"Stripe refused the payout's transactions: {refused}") from None
+        return replace(settlement, gross_minor=sum(line.gross_minor for line in lines),
+                       fees_minor=sum(line.fee_minor for line in lines), lines=lines)
 
     # Requests
 

@@ -586,3 +586,61 @@ bank_lists = Table(
                      name="uq_bank_lists_account_currency_country"),
     Index("ix_bank_lists_refresh_due_at", "refresh_due_at"),
 )
+
+# What a provider paid out to a merchant's bank on one day in one currency (a Paystack settlement,
+# a Stripe payout, the simulator's daily sandbox settlement), as a worker last fetched it
+# (app/providers/settlement_fetch.py). One row per merchant, mode, provider and provider settlement
+# id: a re-fetch updates it and replaces its lines in the same database transaction.
+settlements = Table(
+    "settlements",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("provider", String(40), nullable=False),  # paystack | stripe | simulator
+    Column("provider_account_id", ForeignKey("provider_accounts.id")),  # NULL: the simulator's
+    Column("provider_settlement_id", String(100), nullable=False),
+    Column("settled_on", Date, nullable=False),
+    Column("currency", String(3), nullable=False),
+    # Minor units, as the provider reports them (app/payments/reconcile.py).
+    Column("gross_minor", BigInteger, nullable=False),
+    Column("fees_minor", BigInteger, nullable=False),
+    Column("net_minor", BigInteger, nullable=False),
+    Column("status", String(40), nullable=False),  # the provider's own word
+    Column("fetched_at", UtcDateTime(), nullable=False),
+    UniqueConstraint("merchant_id", "mode", "provider", "provider_settlement_id",
+                     name="uq_settlements_provider_id"),
+    Index("ix_settlements_listing", "merchant_id", "mode", "id"),
+)
+
+# A settlement's lines: the provider's transactions it carried and what reconciliation found.
+settlement_lines = Table(
+    "settlement_lines",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("settlement_id", ForeignKey("settlements.id"), nullable=False),
+    Column("provider_transaction_id", String(100), nullable=False),
+    Column("reference", String(100)),  # Paydesk's txNo when the provider keeps it
+    Column("line_type", String(10), nullable=False),  # payment | refund | dispute | other
+    Column("gross_minor", BigInteger, nullable=False),
+    Column("fee_minor", BigInteger, nullable=False),
+    Column("net_minor", BigInteger, nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("transaction_id", ForeignKey("transactions.id")),  # the matched Paydesk transaction
+    # matched | amount_differs | unknown_to_paydesk
+    Column("match_result", String(30), nullable=False),
+    Index("ix_settlement_lines_settlement", "settlement_id", "id"),
+    Index("ix_settlement_lines_transaction", "transaction_id"),
+)
+
+# When a worker should next fetch a provider account's settlements (app/providers/settlement_fetch.py):
+# a row appears with an account's first fetch; due_at moves ahead while a worker fetches (its claim).
+settlement_fetches = Table(
+    "settlement_fetches",
+    metadata,
+    Column("provider_account_id", ForeignKey("provider_accounts.id"), primary_key=True),
+    Column("due_at", UtcDateTime(), nullable=False),
+    Column("fetched_at", UtcDateTime()),  # the last successful fetch
+    Column("failed_fetches", Integer, nullable=False, server_default=text("0")),  # in a row
+    Column("last_error", String(500)),
+)

@@ -25,6 +25,7 @@ CANCELLERS = PERMISSIONS["cancel"]
 PAYERS = PERMISSIONS["create_payout"]
 ADMINS = PERMISSIONS["manage_settings"]
 OVERVIEWERS = PERMISSIONS["view_overview"]
+RECONCILERS = PERMISSIONS["reconcile"]
 SIGNED_OUT = frozenset({"signed out"})
 
 
@@ -87,6 +88,8 @@ def visits(sample: Sample) -> list[Visit]:
         Visit("Overview, 90 days", "/overview?days=90", OVERVIEWERS),
         Visit("Overview range problem", "/overview?from=2026-13-01&to=2026-01-01", OVERVIEWERS),
         Visit("Not allowed", "/overview", EVERYONE - OVERVIEWERS),
+        Visit("Reconciliation", "/reconciliation", RECONCILERS),
+        Visit("Not allowed", "/reconciliation", EVERYONE - RECONCILERS),
         Visit("Search by customer", "/transactions?q=example"),
         Visit("Audit log filtered", "/audit?action=refund.create&from=2020-01-01"),
         Visit("Audit filter problem", "/audit?from=not-a-day"),

@@ -501,6 +501,28 @@ def check_logout(a, other):
     assert a.get("/transactions").status_code == 302
 
 
+def _other_settlement(other: OtherMerchant) -> str:
+    """B's sandbox settlement of today (the simulator's daily settlement): its id."""
+    ran = other.sandbox.post("/sandbox/settlements/run")
+    assert ran.status_code == 200, ran.text
+    return ran.json()["settlements"][-1]["id"]
+
+
+def check_reconciliation(a, other):
+    settlement_id = _other_settlement(other)
+    response = a.get("/reconciliation")
+    _never_shows(response, other)
+    assert settlement_id not in response.text
+
+
+def check_settlement(a, other):
+    _not_found(a.get(f"/reconciliation/{_other_settlement(other)}"))
+
+
+def check_export_settlement(a, other):
+    _not_found(a.get(f"/reconciliation/{_other_settlement(other)}/export.csv"))
+
+
 CHECKS = {
     "dashboard.home": check_home,
     "dashboard.overview": check_overview,
@@ -524,6 +546,9 @@ CHECKS = {
     "dashboard.webhook_progress": check_webhook_progress,
     "dashboard.inbox": check_inbox,
     "dashboard.audit": check_audit,
+    "dashboard.reconciliation": check_reconciliation,
+    "dashboard.settlement": check_settlement,
+    "dashboard.export_settlement": check_export_settlement,
     "dashboard.export_audit": check_export_audit,
     "dashboard.settings": check_settings,
     "dashboard.create_token": check_create_token,

@@ -7,10 +7,13 @@ the mapping of answers (test_paystack.py does that with realistic bodies).
 """
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from app.payments.model import Status
 from app.payments.provider import Bank
+from app.payments.reconcile import FetchedSettlement
 from app.providers.paystack import PaystackConnector
 
 from .fake_provider import LOOPBACK_GUARD
@@ -105,6 +108,14 @@ def test_cancel_and_test_connection_match_the_contract(paystack):
     assert paystack.cancel(payment()).status is Status.PENDING
     assert paystack.test_connection() == "Connected to Paystack"
     assert paystack.calls == [("GET", "/transaction/verify/PAY-9F2C41D07A3B5E68"), ("GET", "/balance")]
+
+
+def test_settlement_list_and_transactions_match_the_contract(paystack):
+    settlements = paystack.settlements()  # Prism's placeholder data is no list: nothing to store
+    lines = paystack.with_lines(FetchedSettlement("8610870", date(2026, 11, 26), "NGN", 0, 0, 0, "success"))
+
+    assert settlements == [] and lines.lines == []
+    assert paystack.calls == [("GET", "/settlement"), ("GET", "/settlement/8610870/transactions")]
 
 
 def test_a_request_that_breaks_the_contract_fails_the_test(paystack):
