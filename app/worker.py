@@ -15,9 +15,10 @@ from flask import Flask
 from app.payments.idempotency import REPLAY_WINDOW
 from app.auth import throttle
 from app.payments import approvals, expiry
-from app.providers.bank_refresh import BankListRefresher
+from app.providers.bank_refresh import bank_list_pass
 from app.providers.calls import CallSettings, ProviderCalls
-from app.providers.settlement_fetch import SettlementFetcher
+from app.providers.passes import BackgroundPass
+from app.providers.settlement_fetch import settlement_pass
 from app.store import idempotency, sign_in_failures
 from app.store.daily_totals import FOLD_BATCH, fold_changes
 from app.util import Backoff
@@ -41,10 +42,10 @@ def run_round(app: Flask) -> bool:
     with app.app_context():
         # Provider calls are made continuously by this process's own call threads.
         start_provider_calls(app)
-        # Due bank lists are fetched on a thread of their own: a slow provider never holds the round.
-        bank_list_refresher(app).poke()
-        # Due provider accounts' settlements likewise, on a thread of their own.
-        settlement_fetcher(app).poke()
+        # Due bank lists and settlements are fetched on threads of their own: a slow provider
+        # never holds the round.
+        for make in BACKGROUND_PASSES:
+            background_pass(app, make).poke()
         expired = expiry.expire_pending(deps)
         expired += approvals.expire_approvals(deps)
         with deps.uow() as uow:
@@ -60,26 +61,18 @@ def run_round(app: Flask) -> bool:
 
 
 _CALLS_KEY = "paydesk.provider_calls"
-_BANK_LISTS_KEY = "paydesk.bank_list_refresher"
-_SETTLEMENTS_KEY = "paydesk.settlement_fetcher"
+# The jobs each round pokes, each making its passes on a thread of its own (app.providers.passes).
+BACKGROUND_PASSES = (bank_list_pass, settlement_pass)
 
 
-def bank_list_refresher(app: Flask) -> BankListRefresher:
-    """This process's bank list fetches for the app (app.providers.bank_refresh), made on first use."""
-    refresher = app.extensions.get(_BANK_LISTS_KEY)
-    if refresher is None:
+def background_pass(app: Flask, make) -> BackgroundPass:
+    """This process's passes of one job for the app (`make(deps, providers)`), made on first use."""
+    key = f"paydesk.pass.{make.__name__}"
+    found = app.extensions.get(key)
+    if found is None:
         deps = app_deps(app)
-        refresher = app.extensions[_BANK_LISTS_KEY] = BankListRefresher(deps, deps.providers)
-    return refresher
-
-
-def settlement_fetcher(app: Flask) -> SettlementFetcher:
-    """This process's settlement fetches for the app (app.providers.settlement_fetch), made on first use."""
-    fetcher = app.extensions.get(_SETTLEMENTS_KEY)
-    if fetcher is None:
-        deps = app_deps(app)
-        fetcher = app.extensions[_SETTLEMENTS_KEY] = SettlementFetcher(deps, deps.providers)
-    return fetcher
+        found = app.extensions[key] = make(deps, deps.providers)
+    return found
 
 
 def start_provider_calls(app: Flask) -> ProviderCalls:

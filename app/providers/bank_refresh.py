@@ -11,13 +11,13 @@ provider delays neither the round nor anything else.
 from __future__ import annotations
 
 import logging
-import threading
 from datetime import timedelta
 
 from app.payments.bank_lists import REFRESH_AFTER
 from app.payments.deps import Deps
 from app.store import bank_lists as store
 
+from .passes import BackgroundPass
 from .registry import ProviderRegistry
 
 log = logging.getLogger(__name__)
@@ -67,32 +67,6 @@ def refresh_due_lists(deps: Deps, registry: ProviderRegistry, limit: int = BATCH
     return tried
 
 
-class BankListRefresher:
-    """One worker process's bank list fetches, on a thread beside its rounds.
-
-    Each round calls poke(): a pass over the due lists starts unless one is still running. The
-    thread is a daemon: a worker stopping mid-fetch abandons it, and its claim lapses to another.
-    """
-
-    def __init__(self, deps: Deps, registry: ProviderRegistry):
-        self.deps = deps
-        self.registry = registry
-        self._thread: threading.Thread | None = None
-
-    def poke(self) -> None:
-        """Start a pass over the due lists, unless one is running."""
-        if self._thread is not None and self._thread.is_alive():
-            return
-        self._thread = threading.Thread(target=self._pass, name="bank-list-refresh", daemon=True)
-        self._thread.start()
-
-    def _pass(self) -> None:
-        try:
-            refresh_due_lists(self.deps, self.registry)
-        except Exception:  # noqa: BLE001 - the database away: the next round's poke tries again
-            log.exception("bank list refresh failed; the next round tries again")
-
-    def wait(self, timeout: float | None = None) -> None:
-        """Wait for the running pass, if any (tests; a stopping worker does not wait)."""
-        if self._thread is not None:
-            self._thread.join(timeout)
+def bank_list_pass(deps: Deps, registry: ProviderRegistry) -> BackgroundPass:
+    """One worker process's passes of refresh_due_lists, beside its rounds (app.providers.passes)."""
+    return BackgroundPass("bank-list-refresh", lambda: refresh_due_lists(deps, registry))

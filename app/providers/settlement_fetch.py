@@ -12,7 +12,6 @@ neither the round nor anything else.
 from __future__ import annotations
 
 import logging
-import threading
 from datetime import timedelta
 
 from app.payments.deps import Deps
@@ -20,6 +19,7 @@ from app.store import settlements as store
 from app.store.provider_accounts import account_by_id
 
 from .bank_refresh import retry_after
+from .passes import BackgroundPass
 from .registry import ProviderRegistry
 
 log = logging.getLogger(__name__)
@@ -85,32 +85,6 @@ def fetch_account(deps: Deps, registry: ProviderRegistry, account_id: int) -> in
     return stored
 
 
-class SettlementFetcher:
-    """One worker process's settlement fetches, on a thread beside its rounds.
-
-    Each round calls poke(): a pass over the due accounts starts unless one is still running. The
-    thread is a daemon: a worker stopping mid-fetch abandons it, and its claim lapses to another.
-    """
-
-    def __init__(self, deps: Deps, registry: ProviderRegistry):
-        self.deps = deps
-        self.registry = registry
-        self._thread: threading.Thread | None = None
-
-    def poke(self) -> None:
-        """Start a pass over the due accounts, unless one is running."""
-        if self._thread is not None and self._thread.is_alive():
-            return
-        self._thread = threading.Thread(target=self._pass, name="settlement-fetch", daemon=True)
-        self._thread.start()
-
-    def _pass(self) -> None:
-        try:
-            fetch_due_settlements(self.deps, self.registry)
-        except Exception:  # noqa: BLE001 - the database away: the next round's poke tries again
-            log.exception("settlement fetch failed; the next round tries again")
-
-    def wait(self, timeout: float | None = None) -> None:
-        """Wait for the running pass, if any (tests; a stopping worker does not wait)."""
-        if self._thread is not None:
-            self._thread.join(timeout)
+def settlement_pass(deps: Deps, registry: ProviderRegistry) -> BackgroundPass:
+    """One worker process's passes of fetch_due_settlements, beside its rounds (app.providers.passes)."""
+    return BackgroundPass("settlement-fetch", lambda: fetch_due_settlements(deps, registry))

@@ -9,7 +9,7 @@ from sqlalchemy import delete, func, select, update
 from app.payments.accounts import _nuban_check_digit
 from app.payments.bank_lists import REFRESH_AFTER, ListKey
 from app.payments.provider import Bank
-from app.providers.bank_refresh import BankListRefresher
+from app.providers.bank_refresh import bank_list_pass
 from app.store import bank_lists as store
 from app.store.tables import bank_lists, transactions
 from app.util import utcnow
@@ -62,7 +62,7 @@ def test_connecting_an_account_makes_its_bank_lists_due(deps, paystack_account, 
 def test_the_worker_fetches_and_stores_a_due_list(live, deps, paystack_account, paystack_fake):
     paystack_fake.on("GET", "/bank", bodies.bank_list())
 
-    refresher = BankListRefresher(deps, deps.providers)
+    refresher = bank_list_pass(deps, deps.providers)
     refresher.poke()  # as each worker round does: a pass on the refresher's own thread
     refresher.wait(10)
 

@@ -6,7 +6,7 @@ from sqlalchemy import func, select
 
 from app.payments.model import Caller
 from app.payments.reconcile import LineType, Outcome
-from app.providers.settlement_fetch import FETCH_EVERY, SettlementFetcher, fetch_account, fetch_due_settlements
+from app.providers.settlement_fetch import FETCH_EVERY, fetch_account, fetch_due_settlements, settlement_pass
 from app.store import settlements as store
 from app.store.tables import settlement_fetches, settlement_lines, settlements
 from tests.providers.fake_provider import Answer
@@ -113,7 +113,7 @@ def test_a_settlement_whose_status_changed_is_fetched_again(live, server, deps, 
 def test_the_worker_fetches_due_accounts_once_and_then_after_an_hour(deps, paystack_account, paystack_fake):
     paystack_fake.on("GET", "/settlement", {"status": True, "message": "Settlements retrieved", "data": []})
 
-    fetcher = SettlementFetcher(deps, deps.providers)
+    fetcher = settlement_pass(deps, deps.providers)
     fetcher.poke()  # as each worker round does: a pass on the fetcher's own thread
     fetcher.wait(30)
     fetch_due_settlements(deps, deps.providers, limit=1000)  # not due again yet
