@@ -17,6 +17,7 @@ from app.auth import throttle
 from app.payments import approvals, expiry
 from app.providers.bank_refresh import BankListRefresher
 from app.providers.calls import CallSettings, ProviderCalls
+from app.providers.connection_tests import ConnectionTester
 from app.store import idempotency, sign_in_failures
 from app.store.daily_totals import FOLD_BATCH, fold_changes
 from app.util import Backoff
@@ -30,9 +31,9 @@ STOP_CHECK_INTERVAL = 0.1
 
 
 def run_round(app: Flask) -> bool:
-    """Keep the provider calls, bank list fetches and webhook deliveries going (each on this
-    process's own threads), expire stale Pending transactions and approval requests, purge old
-    idempotency keys and failed sign-ins, fold the daily totals' changes.
+    """Keep the provider calls, bank list fetches, connection tests and webhook deliveries going
+    (each on this process's own threads), expire stale Pending transactions and approval
+    requests, purge old idempotency keys and failed sign-ins, fold the daily totals' changes.
 
     Returns True when there was work, so the loop goes on without sleeping.
     """
@@ -42,6 +43,8 @@ def run_round(app: Flask) -> bool:
         start_provider_calls(app)
         # Due bank lists are fetched on a thread of their own: a slow provider never holds the round.
         bank_list_refresher(app).poke()
+        # So are the dashboard's "Test connection" requests, on another thread.
+        connection_tester(app).poke()
         expired = expiry.expire_pending(deps)
         expired += approvals.expire_approvals(deps)
         with deps.uow() as uow:
@@ -58,6 +61,7 @@ def run_round(app: Flask) -> bool:
 
 _CALLS_KEY = "paydesk.provider_calls"
 _BANK_LISTS_KEY = "paydesk.bank_list_refresher"
+_CONNECTION_TESTS_KEY = "paydesk.connection_tester"
 
 
 def bank_list_refresher(app: Flask) -> BankListRefresher:
@@ -67,6 +71,15 @@ def bank_list_refresher(app: Flask) -> BankListRefresher:
         deps = app_deps(app)
         refresher = app.extensions[_BANK_LISTS_KEY] = BankListRefresher(deps, deps.providers)
     return refresher
+
+
+def connection_tester(app: Flask) -> ConnectionTester:
+    """This process's connection tests for the app (app.providers.connection_tests), made on first use."""
+    tester = app.extensions.get(_CONNECTION_TESTS_KEY)
+    if tester is None:
+        deps = app_deps(app)
+        tester = app.extensions[_CONNECTION_TESTS_KEY] = ConnectionTester(deps, deps.providers)
+    return tester
 
 
 def start_provider_calls(app: Flask) -> ProviderCalls:
