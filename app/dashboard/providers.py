@@ -1,7 +1,8 @@
 """Settings -> Providers (admin): the merchant's Paystack and Stripe accounts in the current mode.
 
 Connecting, testing and disconnecting go through app.providers.accounts, the same functions
-`flask provider` uses; it seals the keys and writes the audit entries.
+`flask provider` uses; it seals the keys and writes the audit entries. Testing only asks: a worker
+calls the provider (app.providers.connection_tests), never a request.
 """
 from __future__ import annotations
 
@@ -56,10 +57,11 @@ def _providers_page(status: int = 200, form: ProviderForm | None = None):
     caller = current_caller()
     with deps().uow(write=False) as uow:
         found = store.accounts_of(uow.conn, caller)
-    base_url = current_app.config["BASE_URL"]
+    base_url, now = current_app.config["BASE_URL"], deps().clock()
     return render_template(
         "dashboard/providers.html", accounts=found, names=accounts.PROVIDER_NAMES,
         webhook_urls={a.id: accounts.webhook_url(base_url, a.webhook_key) for a in found},
+        tests={a.id: accounts.connection_test_state(a, now) for a in found},
         form=form or ProviderForm(formdata=None),
     ), status
 
@@ -104,16 +106,35 @@ def connect_provider():
 @dashboard.post(f"/settings/providers/<{ROW_ID}:account_id>/test")
 @requires("manage_settings")
 def test_provider_connection(account_id: int):
-    """Ask the provider something harmless with the account's key; show its answer in place."""
+    """Ask a worker to test the account's connection and answer at once: "Asking Paystack…" in
+    place (it asks again until the answer is stored), or without JavaScript back to the page."""
     account = _account_or_404(account_id)
-    worked, message = accounts.test_connection(deps().uow, deps().providers, current_caller(), account_id)
-    if worked:
-        message = f"{accounts.PROVIDER_NAMES[account.provider]} answered: {message}"
+    if not accounts.request_test(deps().uow, current_caller(), account_id, deps().clock()):
+        abort(404)  # disconnected meanwhile
     if not wants_fragment():
-        flash(message, "success" if worked else "error")
+        flash(f"Paydesk is asking {accounts.PROVIDER_NAMES[account.provider]}; reload this page "
+              "for the answer", "info")
         return redirect(url_for("dashboard.providers", _anchor=f"account-{account_id}"), 303)
-    response = make_response(render_template("dashboard/_provider_test.html", worked=worked,
-                                             message=message))
+    return _connection_test(_account_or_404(account_id), asked_now=True)
+
+
+@dashboard.get(f"/settings/providers/<{ROW_ID}:account_id>/test")
+@requires("manage_settings")
+def provider_connection_test(account_id: int):
+    """Where the account's latest test stands (the in-place answer asks here until it is stored)."""
+    account = _account_or_404(account_id)
+    if wants_fragment():
+        return _connection_test(account)
+    response = redirect(url_for("dashboard.providers", _anchor=f"account-{account_id}"), 303)
+    response.vary.add("HX-Request")
+    return response
+
+
+def _connection_test(account: store.ProviderAccount, asked_now: bool = False):
+    """The test's fragment: asking (read out once, when just asked), or its answer."""
+    response = make_response(render_template(
+        "dashboard/_provider_test.html", account=account, asked_now=asked_now,
+        test=accounts.connection_test_state(account, deps().clock())))
     response.vary.add("HX-Request")
     return response
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,6 +17,7 @@ from app.payments.bank_lists import ListKey
 from app.payments.model import Caller, FieldErrors, Mode, PaymentMethod
 from app.payments.provider import BankListError, ProviderUnavailable
 from app.store import provider_accounts as store
+from app.store.provider_accounts import ProviderAccount
 from app.store.encryption import SecretBox
 from app.store.merchants import reseal_webhook_secrets
 from app.store.two_factor import reseal_totp_secrets
@@ -31,6 +32,9 @@ PROVIDER_NAMES = {"paystack": "Paystack", "stripe": "Stripe"}
 WEBHOOK_PATH = "/provider-webhooks"
 MAX_SECRET_LENGTH = 500
 MAX_BASE_URL_LENGTH = 2048  # provider_accounts.base_url
+# A test a worker has not answered by then is shown as unanswered (a worker's call takes at most
+# its connect and read timeouts, 5 + 30 s) and the dashboard stops asking.
+TEST_ANSWER_WAIT = timedelta(seconds=40)
 # Both providers say a key's mode in its prefix (Stripe's restricted keys too).
 KEY_PREFIXES = (("sk_test_", Mode.SANDBOX), ("rk_test_", Mode.SANDBOX),
                 ("sk_live_", Mode.LIVE), ("rk_live_", Mode.LIVE))
@@ -189,23 +193,60 @@ def disconnect(uow_factory: Callable[..., Any], caller: Caller, account_id: int,
     return True
 
 
-def test_connection(uow_factory: Callable[..., Any], registry: ProviderRegistry, caller: Caller,
-                    account_id: int) -> tuple[bool, str]:
+def request_test(uow_factory: Callable[..., Any], caller: Caller, account_id: int,
+                 now: datetime) -> bool:
+    """Ask the workers to test the caller's connected account (audited); False if not theirs or
+    disconnected. No provider is called here: a request never waits on one."""
+    with uow_factory() as uow:
+        account = store.caller_account(uow.conn, caller, account_id)
+        if account is None or not account.connected:
+            return False
+        store.request_test(uow.conn, account_id, now)
+        uow.audit(caller, "provider.test", f"{account.provider}:{account_id}",
+                  detail={"provider": account.provider, "keyHint": account.key_hint})
+        uow.commit()
+    return True
+
+
+def test_connection(registry: ProviderRegistry, account: ProviderAccount) -> tuple[bool, str]:
     """A harmless call with the account's key (its balance): (worked, what happened in fixed words).
 
     The base URL is the merchant's to choose, so no word of the answer is shown: only its HTTP
-    status and a fixed explanation (the connector logs the answer itself).
+    status and a fixed explanation (the connector logs the answer itself). A worker makes this
+    call (app/providers/connection_tests.py), never a request.
     """
-    with uow_factory(write=False) as uow:
-        account = store.caller_account(uow.conn, caller, account_id)
-    if account is None:
-        return False, "No such provider account"
+    name = PROVIDER_NAMES[account.provider]
     try:
-        return True, registry.for_account(account).test_connection()
+        return True, f"{name} answered: {registry.for_account(account).test_connection()}"
     except (ProviderRejected, ProviderAnswerError) as failed:
-        return False, answered(PROVIDER_NAMES[account.provider], failed.http_status)
+        return False, answered(name, failed.http_status)
     except ProviderUnavailable as error:
         return False, str(error)  # Paydesk's own words: not asked, not reached, no answer in time
+
+
+@dataclass(frozen=True)
+class ConnectionTestState:
+    """Where an account's last "Test connection" stands, in the words the dashboard shows."""
+
+    waiting: bool  # asked, no answer yet: the dashboard asks again shortly
+    worked: bool  # the provider answered as it should (False while waiting or overdue)
+    message: str
+    at: datetime  # when answered, or when asked while there is no answer
+
+
+def connection_test_state(account: ProviderAccount, now: datetime) -> ConnectionTestState | None:
+    """Where the account's latest test stands: its stored answer; "Asking Paystack…" while no worker
+    has answered it; "No answer yet…" once that took longer than TEST_ANSWER_WAIT. None if never asked."""
+    if account.test_requested_at is None:
+        return None
+    if account.test_due_at is None:  # answered
+        return ConnectionTestState(False, bool(account.test_worked), account.test_message or "",
+                                   account.test_finished_at or account.test_requested_at)
+    name = PROVIDER_NAMES[account.provider]
+    if now - account.test_requested_at < TEST_ANSWER_WAIT:
+        return ConnectionTestState(True, False, f"Asking {name}…", account.test_requested_at)
+    return ConnectionTestState(False, False, f"No answer yet from {name}; the worker may be stopped",
+                               account.test_requested_at)
 
 
 def reencrypt_all(uow_factory: Callable[..., Any], box: SecretBox) -> tuple[int, int, int]:

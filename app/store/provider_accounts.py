@@ -35,6 +35,11 @@ class ProviderAccount:
     sealed_webhook_secret: str | None
     calls_state: str | None = None  # healthy | slow | open, as the workers last found it
     calls_state_since: datetime | None = None
+    test_requested_at: datetime | None = None  # the dashboard's last "Test connection"
+    test_due_at: datetime | None = None  # set while that test waits for (or is held by) a worker
+    test_finished_at: datetime | None = None  # the last stored answer: when, worked, fixed words
+    test_worked: bool | None = None
+    test_message: str | None = None
 
     @property
     def connected(self) -> bool:
@@ -50,6 +55,9 @@ def _account(m) -> ProviderAccount:
         created_at=m["created_at"], updated_at=m["updated_at"], disconnected_at=m["disconnected_at"],
         sealed_secret_key=m["secret_key"], sealed_webhook_secret=m["webhook_secret"],
         calls_state=m["calls_state"], calls_state_since=m["calls_state_since"],
+        test_requested_at=m["test_requested_at"], test_due_at=m["test_due_at"],
+        test_finished_at=m["test_finished_at"], test_worked=m["test_worked"],
+        test_message=m["test_message"],
     )
 
 
@@ -202,3 +210,48 @@ def record_calls_state(conn: Connection, account_id: int, state: str, since: dat
     """How the workers' calls to the account go now (healthy, slow, open), since when."""
     conn.execute(update(provider_accounts).where(provider_accounts.c.id == account_id)
                  .values(calls_state=state, calls_state_since=since))
+
+
+@dataclass(frozen=True)
+class DueTest:
+    """A connection test a worker should make now: the account, and when the test was asked
+    (its answer is stored only while that is still the account's latest request)."""
+
+    account_id: int
+    requested_at: datetime
+
+
+def request_test(conn: Connection, account_id: int, now: datetime) -> None:
+    """Ask the workers to test the account's connection now; a test asked before is superseded
+    (its answer, if it comes, is not stored) and the last stored answer stays until the new one."""
+    conn.execute(update(provider_accounts).where(provider_accounts.c.id == account_id)
+                 .values(test_requested_at=now, test_due_at=now))
+
+
+def due_tests(conn: Connection, now: datetime, limit: int) -> list[DueTest]:
+    """Connection tests of connected accounts due by `now`, the longest waiting first."""
+    rows = conn.execute(
+        select(provider_accounts.c.id, provider_accounts.c.test_requested_at)
+        .where(provider_accounts.c.test_due_at <= now, provider_accounts.c.disconnected_at.is_(None))
+        .order_by(provider_accounts.c.test_due_at).limit(limit))
+    return [DueTest(row.id, row.test_requested_at) for row in rows]
+
+
+def claim_test(conn: Connection, due: DueTest, now: datetime, until: datetime) -> bool:
+    """Take a due test for one worker: it is not due again before `until` (then another worker
+    takes it, if this one died). False when another worker took it first, or it was asked again."""
+    return conn.execute(update(provider_accounts).where(
+        provider_accounts.c.id == due.account_id, provider_accounts.c.test_due_at <= now,
+        provider_accounts.c.test_requested_at == due.requested_at,
+    ).values(test_due_at=until)).rowcount == 1
+
+
+def save_test_result(conn: Connection, due: DueTest, *, worked: bool, message: str,
+                     finished_at: datetime) -> bool:
+    """Store a test's answer, unless the test was asked again meanwhile (the new request waits
+    for its own answer); False then."""
+    return conn.execute(update(provider_accounts).where(
+        provider_accounts.c.id == due.account_id,
+        provider_accounts.c.test_requested_at == due.requested_at,
+    ).values(test_due_at=None, test_finished_at=finished_at, test_worked=worked,
+             test_message=message)).rowcount == 1

@@ -121,6 +121,13 @@ provider_accounts = Table(
     # breaker), since when; NULL until a worker has called it.
     Column("calls_state", String(10)),
     Column("calls_state_since", UtcDateTime()),
+    # The dashboard's last "Test connection" (app/providers/connection_tests.py): asked when;
+    # due for a worker's claim (NULL once answered); the answer in fixed words, and when.
+    Column("test_requested_at", UtcDateTime()),
+    Column("test_due_at", UtcDateTime()),
+    Column("test_finished_at", UtcDateTime()),
+    Column("test_worked", Boolean),
+    Column("test_message", Text),
     Index("uq_provider_accounts_connected", "merchant_id", "mode", "provider", unique=True,
           postgresql_where=text("disconnected_at IS NULL"),
           sqlite_where=text("disconnected_at IS NULL")),

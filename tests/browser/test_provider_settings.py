@@ -1,4 +1,5 @@
-"""Settings -> Providers in a browser: connect Paystack, read the webhook URL, test the connection."""
+"""Settings -> Providers in a browser: connect Paystack, read the webhook URL, test the connection
+(a worker asks Paystack; the page asks Paydesk for the answer until it is there)."""
 from __future__ import annotations
 
 import uuid
@@ -7,6 +8,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.dashboard.conftest import add_user
+from app.providers.connection_tests import connection_test_pass
+from app.worker import background_pass
 from tests.providers.fake_provider import RunningFakeProvider
 
 from .conftest import sign_in
@@ -22,7 +25,7 @@ def paystack():
         yield provider
 
 
-def test_connect_paystack_then_test_the_connection(page: Page, server, merchant, paystack):
+def test_connect_paystack_then_test_the_connection(page: Page, server, merchant, paystack, worker_round):
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "admin"))
     page.get_by_role("link", name="Settings").click()
     page.get_by_role("navigation", name="Settings pages").get_by_role("link", name="Providers").click()
@@ -46,6 +49,14 @@ def test_connect_paystack_then_test_the_connection(page: Page, server, merchant,
     expect(account.get_by_label("Webhook URL to set at Paystack")).to_have_value(webhook_url)
     account.get_by_role("button", name="Test connection").click()
     result = account.locator(".provider-test p")
+    expect(result).to_have_text("Asking Paystack…")
+    expect(page.locator("#announcer")).to_have_text("Asking Paystack…")
+    page.wait_for_timeout(2500)  # the page asks Paydesk again every second meanwhile
+    expect(result).to_have_text("Asking Paystack…")
+    assert paystack.seen == []  # clicking asked Paystack nothing: a worker does
+
+    worker_round()
+    background_pass(server.app, connection_test_pass).wait(10)
     expect(result).to_have_text("Paystack answered: Connected to Paystack")
     expect(result).to_be_focused()  # the result, where the keyboard is, and read out by the page's one live region
     expect(page.locator("#announcer")).to_have_text("Paystack answered: Connected to Paystack")

@@ -357,6 +357,12 @@ def check_test_provider_connection(a, other):
     _not_found(a.post(path, headers={"HX-Request": "true"}))
 
 
+def check_provider_connection_test(a, other):
+    path = f"/settings/providers/{other.provider_account_id}/test"
+    _not_found(a.get(path))
+    _not_found(a.get(path, headers={"HX-Request": "true"}))
+
+
 def check_confirm_disconnect_provider(a, other):
     _not_found(a.get(f"/settings/providers/{other.provider_account_id}/disconnect"))
 
@@ -561,6 +567,7 @@ CHECKS = {
     "dashboard.providers": check_providers,
     "dashboard.connect_provider": check_connect_provider,
     "dashboard.test_provider_connection": check_test_provider_connection,
+    "dashboard.provider_connection_test": check_provider_connection_test,
     "dashboard.confirm_disconnect_provider": check_confirm_disconnect_provider,
     "dashboard.disconnect_provider": check_disconnect_provider,
     "dashboard.provider_events": check_provider_events,

@@ -1,19 +1,22 @@
 """Settings -> Providers (admin): connect Paystack or Stripe in the current mode, test the
-connection against the provider, disconnect; and the log of webhooks the providers sent."""
+connection against the provider (a worker asks it, never the request), disconnect; and the log of
+webhooks the providers sent."""
 from __future__ import annotations
 
 import hashlib
 import html
 import re
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from app.payments.model import Caller, Mode
 from app.store import provider_accounts as provider_store
 from app.store.tables import audit_log, provider_accounts
+from app.providers.connection_tests import connection_test_pass
+from app.worker import background_pass
 from tests.providers.fake_provider import Answer, RunningFakeProvider
 
 from .conftest import switch_to_sandbox
@@ -25,6 +28,38 @@ HTMX = {"HX-Request": "true"}
 @pytest.fixture
 def admin(dashboard, merchant):
     return dashboard(merchant.merchant_id, "admin")
+
+
+@pytest.fixture
+def worker_pass(worker_round, app):
+    """run(): one worker round, then wait for the connection tests it started on their thread."""
+    def run() -> None:
+        worker_round()
+        background_pass(app, connection_test_pass).wait(10)
+    return run
+
+
+def asked(account_id: int, announce: bool = False) -> str:
+    """The fragment that asks again every second until the answer is stored."""
+    return (f'<p class="muted" hx-get="/settings/providers/{account_id}/test" hx-trigger="load delay:1s" '
+            f'hx-target="this" hx-swap="outerHTML"{" data-announce" if announce else ""}>'
+            "Asking Paystack…</p>")
+
+
+def answer(text: str, worked: bool = False) -> str:
+    """The answer in place: focused and read out (the page's #announcer)."""
+    return (f'<p class="alert {"alert-success" if worked else "alert-error"}" tabindex="-1" '
+            f'data-focus-after-swap data-announce>{text}</p>')
+
+
+def answer_in_place(admin, account_id: int, worker_pass) -> str:
+    """Test connection with htmx, a worker pass, then the fragment's next ask: its answer."""
+    asking = admin.post(f"/settings/providers/{account_id}/test", headers=HTMX)
+    assert asking.status_code == 200, asking.text
+    worker_pass()
+    answered = admin.get(f"/settings/providers/{account_id}/test", headers=HTMX)
+    assert answered.status_code == 200
+    return answered.text.strip()
 
 
 @pytest.fixture
@@ -167,10 +202,12 @@ def test_other_roles_cannot_open_or_use_providers(role, dashboard, merchant, adm
     assert other.get("/settings/providers").status_code == 403
     assert other.post("/settings/providers", connect_form(secret_key=new_secret())).status_code == 403
     assert other.post(f"/settings/providers/{account_id}/test", headers=HTMX).status_code == 403
+    assert other.get(f"/settings/providers/{account_id}/test", headers=HTMX).status_code == 403
     assert other.get(f"/settings/providers/{account_id}/disconnect").status_code == 403
     assert other.post(f"/settings/providers/{account_id}/disconnect").status_code == 403
     assert fake.seen == [] and len(accounts_of(app, merchant.merchant_id)) == 1
     assert accounts_of(app, merchant.merchant_id)[0].disconnected_at is None
+    assert accounts_of(app, merchant.merchant_id)[0].test_requested_at is None
     assert other.get("/webhooks/providers").status_code == 200
 
 
@@ -182,32 +219,98 @@ def test_settings_link_to_providers(admin):
     assert '<a href="/settings" aria-current="page">Settings</a>' in providers  # the main navigation
 
 
-def test_test_connection_shows_the_providers_answer_inline(admin, app, merchant, fake):
+def test_test_connection_asks_a_worker_and_shows_its_answer_in_place(admin, app, merchant, fake,
+                                                                      worker_pass):
     fake.on("GET", "/balance", BALANCE, Answer(401, {"status": False, "message": "Invalid key"}))
     secret = new_secret()
     account_id = connected_paystack(admin, app, merchant, fake.url, secret)
     page = admin.get("/settings/providers").text
     assert f'<div class="provider-test" id="provider-test-{account_id}"></div>' in page  # read out by #announcer
     assert f'hx-post="/settings/providers/{account_id}/test"' in page
-    worked = admin.post(f"/settings/providers/{account_id}/test", headers=HTMX)
+
+    asking = admin.post(f"/settings/providers/{account_id}/test", headers=HTMX)
+    assert fake.seen == []  # the request asked nobody: it answered at once
+    assert asking.status_code == 200
+    assert asking.text.strip() == asked(account_id, announce=True)  # read out once, when asked
+    assert "HX-Request" in asking.headers["Vary"]
+    assert admin.get(f"/settings/providers/{account_id}/test", headers=HTMX).text.strip() == asked(account_id)
+
+    worker_pass()
+    worked = admin.get(f"/settings/providers/{account_id}/test", headers=HTMX)
     assert worked.status_code == 200
-    assert worked.text.strip() == ('<p class="alert alert-success" tabindex="-1" data-focus-after-swap data-announce>'
-                                   'Paystack answered: Connected to Paystack</p>')
+    assert worked.text.strip() == answer("Paystack answered: Connected to Paystack", worked=True)
     assert "HX-Request" in worked.headers["Vary"]
     assert fake.requests_to("GET", "/balance")[0].header("Authorization") == f"Bearer {secret}"
-    refused = admin.post(f"/settings/providers/{account_id}/test", headers=HTMX)
-    assert refused.status_code == 200
-    assert refused.text.strip() == ('<p class="alert alert-error" tabindex="-1" data-focus-after-swap data-announce>'
-                                    'Paystack answered HTTP 401: the secret key was refused</p>')
+    assert admin.get(f"/settings/providers/{account_id}/test", headers=HTMX).text == worked.text
+    assert len(fake.requests_to("GET", "/balance")) == 1  # asking for the answer asks the provider nothing
+
+    assert answer_in_place(admin, account_id, worker_pass) == answer(
+        "Paystack answered HTTP 401: the secret key was refused")
+    email = admin_email(admin)
+    assert audited(app, merchant.merchant_id) == [("provider.connect", email, f"paystack:{account_id}"),
+                                                  ("provider.test", email, f"paystack:{account_id}"),
+                                                  ("provider.test", email, f"paystack:{account_id}")]
 
 
-def test_test_connection_without_javascript_answers_on_the_page(admin, app, merchant, fake):
+def test_test_connection_without_javascript_answers_on_the_page_after_a_reload(admin, app, merchant,
+                                                                             fake, worker_pass):
     fake.on("GET", "/balance", BALANCE)
     account_id = connected_paystack(admin, app, merchant, fake.url)
     response = admin.post(f"/settings/providers/{account_id}/test")
     assert response.status_code == 303
     assert response.headers["Location"] == f"/settings/providers#account-{account_id}"
-    assert "Paystack answered: Connected to Paystack" in admin.get("/settings/providers").text
+    assert fake.seen == []
+    page = admin.get("/settings/providers").text
+    assert "Paydesk is asking Paystack; reload this page for the answer" in page
+    assert f'<div class="provider-test" id="provider-test-{account_id}">{asked(account_id)}</div>' in page
+    assert "Paystack answered" not in page and f'id="account-{account_id}-test"' not in page
+    asking_for_it = admin.get(f"/settings/providers/{account_id}/test", allow_redirects=False)
+    assert asking_for_it.status_code == 303  # the fragment is for htmx; a browser gets the page
+    assert asking_for_it.headers["Location"] == f"/settings/providers#account-{account_id}"
+
+    worker_pass()
+    page = admin.get("/settings/providers").text
+    assert "reload this page" not in page
+    assert f'<div class="provider-test" id="provider-test-{account_id}"></div>' in page
+    last_test = re.search(rf'<dt>Last test</dt><dd id="account-{account_id}-test">(.*?)</dd>', page, re.S)
+    assert last_test, page
+    assert re.fullmatch(r'<span class="state state-delivered">Worked</span> Paystack answered: Connected '
+                        r'to Paystack, <time datetime="[^"]+">[^<]+</time>', last_test.group(1))
+
+
+def test_a_test_no_worker_answers_says_so_after_40_seconds(admin, app, merchant, fake, worker_pass):
+    fake.on("GET", "/balance", BALANCE)
+    account_id = connected_paystack(admin, app, merchant, fake.url)
+    admin.post(f"/settings/providers/{account_id}/test", headers=HTMX)
+    ask = admin.get(f"/settings/providers/{account_id}/test", headers=HTMX)
+    assert ask.text.strip() == asked(account_id)
+    with app.extensions["paydesk"].uow() as uow:  # asked 41 s ago, no worker running since
+        uow.conn.execute(update(provider_accounts).where(provider_accounts.c.id == account_id).values(
+            test_requested_at=datetime.now(UTC) - timedelta(seconds=41)))
+        uow.commit()
+
+    no_answer = answer("No answer yet from Paystack; the worker may be stopped")
+    assert admin.get(f"/settings/providers/{account_id}/test", headers=HTMX).text.strip() == no_answer
+    assert f'id="provider-test-{account_id}">{no_answer}</div>' in admin.get("/settings/providers").text
+
+    worker_pass()  # a worker started late still answers it
+    assert admin.get(f"/settings/providers/{account_id}/test", headers=HTMX).text.strip() == answer(
+        "Paystack answered: Connected to Paystack", worked=True)
+
+
+def test_asking_again_before_the_answer_waits_for_the_new_answer(admin, app, merchant, fake,
+                                                                worker_pass):
+    fake.on("GET", "/balance", Answer(401, {"status": False, "message": "Invalid key"}), BALANCE)
+    account_id = connected_paystack(admin, app, merchant, fake.url)
+    assert answer_in_place(admin, account_id, worker_pass) == answer(
+        "Paystack answered HTTP 401: the secret key was refused")
+    admin.post(f"/settings/providers/{account_id}/test", headers=HTMX)
+    assert admin.get(f"/settings/providers/{account_id}/test", headers=HTMX).text.strip() == asked(account_id)
+    page = admin.get("/settings/providers").text  # the last answer stays on the page meanwhile
+    assert "Paystack answered HTTP 401: the secret key was refused, <time" in page
+    worker_pass()
+    assert admin.get(f"/settings/providers/{account_id}/test", headers=HTMX).text.strip() == answer(
+        "Paystack answered: Connected to Paystack", worked=True)
 
 
 SECRET_TEXT = "<secret internal text>"
@@ -216,7 +319,7 @@ STRIPE_KEY_REFUSED = Answer(401, {"error": {"type": "invalid_request_error", "co
 HTML_PAGE = f"<html><body><h1>Intranet wiki</h1><p>{SECRET_TEXT}</p></body></html>"
 
 
-@pytest.mark.parametrize("provider,answer,shown", [
+@pytest.mark.parametrize("provider,refusal,shown", [
     ("paystack", Answer(401, {"status": False, "message": SECRET_TEXT}),
      "Paystack answered HTTP 401: the secret key was refused"),
     ("paystack", Answer(500, HTML_PAGE, content_type="text/html"),
@@ -231,43 +334,48 @@ HTML_PAGE = f"<html><body><h1>Intranet wiki</h1><p>{SECRET_TEXT}</p></body></htm
 ], ids=["paystack-401", "paystack-500-html", "paystack-200-html", "stripe-401", "stripe-404-html",
         "stripe-200-html"])
 def test_test_connection_shows_the_status_in_fixed_words_never_the_answer(admin, app, merchant, fake,
-                                                                         provider, answer, shown):
-    fake.on("GET", "/balance" if provider == "paystack" else "/v1/balance", answer)
+                                                                         worker_pass, provider,
+                                                                         refusal, shown):
+    fake.on("GET", "/balance" if provider == "paystack" else "/v1/balance", refusal)
     connected = admin.post("/settings/providers", connect_form(
         provider=provider, secret_key=new_secret(), base_url=fake.url,
         webhook_secret=new_secret("whsec_") if provider == "stripe" else ""))
     assert connected.status_code == 200, connected.text
     account_id = accounts_of(app, merchant.merchant_id)[-1].id
 
-    inline = admin.post(f"/settings/providers/{account_id}/test", headers=HTMX)
+    inline = answer_in_place(admin, account_id, worker_pass)
     flashed = admin.post(f"/settings/providers/{account_id}/test")
+    worker_pass()
     page = admin.get("/settings/providers").text
 
-    assert inline.text.strip() == ('<p class="alert alert-error" tabindex="-1" data-focus-after-swap '
-                                   f'data-announce>{shown}</p>')
-    assert flashed.status_code == 303 and shown in page
-    for text in (inline.text, page):
+    assert inline == ('<p class="alert alert-error" tabindex="-1" data-focus-after-swap '
+                      f'data-announce>{shown}</p>')
+    assert flashed.status_code == 303 and f"{shown}, <time" in page
+    for text in (inline, page):
         assert "secret internal text" not in text and "Intranet" not in text
 
 
-def test_a_redirect_from_the_provider_is_not_followed(admin, app, merchant, fake):
+def test_a_redirect_from_the_provider_is_not_followed(admin, app, merchant, fake, worker_pass):
     with RunningFakeProvider() as elsewhere:
         elsewhere.on("GET", "/balance", BALANCE)
         fake.on("GET", "/balance", Answer(302, "", headers={"Location": elsewhere.url + "/balance"}))
         account_id = connected_paystack(admin, app, merchant, fake.url)
 
-        tested = admin.post(f"/settings/providers/{account_id}/test", headers=HTMX)
+        tested = answer_in_place(admin, account_id, worker_pass)
 
         assert elsewhere.seen == []
-    assert tested.text.strip() == ('<p class="alert alert-error" tabindex="-1" data-focus-after-swap '
-                                   'data-announce>Paystack answered HTTP 302: redirects are not followed</p>')
-    assert len(fake.seen) == 1
+    assert tested == ('<p class="alert alert-error" tabindex="-1" data-focus-after-swap '
+                      'data-announce>Paystack answered HTTP 302: redirects are not followed</p>')
+    assert len(fake.requests_to("GET", "/balance")) == 1  # the worker's round also fetched bank lists
 
 
-def test_test_connection_needs_the_csrf_token(admin, app, merchant, fake):
+def test_test_connection_needs_the_csrf_token(admin, app, merchant, fake, worker_pass):
     account_id = connected_paystack(admin, app, merchant, fake.url)
     assert admin.post(f"/settings/providers/{account_id}/test", csrf=False, headers=HTMX).status_code == 400
-    assert fake.seen == []
+    assert accounts_of(app, merchant.merchant_id)[0].test_requested_at is None  # nothing asked
+    worker_pass()
+    assert fake.requests_to("GET", "/balance") == []
+    assert [a for a, _, _ in audited(app, merchant.merchant_id)] == ["provider.connect"]
 
 
 def test_disconnect_asks_first_then_stops_the_methods(admin, app, merchant, live, fake):

@@ -9,7 +9,8 @@ import pytest
 
 from app.payments.model import FieldErrors, Mode
 from app.payments.provider import ProvidersByName, ProviderUnavailable
-from app.providers.accounts import check_connect, key_hint
+from app.providers.accounts import (TEST_ANSWER_WAIT, ConnectionTestState, check_connect,
+                                    connection_test_state, key_hint)
 from app.providers.http import Timeouts
 from app.providers.methods import DEFAULT_METHODS, PROVIDER_METHODS
 from app.providers.paystack import PaystackConnector
@@ -206,3 +207,24 @@ def test_a_base_url_no_database_could_store_is_refused(base_url, message):
     with pytest.raises(FieldErrors) as refused:
         check_connect("paystack", SECRET, None, base_url)
     assert refused.value.errors == {"baseUrl": [message]}
+
+
+def test_a_connection_test_never_asked_shows_nothing():
+    assert connection_test_state(account(SecretBox(OLD_KEY)), NOW) is None
+
+
+def test_a_connection_test_waits_for_its_answer_until_the_wait_is_over():
+    asked = account(SecretBox(OLD_KEY), test_requested_at=NOW, test_due_at=NOW)
+    assert connection_test_state(asked, NOW + TEST_ANSWER_WAIT - timedelta(microseconds=1)) == \
+        ConnectionTestState(waiting=True, worked=False, message="Asking Paystack…", at=NOW)
+    assert connection_test_state(asked, NOW + TEST_ANSWER_WAIT) == ConnectionTestState(
+        waiting=False, worked=False, message="No answer yet from Paystack; the worker may be stopped", at=NOW)
+
+
+def test_an_answered_connection_test_shows_the_stored_words_and_when():
+    answered = account(SecretBox(OLD_KEY), test_requested_at=NOW, test_due_at=None,
+                       test_finished_at=NOW + timedelta(seconds=2), test_worked=True,
+                       test_message="Paystack answered: Connected to Paystack")
+    assert connection_test_state(answered, NOW + timedelta(days=1)) == ConnectionTestState(
+        waiting=False, worked=True, message="Paystack answered: Connected to Paystack",
+        at=NOW + timedelta(seconds=2))
