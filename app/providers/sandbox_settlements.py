@@ -2,7 +2,8 @@
 without a provider.
 
 Every UTC day's simulator payments (Captured, or Refunded since) and Captured refunds in one
-currency make one settlement, SIM-<YYYYMMDD>-<currency>, paid out the next day: each payment a line
+currency make one settlement, SIM-<YYYYMMDD>-<currency>, paid out the next day (its status
+"pending" until then, "paid" from then on; a run after it updates it): each payment a line
 less SANDBOX_FEE (1.5% + 0.10), each refund a negative line without a fee. Running it again
 settles the same days the same way (the store upserts by that id), plus what was captured since.
 """
@@ -47,8 +48,11 @@ def settle_sandbox(deps: Deps, caller: Caller, *, amount_differs_for: str | None
     for (day, currency), lines in sorted(days.items()):
         gross = sum(line.gross_minor for line in lines)
         fees = sum(line.fee_minor for line in lines)
-        fetched = FetchedSettlement(f"SIM-{day:%Y%m%d}-{currency}", day + PAID_OUT_AFTER, currency, gross, fees,
-                                    gross - fees, "paid", lines)
+        paid_out = day + PAID_OUT_AFTER
+        # A payout dated after today is not paid yet: "pending", as a provider says of it.
+        status = "paid" if paid_out <= now.date() else "pending"
+        fetched = FetchedSettlement(f"SIM-{day:%Y%m%d}-{currency}", paid_out, currency, gross, fees,
+                                    gross - fees, status, lines)
         with deps.uow() as uow:
             stored.append(store.save_settlement(uow.conn, merchant_id=caller.merchant_id, mode=caller.mode.value,
                                                 provider=PROVIDER, provider_account_id=None, fetched=fetched,

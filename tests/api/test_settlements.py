@@ -35,7 +35,8 @@ def test_the_sandbox_run_settles_captured_payments_less_the_documented_fee(sandb
                     "type": "payment", "gross": 200.00, "fee": 3.10, "net": 196.90, "currency": "EUR",
                     "txNo": tx_no, "result": "matched"}
     # The sandbox's fixtures (five Captured 100.00 EUR payments) are settled the same day.
-    assert body["provider"] == "simulator" and body["currency"] == "EUR" and body["status"] == "paid"
+    # Paid out tomorrow: not paid yet ("pending"), as a provider would say of it.
+    assert body["provider"] == "simulator" and body["currency"] == "EUR" and body["status"] == "pending"
     # 1.5% + 0.10: 1.60 on each fixture, 3.10 on 200.00.
     assert (body["gross"], body["fees"], body["net"]) == (700.00, 11.10, 688.90)
     assert body["lineCount"] == 6 and body["exceptionCount"] == 0
