@@ -25,6 +25,7 @@ from app.payments.model import (
     Transaction,
 )
 from app.payments.money import from_minor, to_minor
+from app.payments.reconcile import Outcome as LineOutcome
 from app.payments.sandbox import FIXTURE_CREATED_BY
 
 from .provider_calls import due_calls
@@ -39,6 +40,7 @@ from .refund_guard import (
 from .tables import (
     approval_requests,
     idempotency_keys,
+    settlement_lines,
     status_history,
     transaction_notes,
     transactions,
@@ -487,5 +489,9 @@ class TransactionRepository:
         # Refund requests of the test payments go with them (their holds are on the rows deleted).
         self.conn.execute(approval_requests.delete().where(approval_requests.c.original_id.in_(ids)))
         self.conn.execute(transaction_notes.delete().where(transaction_notes.c.transaction_id.in_(all_ids)))
+        # A settlement line that matched a test transaction has it no more: unknown to Paydesk
+        # until the next sandbox settlement run matches it to the one installed anew (its txNo).
+        self.conn.execute(settlement_lines.update().where(settlement_lines.c.transaction_id.in_(all_ids))
+                          .values(transaction_id=None, match_result=LineOutcome.UNKNOWN_TO_PAYDESK.value))
         self.conn.execute(transactions.delete().where(transactions.c.id.in_(refund_ids)))
         self.conn.execute(transactions.delete().where(transactions.c.id.in_(ids)))

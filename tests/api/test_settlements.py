@@ -118,3 +118,21 @@ def test_settlements_need_a_token(server):
     for path in ("/settlements", "/settlements/stl_1"):
         answer = Api(server.url, "wrong").get(path)
         assert (answer.status_code, answer.json()) == (401, AUTH_ERROR)
+
+
+def test_a_sandbox_reset_after_a_settlement_run_keeps_the_lines_and_rematches_them(sandbox, captured_payment):
+    """The reset installs the test transactions anew: a line that matched one is unknown until the
+    next run matches it to the new one by its txNo (the reset used to fail on the line's link)."""
+    sandbox.post("/sandbox/settlements/run")
+    assert sandbox.post("/sandbox/reset").status_code == 200
+
+    today = utcnow().date()
+    listed = sandbox.get("/settlements").json()["settlements"]
+    [settlement] = [s for s in listed if s["providerSettlementId"] == f"SIM-{today:%Y%m%d}-EUR"]
+    lines = sandbox.get(f"/settlements/{settlement['id']}").json()["lines"]
+    assert {line["result"] for line in lines if line["reference"] == "SBX-CAPTURED"} == {"unknown_to_paydesk"}
+
+    rerun = sandbox.post("/sandbox/settlements/run")
+    assert rerun.status_code == 200
+    lines = sandbox.get(f"/settlements/{settlement['id']}").json()["lines"]
+    assert {line["result"] for line in lines if line["reference"] == "SBX-CAPTURED"} == {"matched"}
