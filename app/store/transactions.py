@@ -90,6 +90,7 @@ def _row_to_transaction(m) -> Transaction:
         refund_reserved=from_minor(m["refund_reserved_minor"], m["currency"]),
         refund_captured=from_minor(m["refund_captured_minor"], m["currency"]),
         refund_held=from_minor(m["refund_held_minor"], m["currency"]),
+        dispute_lost=from_minor(m["dispute_lost_minor"], m["currency"]),
     )
 
 
