@@ -14,7 +14,7 @@ from flask import Flask
 
 from app.payments.idempotency import REPLAY_WINDOW
 from app.auth import throttle
-from app.payments import approvals, expiry
+from app.payments import approvals, dispute_calls, expiry
 from app.providers.bank_refresh import BankListRefresher
 from app.providers.calls import CallSettings, ProviderCalls
 from app.store import idempotency, sign_in_failures
@@ -31,8 +31,9 @@ STOP_CHECK_INTERVAL = 0.1
 
 def run_round(app: Flask) -> bool:
     """Keep the provider calls, bank list fetches and webhook deliveries going (each on this
-    process's own threads), expire stale Pending transactions and approval requests, purge old
-    idempotency keys and failed sign-ins, fold the daily totals' changes.
+    process's own threads), take due dispute answers to their providers, expire stale Pending
+    transactions and approval requests, purge old idempotency keys and failed sign-ins, fold the
+    daily totals' changes.
 
     Returns True when there was work, so the loop goes on without sleeping.
     """
@@ -44,6 +45,8 @@ def run_round(app: Flask) -> bool:
         bank_list_refresher(app).poke()
         expired = expiry.expire_pending(deps)
         expired += approvals.expire_approvals(deps)
+        # Dispute evidence and acceptances are few: taken to their providers in the round itself.
+        disputes_taken = dispute_calls.run_due_dispute_calls(deps)
         with deps.uow() as uow:
             idempotency.purge_older_than(uow.conn, deps.clock() - REPLAY_WINDOW)
             sign_in_failures.purge_older_than(uow.conn, deps.clock() - throttle.WINDOW)
@@ -53,7 +56,7 @@ def run_round(app: Flask) -> bool:
             uow.commit()
         # Webhooks are delivered continuously by this process's own delivery threads.
         start_delivery(app)
-    return bool(expired or folded == FOLD_BATCH)
+    return bool(expired or folded == FOLD_BATCH or disputes_taken == dispute_calls.BATCH)
 
 
 _CALLS_KEY = "paydesk.provider_calls"

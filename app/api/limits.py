@@ -10,3 +10,8 @@ SANDBOX_OUTCOMES = frozenset({Status.CAPTURED, Status.DECLINED, Status.FAILED, S
 MAX_WEBHOOK_LIMIT = 100
 # A webhook event's delivery state as the API writes it.
 WEBHOOK_STATUS_WORDS = {"pending": "Pending", "delivered": "Delivered", "failed": "Failed"}
+# The most disputes one GET /disputes page holds, and how many it holds unless told.
+MAX_DISPUTE_LIMIT = 200
+DEFAULT_DISPUTE_LIMIT = 50
+# Dispute ids are DSP- and 16 hex digits: longer text names none.
+MAX_DISPUTE_NO_LENGTH = 40
