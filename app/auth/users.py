@@ -24,6 +24,8 @@ PERMISSIONS = {
     "create_payout": frozenset({"payouts", "admin"}),
     "manage_settings": frozenset({"admin"}),
     "view_overview": frozenset({"finance", "admin"}),
+    # The disputes queue and answering disputes (evidence, acceptance).
+    "answer_disputes": frozenset({"finance", "admin"}),
     # Sees the approvals list; approving a refund also needs "refund", a payout "create_payout".
     "approve": frozenset({"finance", "payouts", "admin"}),
     # Every role: support staff, who talk to customers, are the ones who most need to note things.

@@ -32,7 +32,7 @@ from .disputes import (
 )
 from .events import new_webhook_id
 from .model import SIMULATOR, Caller, Transaction
-from .money import from_minor, to_minor
+from .money import format_amount, from_minor, to_minor
 from .refundable import RefundArithmetic
 
 # The providers whose disputes a worker answers through their API. A Paystack acceptance needs a
@@ -69,7 +69,10 @@ def record_from_provider(deps: Deps, payment: Transaction, provider: str, accoun
         dispute = uow.disputes.by_provider_id(payment.merchant_id, payment.mode.value, provider,
                                               facts.provider_dispute_id, for_update=True)
         if dispute is None:
-            dispute = uow.disputes.insert_dispute(_new_dispute(payment, provider, account_id, facts, now))
+            caller = Caller(payment.merchant_id, payment.mode, source)
+            draft = draft_evidence(payment, uow.transactions.refunds_of(caller, payment.id),
+                                   uow.disputes.delivered_webhooks(payment.id))
+            dispute = uow.disputes.insert_dispute(_new_dispute(payment, provider, account_id, facts, draft, now))
             _moved(uow, dispute, None, payment, source, now)
             uow.commit()
             return Recorded("applied", f"Dispute {dispute.dispute_no} opened: {dispute.status}", dispute)
@@ -94,7 +97,7 @@ def record_from_provider(deps: Deps, payment: Transaction, provider: str, accoun
 
 
 def _new_dispute(payment: Transaction, provider: str, account_id: int | None, facts: DisputeFacts,
-                 now: datetime) -> Dispute:
+                 draft: dict[str, str], now: datetime) -> Dispute:
     currency = (facts.currency or payment.currency).upper()
     amount = from_minor(facts.amount_minor, currency) if facts.amount_minor is not None else payment.amount
     return Dispute(
@@ -103,7 +106,7 @@ def _new_dispute(payment: Transaction, provider: str, account_id: int | None, fa
         provider_account_id=account_id, provider_dispute_id=facts.provider_dispute_id,
         amount=amount, currency=currency, status=facts.status, reason=facts.reason,
         provider_status=facts.provider_status, due_by=facts.due_by,
-        evidence=draft_evidence(payment), created_at=now, updated_at=now)
+        evidence=draft, created_at=now, updated_at=now)
 
 
 def _take_details(dispute: Dispute, facts: DisputeFacts) -> bool:
@@ -144,16 +147,22 @@ def _payment_message(dispute: Dispute) -> str:
     return f"Dispute {dispute.provider_dispute_id} {dispute.status}"
 
 
-def draft_evidence(payment: Transaction) -> dict[str, str]:
-    """The evidence Paydesk drafts from what it knows of the payment when the dispute opens; the
-    merchant edits it before sending (the dashboard adds the refunds and webhooks it shows)."""
+def draft_evidence(payment: Transaction, refunds: list[Transaction] = (),
+                   delivered: list[tuple[str, datetime]] = ()) -> dict[str, str]:
+    """The evidence Paydesk drafts from what it knows when the dispute opens: the customer, the
+    amount and dates, the refunds made, the merchant's webhooks it delivered (which show the
+    merchant's systems knew of the payment and acted on it). The merchant edits it before sending."""
     billing = payment.billing or {}
-    story = [f"Payment {payment.tx_no} (reference {payment.reference}) of {payment.amount} {payment.currency}, "
+    story = [f"Payment {payment.tx_no} (reference {payment.reference}) of "
+             f"{format_amount(payment.amount, payment.currency)} {payment.currency}, "
              f"created {payment.created_at:%Y-%m-%d %H:%M} UTC."]
     if payment.statement_descriptor:
         story.append(f"Statement descriptor: {payment.statement_descriptor}.")
-    if payment.refund_captured:
-        story.append(f"Refunded so far: {payment.refund_captured} {payment.currency}.")
+    for refund in refunds:
+        story.append(f"Refund {refund.tx_no} of {format_amount(refund.amount, refund.currency)} "
+                     f"{refund.currency}: {refund.status}, {refund.created_at:%Y-%m-%d}.")
+    for event, at in delivered:
+        story.append(f"Webhook {event} delivered to the merchant {at:%Y-%m-%d %H:%M} UTC.")
     draft = {"customerName": payment.customer_name or "", "customerEmail": payment.customer_email or "",
              "customerPhone": billing.get("phone") or "", "uncategorizedText": " ".join(story)}
     return {name: value for name, value in draft.items() if value}

@@ -153,6 +153,13 @@ class DisputeRepository:
             webhook_id=webhook_id, event_type=f"dispute.{dispute.status.value}", url=url,
             payload=dumps(payload), state="pending", attempts=0, next_attempt_at=at, created_at=at))
 
+    def delivered_webhooks(self, payment_id: int) -> list[tuple[str, datetime]]:
+        """The payment's merchant webhooks delivered so far: (event type, when), oldest first."""
+        rows = self.conn.execute(select(webhook_events.c.event_type, webhook_events.c.delivered_at).where(
+            webhook_events.c.transaction_id == payment_id, webhook_events.c.state == "delivered")
+            .order_by(webhook_events.c.id)).all()
+        return [(row.event_type, row.delivered_at) for row in rows]
+
     def take_from_payment(self, payment_id: int, amount_minor: int) -> None:
         """Count a lost or accepted dispute's amount on its payment: no longer refundable."""
         self.conn.execute(update(transactions).where(transactions.c.id == payment_id)

@@ -25,6 +25,7 @@ CANCELLERS = PERMISSIONS["cancel"]
 PAYERS = PERMISSIONS["create_payout"]
 ADMINS = PERMISSIONS["manage_settings"]
 OVERVIEWERS = PERMISSIONS["view_overview"]
+DISPUTERS = PERMISSIONS["answer_disputes"]
 SIGNED_OUT = frozenset({"signed out"})
 
 
@@ -37,6 +38,7 @@ class Sample:
     pending: str
     declined: str
     payout: str
+    dispute: str = "DSP-NONE"  # an open dispute of another captured payment
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,9 @@ def visits(sample: Sample) -> list[Visit]:
         Visit("Your account", "/account"),
         Visit("Your sessions", "/account/sessions"),
         Visit("Two-factor enrolment", "/account/two-factor"),
+        Visit("Disputes", "/disputes", DISPUTERS),
+        Visit("Dispute", f"/disputes/{sample.dispute}", DISPUTERS),
+        Visit("Not allowed", "/disputes", EVERYONE - DISPUTERS),
     ]
 
 
