@@ -20,6 +20,7 @@ from app.payments.disputes import (
     DisputeRejected,
     DisputeStatus,
 )
+from app.payments.model import FieldErrors
 from app.util import could_be_key
 from app.web import deps
 
@@ -111,6 +112,10 @@ def dispute_evidence(dispute_no: str):
     fields = {name: (form.data[name] or "").strip() for name in EVIDENCE_FIELDS}
     try:
         saved = dispute_service.save_evidence(deps(), current_caller(), dispute_no, fields, submit=submit)
+    except FieldErrors as refused:
+        for name, messages in refused.errors.items():
+            getattr(form, name[:1].lower() + name[1:]).errors = list(messages)
+        return _page(found, form, AcceptForm(), 422)
     except DisputeRejected as refused:
         flash(str(refused), "error")
         return redirect(url_for("dashboard.dispute", dispute_no=dispute_no), 303)

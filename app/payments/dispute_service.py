@@ -25,6 +25,7 @@ from .disputes import (
     EVIDENCE_FIELDS,
     can_move,
     check_can_act,
+    check_evidence,
     check_can_draft,
     new_dispute_no,
     payment_status_after,
@@ -185,6 +186,7 @@ def save_evidence(deps: Deps, caller: Caller, dispute_no: str, fields: dict[str,
     unknown = sorted(set(fields) - set(EVIDENCE_FIELDS))
     if unknown:  # the API checks the body first; the dashboard's form has only these
         raise ValueError(f"unknown evidence fields {unknown}")
+    check_evidence(fields)
     now = deps.clock()
     with deps.uow() as uow:
         dispute = _locked(uow, caller, dispute_no)

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from enum import StrEnum
 
 from .formats import iso_utc
-from .model import PaymentError, Status
+from .model import FieldErrors, PaymentError, Status
 from .money import quantize
 
 
@@ -78,6 +78,19 @@ EVIDENCE_FIELDS: dict[str, str] = {
     "uncategorizedText": "Anything else: the payment's story as Paydesk drafts it",
 }
 MAX_EVIDENCE_TEXT = 5000  # characters per field (Stripe's limit for text evidence is 20,000)
+
+
+def check_evidence(fields: dict[str, str]) -> None:
+    """Refuse evidence a provider cannot take: serviceDate must be a date, YYYY-MM-DD."""
+    service_date = fields.get("serviceDate")
+    if service_date:
+        try:
+            date.fromisoformat(service_date)
+            well_formed = len(service_date) == 10
+        except ValueError:
+            well_formed = False
+        if not well_formed:
+            raise FieldErrors.one("ServiceDate", "ServiceDate must be a date, YYYY-MM-DD")
 
 
 def new_dispute_no() -> str:

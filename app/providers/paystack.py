@@ -199,8 +199,8 @@ def paystack_evidence(evidence: Mapping[str, str]) -> dict[str, str]:
             "service_details": "\n\n".join(text for text in details if text)}
     if evidence.get("shippingAddress"):
         body["delivery_address"] = evidence["shippingAddress"]
-    if evidence.get("serviceDate"):
-        body["delivery_date"] = evidence["serviceDate"]
+    if evidence.get("serviceDate"):  # a date (check_evidence); Paystack's field is a date-time
+        body["delivery_date"] = f"{evidence['serviceDate']}T00:00:00.000Z"
     return body
 
 

@@ -153,6 +153,7 @@ def test_the_list_refuses_bad_queries(sandbox, query, errors):
     ({"refundPolicy": 3}, {"RefundPolicy": ["RefundPolicy must be a text of at most 5000 characters"]}),
     ({"refundPolicy": "x" * 5001}, {"RefundPolicy": ["RefundPolicy must be a text of at most 5000 characters"]}),
     ([], {"Body": ["Request body must be a JSON object"]}),
+    ({"serviceDate": "20 Nov"}, {"ServiceDate": ["ServiceDate must be a date, YYYY-MM-DD"]}),
 ])
 def test_evidence_refuses_bad_fields(sandbox, disputed, body, errors):
     _tx_no, dispute_no = disputed()

@@ -102,6 +102,13 @@ def test_evidence_is_saved_then_submitted(finance_in_sandbox, sandbox, captured_
     assert sandbox.get(f"/disputes/{dispute_no}").json()["evidenceSubmittedBy"].startswith("finance-")
 
 
+def test_a_service_date_that_is_no_date_is_shown_on_its_field(finance_in_sandbox, sandbox, captured_payment, app):
+    _, dispute_no = _dispute(sandbox, captured_payment, app)
+    refused = finance_in_sandbox.post(f"/disputes/{dispute_no}/evidence", {"serviceDate": "soon", "step": "save"})
+    assert refused.status_code == 422
+    assert "ServiceDate must be a date, YYYY-MM-DD" in refused.text
+
+
 def test_accepting_needs_its_confirmation(finance_in_sandbox, sandbox, captured_payment, app):
     tx_no, dispute_no = _dispute(sandbox, captured_payment, app)
     unconfirmed = finance_in_sandbox.post(f"/disputes/{dispute_no}/accept", {})

@@ -144,7 +144,7 @@ def test_paystack_evidence_goes_to_its_evidence_endpoint_and_acceptance_is_refus
     [request] = paystack_fake.requests_to("POST", "/dispute/2867/evidence")
     assert request.json["customer_phone"] == "08012345678"
     assert request.json["delivery_address"] == "1 Marina, Lagos"
-    assert request.json["delivery_date"] == "2026-11-20"
+    assert request.json["delivery_date"] == "2026-11-20T00:00:00.000Z"
     assert request.json["service_details"].startswith("Two cups\n\nPayment ")
     assert (request.json["customer_name"], request.json["customer_email"]) == ("Ada Obi", "ada@example.com")
     shown = live.get(f"/disputes/{dispute_no}").json()
