@@ -47,6 +47,7 @@ def run_round(app: Flask) -> bool:
         expired += approvals.expire_approvals(deps)
         # Dispute evidence and acceptances are few: taken to their providers in the round itself.
         disputes_taken = dispute_calls.run_due_dispute_calls(deps)
+        disputes_taken += dispute_calls.check_open_disputes(deps)
         with deps.uow() as uow:
             idempotency.purge_older_than(uow.conn, deps.clock() - REPLAY_WINDOW)
             sign_in_failures.purge_older_than(uow.conn, deps.clock() - throttle.WINDOW)
@@ -56,7 +57,7 @@ def run_round(app: Flask) -> bool:
             uow.commit()
         # Webhooks are delivered continuously by this process's own delivery threads.
         start_delivery(app)
-    return bool(expired or folded == FOLD_BATCH or disputes_taken == dispute_calls.BATCH)
+    return bool(expired or folded == FOLD_BATCH or disputes_taken >= dispute_calls.BATCH)
 
 
 _CALLS_KEY = "paydesk.provider_calls"

@@ -8,6 +8,9 @@ nothing: its claim lapses and the next round makes the same call again, under th
 idempotency key at Stripe (the evidence's digest or the acceptance), so Stripe does not act
 twice. A provider that cannot answer is asked again later; one that refuses clears the action and
 keeps its words on the dispute (`action_error`) for the merchant to read.
+
+The worker also asks the providers where open disputes stand every CHECK_EVERY, so a missed
+webhook does not leave a dispute open for ever (check_open_disputes).
 """
 from __future__ import annotations
 
@@ -16,11 +19,13 @@ import json
 from datetime import timedelta
 
 from .deps import Deps
-from .dispute_service import record_action_done
-from .disputes import Action, Dispute, DisputeCallRefused
+from .dispute_service import record_action_done, record_from_provider
+from .disputes import OPEN_STATUSES, Action, Dispute, DisputeCallRefused
 from .provider import ProviderUnavailable
 
 CLAIM_FOR = timedelta(seconds=60)
+# How often a worker asks the provider where an open dispute stands, in case a webhook was missed.
+CHECK_EVERY = timedelta(hours=6)
 FIRST_RETRY = timedelta(seconds=30)
 MAX_RETRY = timedelta(hours=1)
 BATCH = 20
@@ -109,3 +114,33 @@ def _refused(deps: Deps, dispute_id: int, action: Action, error: str) -> None:
         uow.disputes.save(current)
         uow.disputes.add_history(current, current.status, "worker", error, now)
         uow.commit()
+
+
+def check_open_disputes(deps: Deps, limit: int = BATCH) -> int:
+    """Ask the providers where open disputes stand that nobody asked about for CHECK_EVERY (a
+    missed or lost webhook), and record the answers as their webhooks would be; how many were asked.
+    A provider that cannot answer is asked again at the next check."""
+    now = deps.clock()
+    checked_before = now - CHECK_EVERY
+    with deps.uow(write=False) as uow:
+        due = uow.disputes.due_status_checks(checked_before, [s.value for s in OPEN_STATUSES], limit)
+    asked = 0
+    for dispute_id in due:
+        with deps.uow() as uow:
+            claimed = uow.disputes.claim_status_check(dispute_id, checked_before, now)
+            uow.commit()
+        if not claimed:
+            continue
+        with deps.uow(write=False) as uow:
+            dispute = uow.disputes.by_id_for_worker(dispute_id)
+            payment = uow.transactions.get_for_worker(dispute.payment_id)
+            method = uow.methods.of_transaction(payment)
+        asked += 1
+        try:
+            if method is None:
+                continue
+            facts = deps.providers.for_method(method).dispute_status(dispute.provider_dispute_id)
+        except (ProviderUnavailable, DisputeCallRefused):
+            continue
+        record_from_provider(deps, payment, dispute.provider, dispute.provider_account_id, facts, source="worker")
+    return asked

@@ -339,6 +339,15 @@ class PaystackConnector:
         self._request("GET", "/balance")
         return "Connected to Paystack"
 
+    def dispute_status(self, provider_dispute_id: str) -> DisputeFacts:
+        """GET /dispute/{id}: where the dispute stands (the worker's check for missed events)."""
+        try:
+            answer = self._request("GET", f"/dispute/{quote(provider_dispute_id, safe='')}")
+        except ProviderRejected as refused:
+            raise DisputeCallRefused(f"Paystack refused: {refused}") from None
+        data = answer.get("data")
+        return dispute_facts(data if isinstance(data, Mapping) else {"id": provider_dispute_id})
+
     def submit_dispute_evidence(self, provider_dispute_id: str, evidence: Mapping[str, str],
                                 idempotency_key: str) -> DisputeFacts:
         """POST /dispute/{id}/evidence. Paystack takes no idempotency key; sending the same

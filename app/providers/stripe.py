@@ -378,6 +378,10 @@ class StripeConnector:
                                   params={"evidence": stripe_evidence(evidence), "submit": True},
                                   options={"idempotency_key": idempotency_key})
 
+    def dispute_status(self, provider_dispute_id: str) -> DisputeFacts:
+        """GET /v1/disputes/{id}: where the dispute stands (the worker's check for missed events)."""
+        return self._dispute_call(self.client.v1.disputes.retrieve, provider_dispute_id)
+
     def accept_dispute(self, provider_dispute_id: str, idempotency_key: str) -> DisputeFacts:
         """POST /v1/disputes/{id}/close: the merchant accepts the dispute (Stripe then says lost)."""
         return self._dispute_call(self.client.v1.disputes.close, provider_dispute_id,

@@ -10,7 +10,7 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, and_, func, insert, or_, select, update
+from sqlalchemy import Connection, insert, or_, select, update
 
 from app.payments.disputes import Action, Dispute, DisputeStatus
 from app.payments.model import Caller
@@ -181,8 +181,20 @@ class DisputeRepository:
         ).values(action_claimed_until=until, action_attempts=disputes.c.action_attempts + 1))
         return taken.rowcount == 1
 
-    def count_open(self, caller: Caller, statuses: list[str]) -> int:
-        """How many of the caller's disputes are in these statuses (the dashboard's badge)."""
-        return self.conn.execute(select(func.count()).select_from(disputes).where(and_(
-            disputes.c.merchant_id == caller.merchant_id, disputes.c.mode == caller.mode.value,
-            disputes.c.status.in_(statuses)))).scalar_one()
+    def due_status_checks(self, checked_before: datetime, statuses: list[str], limit: int) -> list[int]:
+        """Disputes in these (open) statuses of a provider behind a network, with nothing owed to
+        it, that no worker has asked about since `checked_before`, the longest unasked first."""
+        rows = self.conn.execute(select(disputes.c.id).where(
+            disputes.c.status.in_(statuses), disputes.c.provider != "simulator", disputes.c.action.is_(None),
+            or_(disputes.c.status_checked_at.is_(None), disputes.c.status_checked_at < checked_before),
+        ).order_by(disputes.c.status_checked_at.is_not(None), disputes.c.status_checked_at, disputes.c.id)
+            .limit(limit)).all()
+        return [row.id for row in rows]
+
+    def claim_status_check(self, dispute_id: int, checked_before: datetime, now: datetime) -> bool:
+        """Note that this worker asks about the dispute now; False when another worker just did."""
+        taken = self.conn.execute(update(disputes).where(
+            disputes.c.id == dispute_id,
+            or_(disputes.c.status_checked_at.is_(None), disputes.c.status_checked_at < checked_before),
+        ).values(status_checked_at=now))
+        return taken.rowcount == 1

@@ -54,6 +54,7 @@ def upgrade() -> None:
         sa.Column('action_claimed_until', sa.DateTime(timezone=True)),
         sa.Column('action_attempts', sa.Integer(), nullable=False, server_default=sa.text('0')),
         sa.Column('action_error', sa.String(500)),
+        sa.Column('status_checked_at', sa.DateTime(timezone=True)),
         sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
         sa.Column('updated_at', sa.DateTime(timezone=True), nullable=False),
         sa.UniqueConstraint('dispute_no', name='uq_disputes_dispute_no'),

@@ -151,3 +151,18 @@ def test_paystack_evidence_goes_to_its_evidence_endpoint_and_acceptance_is_refus
     assert (shown["status"], shown["providerStatus"]) == ("under_review", "awaiting-bank-feedback")
     assert [e["result"] for e in provider_events(deps, paystack_account)][-1] == "applied"
     assert dispute_moves(deps, disputes_of(deps, tx_no)[0]["id"])[-1] == ("needs_response", "under_review", "worker")
+
+
+def test_the_worker_asks_where_an_open_dispute_stands_when_no_webhook_came(
+        sandbox, deps, stripe_fake, stripe_dispute):
+    tx_no, dispute_no = stripe_dispute
+    stripe_fake.on("GET", f"/v1/disputes/{DISPUTE_ID}", {**bodies.dispute(10050, "won"),
+                                                          "evidence_details": {"due_by": None}})
+    assert dispute_calls.check_open_disputes(deps) == 1  # never asked yet
+    assert dispute_calls.check_open_disputes(deps) == 0  # asked just now
+    shown = sandbox.get(f"/disputes/{dispute_no}").json()
+    assert shown["status"] == "won"
+    assert shown["history"][-1]["source"] == "worker"
+    assert sandbox.status(tx_no)["Status"] == "Captured"
+    assert dispute_calls.check_open_disputes(later(deps, 7 * 3600)) == 0  # closed: not asked again
+    assert len(stripe_fake.requests_to("GET", f"/v1/disputes/{DISPUTE_ID}")) == 1

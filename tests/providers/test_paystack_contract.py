@@ -126,3 +126,10 @@ def test_dispute_evidence_matches_the_contract(paystack, evidence):
 
     assert (facts.provider_dispute_id, facts.status.value) == ("2867", "under_review")
     assert paystack.calls == [("POST", "/dispute/2867/evidence")]
+
+
+def test_dispute_fetch_matches_the_contract(paystack):
+    facts = paystack.dispute_status("2867")
+
+    assert facts.status is None  # Prism's placeholder word is not in the table
+    assert paystack.calls == [("GET", "/dispute/2867")]
