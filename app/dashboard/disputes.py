@@ -113,8 +113,9 @@ def dispute_evidence(dispute_no: str):
     try:
         saved = dispute_service.save_evidence(deps(), current_caller(), dispute_no, fields, submit=submit)
     except FieldErrors as refused:
-        for name, messages in refused.errors.items():
-            getattr(form, name[:1].lower() + name[1:]).errors = list(messages)
+        for name, messages in refused.errors.items():  # in the form's words, not the API's
+            shown = getattr(form, name[:1].lower() + name[1:])
+            shown.errors = [message.replace(name, shown.label.text, 1) for message in messages]
         return _page(found, form, AcceptForm(), 422)
     except DisputeRejected as refused:
         flash(str(refused), "error")

@@ -106,7 +106,7 @@ def test_a_service_date_that_is_no_date_is_shown_on_its_field(finance_in_sandbox
     _, dispute_no = _dispute(sandbox, captured_payment, app)
     refused = finance_in_sandbox.post(f"/disputes/{dispute_no}/evidence", {"serviceDate": "soon", "step": "save"})
     assert refused.status_code == 422
-    assert "ServiceDate must be a date, YYYY-MM-DD" in refused.text
+    assert "Service date must be a date, YYYY-MM-DD" in refused.text
 
 
 def test_accepting_needs_its_confirmation(finance_in_sandbox, sandbox, captured_payment, app):
