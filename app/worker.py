@@ -14,7 +14,7 @@ from flask import Flask
 
 from app.payments.idempotency import REPLAY_WINDOW
 from app.auth import throttle
-from app.payments import approvals, expiry
+from app.payments import approvals, dispute_calls, expiry
 from app.providers.bank_refresh import bank_list_pass
 from app.providers.calls import CallSettings, ProviderCalls
 from app.providers.connection_tests import connection_test_pass
@@ -33,10 +33,10 @@ STOP_CHECK_INTERVAL = 0.1
 
 
 def run_round(app: Flask) -> bool:
-    """Keep the provider calls, bank list and settlement fetches, connection tests and webhook
-    deliveries going (each on this process's own threads), expire stale Pending transactions and
-    approval requests, purge old idempotency keys and failed sign-ins, fold the daily totals'
-    changes.
+    """Keep the provider calls, the bank list, settlement and dispute work, connection tests and
+    webhook deliveries going (each on this process's own threads), expire stale Pending
+    transactions and approval requests, purge old idempotency keys and failed sign-ins, fold the
+    daily totals' changes.
 
     Returns True when there was work, so the loop goes on without sleeping.
     """
@@ -44,8 +44,8 @@ def run_round(app: Flask) -> bool:
     with app.app_context():
         # Provider calls are made continuously by this process's own call threads.
         start_provider_calls(app)
-        # Due bank lists, settlements and the dashboard's "Test connection" requests are each
-        # handled on a thread of their own: a slow provider never holds the round.
+        # Due bank lists, settlements, dispute answers and the dashboard's "Test connection"
+        # requests are each handled on a thread of their own: a slow provider never holds the round.
         for make in BACKGROUND_PASSES:
             background_pass(app, make).poke()
         expired = expiry.expire_pending(deps)
@@ -63,8 +63,19 @@ def run_round(app: Flask) -> bool:
 
 
 _CALLS_KEY = "paydesk.provider_calls"
+
+
+def dispute_pass(deps, _providers) -> BackgroundPass:
+    """One worker process's passes of the dispute calls: the evidence and acceptances due, then
+    where open disputes stand (app.payments.dispute_calls)."""
+    def run() -> None:
+        dispute_calls.run_due_dispute_calls(deps)
+        dispute_calls.check_open_disputes(deps)
+    return BackgroundPass("dispute-calls", run)
+
+
 # The jobs each round pokes, each making its passes on a thread of its own (app.providers.passes).
-BACKGROUND_PASSES = (bank_list_pass, settlement_pass, connection_test_pass)
+BACKGROUND_PASSES = (bank_list_pass, settlement_pass, connection_test_pass, dispute_pass)
 
 
 def background_pass(app: Flask, make) -> BackgroundPass:

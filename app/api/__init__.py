@@ -9,3 +9,4 @@ api = Blueprint("api", __name__, url_prefix=API_PREFIX)
 from . import routes  # noqa: E402,F401  (registers the views on the blueprint)
 from . import webhooks  # noqa: E402,F401
 from . import settlements  # noqa: E402,F401
+from . import disputes  # noqa: E402,F401

@@ -13,3 +13,8 @@ WEBHOOK_STATUS_WORDS = {"pending": "Pending", "delivered": "Delivered", "failed"
 # GET /settlements: rows per page unless `limit` says otherwise, and the most one page holds.
 DEFAULT_SETTLEMENT_LIMIT = 50
 MAX_SETTLEMENT_LIMIT = 200
+# The most disputes one GET /disputes page holds, and how many it holds unless told.
+MAX_DISPUTE_LIMIT = 200
+DEFAULT_DISPUTE_LIMIT = 50
+# Dispute ids are DSP- and 16 hex digits: longer text names none.
+MAX_DISPUTE_NO_LENGTH = 40

@@ -12,12 +12,20 @@ from functools import cache
 from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 
+from app.payments.disputes import EVIDENCE_FIELDS, MAX_EVIDENCE_TEXT, DisputeStatus
 from app.payments.events import MAX_WEBHOOK_ID_LENGTH
 from app.payments.model import MAX_TX_NO_LENGTH
 from app.payments.schemas import REQUEST_MODELS, RESPONSE_MODELS
 
 from .idempotency import MAX_KEY_LENGTH
-from .limits import DEFAULT_SETTLEMENT_LIMIT, MAX_SETTLEMENT_LIMIT, MAX_WEBHOOK_LIMIT
+from .limits import (
+    DEFAULT_DISPUTE_LIMIT,
+    DEFAULT_SETTLEMENT_LIMIT,
+    MAX_DISPUTE_LIMIT,
+    MAX_DISPUTE_NO_LENGTH,
+    MAX_SETTLEMENT_LIMIT,
+    MAX_WEBHOOK_LIMIT,
+)
 from .schemas import API_REQUEST_MODELS, API_RESPONSE_MODELS
 
 JSON = "application/json"
@@ -43,6 +51,7 @@ def openapi_document(base_url: str) -> dict:
             **_sandbox_paths(MAX_TX_NO_LENGTH),
             **_webhook_paths(MAX_TX_NO_LENGTH, MAX_WEBHOOK_LIMIT, MAX_WEBHOOK_ID_LENGTH),
             **_settlement_paths(),
+            **_dispute_paths(),
             "/api/v1/openapi.json": {"get": {
                 "operationId": "getOpenApiDocument",
                 "summary": "This document.",
@@ -59,6 +68,7 @@ def openapi_document(base_url: str) -> dict:
                 **model_schemas(),
                 **_error_schemas(),
                 **_settlement_schemas(),
+                **_dispute_schemas(),
             },
             "responses": _shared_responses(),
         },
@@ -466,6 +476,126 @@ def _settlement_paths() -> dict:
                 "400": _shared("FieldErrors"),
                 "401": _shared("Unauthorized"),
                 "403": _shared("SandboxOnly"),
+                "413": _shared("TooLarge"),
+            },
+        }},
+    }
+
+
+# Disputes
+
+def _dispute_schemas() -> dict:
+    """The Dispute body, and the evidence fields, from the one list the API reads them by."""
+    text = {"type": "string", "maxLength": MAX_EVIDENCE_TEXT}
+    nullable_text = {"type": ["string", "null"]}
+    time = {"type": ["string", "null"], "format": "date-time"}
+    evidence = {"type": "object", "additionalProperties": False,
+                "properties": {name: {**text, "description": words} for name, words in EVIDENCE_FIELDS.items()}}
+    dispute = {
+        "disputeId": {"type": "string", "description": "Paydesk's id of the dispute (DSP-...)."},
+        "txNo": {"type": "string", "description": "The disputed payment."},
+        "status": {"type": "string", "enum": [s.value for s in DisputeStatus]},
+        "amount": {"type": "number"},
+        "currency": {"type": "string"},
+        "reason": nullable_text,
+        "dueBy": {**time, "description": "The deadline for evidence."},
+        "provider": {"type": "string"},
+        "providerDisputeId": {"type": "string"},
+        "providerStatus": nullable_text,
+        "evidence": evidence,
+        "evidenceSubmittedAt": time,
+        "evidenceSubmittedBy": nullable_text,
+        "pendingAction": {"type": ["string", "null"], "enum": ["submit_evidence", "accept", None],
+                          "description": "What a worker is still to take to the provider."},
+        "lastError": {**nullable_text, "description": "Why the provider refused or could not take the last action."},
+        "createdAt": {"type": "string", "format": "date-time"},
+        "updatedAt": {"type": "string", "format": "date-time"},
+    }
+    move = _object({"from": {"type": ["string", "null"]}, "to": {"type": "string"}, "source": {"type": "string"},
+                    "note": nullable_text, "at": {"type": "string", "format": "date-time"}})
+    return {
+        "DisputeEvidence": evidence,
+        "Dispute": _object(dispute),
+        "DisputeWithHistory": _object({**dispute, "history": {"type": "array", "items": move}}),
+        "EvidenceRequest": {**evidence, "properties": {**evidence["properties"], "submit": {
+            "type": "boolean", "default": False,
+            "description": "true: a worker submits the evidence to the provider (202)."}}},
+    }
+
+
+def _dispute_paths() -> dict:
+    dispute_id = _path_parameter("disputeId", MAX_DISPUTE_NO_LENGTH, "DSP-9F2C41D07A3B5E68")
+    acted = {
+        "200": _response("Nothing is owed to the provider (a draft, or the sandbox's simulator answered at once).",
+                         _ref("Dispute")),
+        "202": _response("Committed; a worker takes it to the provider. The dispute as it stands.", _ref("Dispute")),
+        "400": _shared("FieldErrors"),
+        "401": _shared("Unauthorized"),
+        "404": _response("No such dispute for this merchant and mode.", _ref("Error")),
+        "409": _response("Its status does not allow it, or an earlier action is still being sent.", _ref("Error")),
+        "413": _shared("TooLarge"),
+    }
+    return {
+        "/api/v1/disputes": {"get": {
+            "operationId": "listDisputes",
+            "summary": "The token's disputes, newest first.",
+            "parameters": [
+                {"name": "status", "in": "query", "required": False,
+                 "description": "Only these statuses, comma-separated.", "schema": {"type": "string"}},
+                {"name": "dueBefore", "in": "query", "required": False,
+                 "description": "Only those due before this date or UTC time.", "schema": {"type": "string"}},
+                {"name": "limit", "in": "query", "required": False,
+                 "schema": {"type": "integer", "minimum": 1, "maximum": MAX_DISPUTE_LIMIT,
+                            "default": DEFAULT_DISPUTE_LIMIT}},
+                {"name": "cursor", "in": "query", "required": False,
+                 "description": "The nextCursor of the previous page.", "schema": {"type": "string"}},
+            ],
+            "responses": {
+                "200": _response("A page of disputes; nextCursor is null on the last.", _object({
+                    "disputes": {"type": "array", "items": _ref("Dispute")},
+                    "nextCursor": {"type": ["string", "null"]}})),
+                "400": _shared("FieldErrors"),
+                "401": _shared("Unauthorized"),
+            },
+        }},
+        "/api/v1/disputes/{disputeId}": {"get": {
+            "operationId": "getDispute",
+            "summary": "One dispute, with the history of its status moves.",
+            "parameters": [dispute_id],
+            "responses": {
+                "200": _response("The dispute.", _ref("DisputeWithHistory")),
+                "401": _shared("Unauthorized"),
+                "404": _response("No such dispute for this merchant and mode.", _ref("Error")),
+            },
+        }},
+        "/api/v1/disputes/{disputeId}/evidence": {"post": {
+            "operationId": "sendDisputeEvidence",
+            "summary": "Keep evidence fields over the draft (an empty one removes it); submit: true sends them.",
+            "parameters": [dispute_id],
+            "requestBody": {"required": True, **_json(_ref("EvidenceRequest"), example={
+                "productDescription": "Two ceramic cups, delivered by courier", "submit": True})},
+            "responses": acted,
+        }},
+        "/api/v1/disputes/{disputeId}/accept": {"post": {
+            "operationId": "acceptDispute",
+            "summary": "Accept the dispute: its amount goes to the customer and is no longer refundable.",
+            "parameters": [dispute_id],
+            "requestBody": {"required": False, **_json(_object({}))},
+            "responses": acted,
+        }},
+        "/api/v1/sandbox/disputes/{disputeId}/outcome": {"post": {
+            "operationId": "setSandboxDisputeOutcome",
+            "summary": "Sandbox only: close a dispute as the card network would, with its webhooks.",
+            "parameters": [dispute_id],
+            "requestBody": {"required": True, **_json(_object(
+                {"outcome": {"type": "string", "enum": ["won", "lost"]}}), example={"outcome": "won"})},
+            "responses": {
+                "200": _response("The dispute after the move.", _ref("Dispute")),
+                "400": _shared("FieldErrors"),
+                "401": _shared("Unauthorized"),
+                "403": _shared("SandboxOnly"),
+                "404": _response("No such dispute for this merchant and mode.", _ref("Error")),
+                "409": _response("Its status does not allow this move.", _ref("Error")),
                 "413": _shared("TooLarge"),
             },
         }},

@@ -10,7 +10,7 @@ from flask import current_app, g, request
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 
 from app.auth.api_tokens import MEMORY_KEY, TokenMemory
-from app.payments import bank_lists, cancel, create, lookup, refunds, sandbox, settlement
+from app.payments import bank_lists, cancel, create, dispute_service, lookup, refunds, sandbox, settlement
 from app.payments.model import (
     MAX_TX_NO_LENGTH,
     BankListNotReady,
@@ -335,7 +335,9 @@ def _sandbox_only():
 
 @api.post("/sandbox/transactions/<path:tx_no>/outcome")
 def sandbox_outcome(tx_no: str):
-    """Move a sandbox payment or payout as its provider would, with its webhook."""
+    """Move a sandbox payment or payout as its provider would, with its webhook; a Chargeback
+    also opens a dispute of the whole payment (answer it, or close it with
+    /sandbox/disputes/{id}/outcome)."""
     refused = _sandbox_only()
     if refused:
         return refused
@@ -344,6 +346,8 @@ def sandbox_outcome(tx_no: str):
         raise TransactionNotFound(tx_no[:MAX_TX_NO_LENGTH])
     tx = settlement.move_by_provider(deps(), g.caller, tx_no, Status(asked.status), asked.decline_reason,
                                   source="sandbox")
+    if tx.status is Status.CHARGEBACK:
+        dispute_service.open_in_sandbox(deps(), tx)
     return json_response(status_body(tx))
 
 

@@ -26,6 +26,8 @@ PERMISSIONS = {
     "view_overview": frozenset({"finance", "admin"}),
     # The Reconciliation pages: providers' settlements, their lines and exceptions.
     "reconcile": frozenset({"finance", "admin"}),
+    # The disputes queue and answering disputes (evidence, acceptance).
+    "answer_disputes": frozenset({"finance", "admin"}),
     # Sees the approvals list; approving a refund also needs "refund", a payout "create_payout".
     "approve": frozenset({"finance", "payouts", "admin"}),
     # Every role: support staff, who talk to customers, are the ones who most need to note things.

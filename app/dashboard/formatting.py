@@ -66,6 +66,23 @@ def when_iso(moment: datetime | None) -> str:
     return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def deadline_words(due: datetime | None, now: datetime) -> str:
+    """A deadline as people say it, by UTC calendar days: "due in 3 days, 30 Nov", "due today,
+    27 Nov", "due tomorrow, 28 Nov", "overdue by 2 days, 25 Nov"."""
+    if due is None:
+        return "no deadline given"
+    due = due.astimezone(UTC)
+    days = (due.date() - now.astimezone(UTC).date()).days
+    day = f"{due.day} {due:%b}"
+    if days == 0:
+        return f"due today, {day}"
+    if days == 1:
+        return f"due tomorrow, {day}"
+    if days > 1:
+        return f"due in {days} days, {day}"
+    return f"overdue by {-days} day{'s' if days < -1 else ''}, {day}"
+
+
 def duration(delay: timedelta) -> str:
     """A delay in its largest whole unit: 5 s, 5 min, 2 h."""
     seconds = int(delay.total_seconds())

@@ -244,9 +244,11 @@ def check_refund(original: RefundState | None, tx_no: str, amount: Decimal) -> N
         )
 
 
-def original_after_refunds(original_amount: Decimal, captured_refunds: Decimal) -> Status:
-    """Captured refunds reaching the original amount make it Refunded; below, it stays Captured."""
-    return Status.REFUNDED if captured_refunds >= original_amount else Status.CAPTURED
+def original_after_refunds(original_amount: Decimal, captured_refunds: Decimal,
+                           lost_to_disputes: Decimal = Decimal(0)) -> Status:
+    """Captured refunds reaching the original amount (less what lost disputes took back, which
+    no refund may return) make it Refunded; below, it stays Captured."""
+    return Status.REFUNDED if captured_refunds >= original_amount - lost_to_disputes else Status.CAPTURED
 
 
 @dataclass
@@ -340,6 +342,8 @@ class Transaction:
     refund_captured: Decimal = Decimal(0)
     # What its refund requests awaiting approval hold (app.payments.approvals).
     refund_held: Decimal = Decimal(0)
+    # What its lost and accepted disputes took back (app.payments.disputes): not refundable.
+    dispute_lost: Decimal = Decimal(0)
 
     @property
     def customer_email(self) -> str | None:

@@ -1,5 +1,6 @@
-"""What a payment has left to refund: its original amount less its Captured and Pending refunds
-and the refund requests awaiting approval. The one description of it in Python: the refund
+"""What a payment has left to refund: its original amount less its Captured and Pending refunds,
+the refund requests awaiting approval and what its lost or accepted disputes took back (the
+customer got that back through the dispute: app.payments.disputes). The one description of it in Python: the refund
 rules' input (refund_state), the refund panel and the service fakes use it; the refund guard
 (app.store.refund_guard) is its SQL counterpart, and a property test keeps the two agreeing."""
 from __future__ import annotations
@@ -20,6 +21,7 @@ class RefundArithmetic:
     currency: str
     partial_refunds: bool
     awaiting_approval: Decimal = Decimal(0)  # refund requests awaiting a second user's approval
+    lost_to_disputes: Decimal = Decimal(0)  # lost and accepted disputes' amounts
 
     @classmethod
     def of_payment(cls, payment: Transaction, method: PaymentMethod | None) -> "RefundArithmetic":
@@ -29,7 +31,7 @@ class RefundArithmetic:
                    pending=payment.refund_reserved - payment.refund_captured,
                    currency=payment.currency,
                    partial_refunds=method.partial_refunds if method else True,
-                   awaiting_approval=payment.refund_held)
+                   awaiting_approval=payment.refund_held, lost_to_disputes=payment.dispute_lost)
 
     @property
     def refunded_or_pending(self) -> Decimal:
@@ -39,8 +41,9 @@ class RefundArithmetic:
 
     @property
     def remaining(self) -> Decimal:
-        """Original minus Captured and Pending refunds and requests awaiting approval."""
-        return self.original - self.refunded_or_pending
+        """Original minus Captured and Pending refunds, requests awaiting approval and lost or
+        accepted disputes."""
+        return self.original - self.refunded_or_pending - self.lost_to_disputes
 
 
 def refund_state(payment: Transaction, arithmetic: RefundArithmetic) -> RefundState:

@@ -263,7 +263,8 @@ def _settle_original(uow, original: Transaction, now: datetime, source: str) -> 
     `original` is as the refund's settlement left its row (its refund totals included).
     """
     if original.status is Status.CAPTURED and \
-            original_after_refunds(original.amount, original.refund_captured) is Status.REFUNDED:
+            original_after_refunds(original.amount, original.refund_captured,
+                                   original.dispute_lost) is Status.REFUNDED:
         original.status = Status.REFUNDED
         original.updated_at = now
         uow.transactions.save_state(original)

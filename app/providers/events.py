@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from app.payments.disputes import DisputeFacts
 from app.payments.model import Kind
 from app.payments.provider import Outcome
 
@@ -26,7 +27,8 @@ class ProviderEvent:
 
     The transaction is named by `tx_no` when the event carries Paydesk's number (our
     reference or metadata); otherwise by `provider_transaction_id`, or for Paystack
-    refunds by `original_tx_no` with the amount (see each connector's parse_webhook).
+    refunds by `original_tx_no` with the amount (see each connector's parse_webhook). A dispute
+    event also carries what it says of the dispute (`dispute`); its transaction is the payment.
     """
 
     provider: str
@@ -39,6 +41,7 @@ class ProviderEvent:
     amount_minor: int | None = None
     currency: str | None = None
     event_id: str | None = None
+    dispute: DisputeFacts | None = None
 
 
 @dataclass(frozen=True)

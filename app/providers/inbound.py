@@ -2,7 +2,9 @@
 
 Each provider account has its own URL, /provider-webhooks/<webhook_key>. A verified event moves
 its transaction through `settlement.apply_outcome`, the path every other answer takes (status
-history, Paydesk's webhook to the merchant, the original's settlement for refunds). Every request
+history, Paydesk's webhook to the merchant, the original's settlement for refunds); a dispute
+event goes to its dispute record instead (`dispute_service.record_from_provider`), which moves
+the payment as the dispute rules say. Every request
 is stored with what came of it, and shown in the dashboard beside the webhook logs.
 """
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 
 from flask import Blueprint, request
 
-from app.payments import settlement
+from app.payments import dispute_service, settlement
 from app.payments.model import Caller, Kind, Status, Transaction
 from app.payments.money import to_minor
 from app.payments.provider import ProviderUnavailable
@@ -128,6 +130,10 @@ def _apply(deps, account: ProviderAccount, event: ProviderEvent) -> Result:
         method = uow.methods.of_transaction(tx)
     if method is None or method.provider != account.provider:
         return Result("unknown transaction", tx.tx_no, "The transaction is not served by this provider")
+    if event.dispute is not None:
+        recorded = dispute_service.record_from_provider(deps, tx, account.provider, account.id, event.dispute,
+                                                        source=caller.actor)
+        return Result(recorded.result, tx.tx_no, recorded.detail)
     mismatch = _amount_mismatch(account.provider, tx, event)
     if mismatch:
         log.warning("provider webhook %s for %s refused: %s", event.event_type, tx.tx_no, mismatch)

@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 import requests
 
+from app.payments.disputes import DisputeCallRefused, DisputeFacts, DisputeStatus
 from app.payments.model import DECLINE_STATUSES, Kind, PaymentMethod, Status, Transaction
 from app.payments.money import is_currency, to_minor
 from app.payments.reconcile import FetchedLine, FetchedSettlement, LineType
@@ -98,7 +99,24 @@ BANK_COUNTRIES = {"NGN": ("NG", "nigeria"), "GHS": ("GH", "ghana"), "KES": ("KE"
 EVENT_OBJECTS = {"charge.success": "transaction", "refund.processed": "refund",
                  "refund.failed": "refund", "refund.pending": "refund",
                  "refund.processing": "refund", "transfer.success": "transfer",
-                 "transfer.failed": "transfer", "transfer.reversed": "transfer"}
+                 "transfer.failed": "transfer", "transfer.reversed": "transfer",
+                 "charge.dispute.create": "dispute", "charge.dispute.remind": "dispute",
+                 "charge.dispute.resolve": "dispute"}
+
+# A dispute's status word (and, once resolved, its resolution) -> Paydesk's dispute status.
+# Paystack's OpenAPI document lists the statuses of GET /dispute and the resolutions of
+# PUT /dispute/{id}/resolve; "auto-accepted" is what a dispute left unanswered past its
+# deadline resolves as. A word not listed changes nothing.
+DISPUTE_STATUSES: dict[str, DisputeStatus] = {
+    "awaiting-merchant-feedback": DisputeStatus.NEEDS_RESPONSE,
+    "awaiting-bank-feedback": DisputeStatus.UNDER_REVIEW,
+    "pending": DisputeStatus.UNDER_REVIEW,
+}
+DISPUTE_RESOLUTIONS: dict[str, DisputeStatus] = {
+    "declined": DisputeStatus.WON,  # the merchant declined the claim and the bank agreed
+    "merchant-accepted": DisputeStatus.ACCEPTED,
+    "auto-accepted": DisputeStatus.LOST,
+}
 
 
 def transfer_reference(tx_no: str) -> str:
@@ -149,6 +167,48 @@ def transfer_outcome(data: Mapping, message: str | None = None) -> Outcome:
     """A transfer object (initiate, verify, transfer.* event data) as an Outcome."""
     return outcome("transfer", data.get("status"), provider_transaction_id=data.get("transfer_code"),
                    message=data.get("gateway_response") or message)
+
+
+def dispute_facts(data: Mapping) -> DisputeFacts:
+    """A Dispute object (charge.dispute.* event data) as what Paydesk keeps of it."""
+    word = str(data.get("status") or "").lower()
+    resolution = str(data.get("resolution") or "").lower()
+    status = DISPUTE_RESOLUTIONS.get(resolution) if word == "resolved" else DISPUTE_STATUSES.get(word)
+    amount = data.get("refund_amount")
+    transaction = data.get("transaction") if isinstance(data.get("transaction"), Mapping) else {}
+    if not isinstance(amount, int):
+        amount = transaction.get("amount") if isinstance(transaction.get("amount"), int) else None
+    currency = data.get("currency") or transaction.get("currency")
+    return DisputeFacts(
+        provider_dispute_id=str(data.get("id")), status=status,
+        provider_status=f"{word}:{resolution}" if resolution else word or None, amount_minor=amount,
+        currency=currency.upper() if isinstance(currency, str) else None,
+        reason=data.get("category"), due_by=_timestamp(data.get("dueAt")))
+
+
+def _timestamp(value) -> datetime | None:
+    """Paystack's ISO 8601 time (2026-11-30T10:00:00.000Z) as an aware datetime; None if absent."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def paystack_evidence(evidence: Mapping[str, str]) -> dict[str, str]:
+    """Paydesk's evidence fields as POST /dispute/{id}/evidence's body (DisputeEvidence): the
+    product description, refund policy and other text together make service_details."""
+    details = [evidence.get(name) for name in ("productDescription", "refundPolicy", "uncategorizedText")]
+    body = {"customer_email": evidence.get("customerEmail", ""), "customer_name": evidence.get("customerName", ""),
+            "customer_phone": evidence.get("customerPhone", ""),
+            "service_details": "\n\n".join(text for text in details if text)}
+    if evidence.get("shippingAddress"):
+        body["delivery_address"] = evidence["shippingAddress"]
+    if evidence.get("serviceDate"):  # a date (check_evidence); Paystack's field is a date-time
+        body["delivery_date"] = f"{evidence['serviceDate']}T00:00:00.000Z"
+    return body
 
 
 class PaystackConnector:
@@ -317,6 +377,27 @@ class PaystackConnector:
         rows = answer["data"] if isinstance(answer["data"], list) else []
         return replace(settlement, lines=[line for line in map(_settlement_line, rows) if line is not None])
 
+    def dispute_status(self, provider_dispute_id: str) -> DisputeFacts:
+        """GET /dispute/{id}: where the dispute stands (the worker's check for missed events)."""
+        try:
+            answer = self._request("GET", f"/dispute/{quote(provider_dispute_id, safe='')}")
+        except ProviderRejected as refused:
+            raise DisputeCallRefused(f"Paystack refused: {refused}") from None
+        data = answer.get("data")
+        return dispute_facts(data if isinstance(data, Mapping) else {"id": provider_dispute_id})
+
+    def submit_dispute_evidence(self, provider_dispute_id: str, evidence: Mapping[str, str],
+                                idempotency_key: str) -> DisputeFacts:
+        """POST /dispute/{id}/evidence. Paystack takes no idempotency key; sending the same
+        evidence twice (a worker killed after the call) gives it the same evidence again.
+        The dispute then awaits the bank."""
+        try:
+            self._request("POST", f"/dispute/{quote(provider_dispute_id, safe='')}/evidence",
+                          json=paystack_evidence(evidence))
+        except ProviderRejected as refused:
+            raise DisputeCallRefused(f"Paystack refused: {refused}") from None
+        return DisputeFacts(provider_dispute_id, DisputeStatus.UNDER_REVIEW, "awaiting-bank-feedback")
+
     # Requests
 
     def _request(self, method: str, path: str, *, json: dict | None = None,
@@ -454,6 +535,12 @@ def parse_webhook(body: bytes, headers: Mapping[str, str], secret_key: str) -> P
         return ProviderEvent("paystack", event_type, Kind.PAYMENT, transaction_outcome(data),
                              tx_no=data.get("reference"), provider_transaction_id=_id(data.get("id")),
                              amount_minor=amount, currency=data.get("currency"))
+    if kind == "dispute":
+        transaction = data.get("transaction") if isinstance(data.get("transaction"), Mapping) else {}
+        facts = dispute_facts(data)
+        return ProviderEvent("paystack", event_type, Kind.PAYMENT,
+                             Outcome(Status.CHARGEBACK, _id(transaction.get("id")), facts.provider_status),
+                             tx_no=transaction.get("reference"), dispute=facts)
     if kind == "transfer":
         reference = data.get("reference")
         return ProviderEvent("paystack", event_type, Kind.PAYOUT, transfer_outcome(data),

@@ -9,6 +9,7 @@ from decimal import Decimal
 
 import stripe
 
+from app.payments.disputes import DisputeCallRefused, DisputeFacts, DisputeStatus
 from app.payments.model import DECLINE_STATUSES, Kind, PaymentMethod, Status, Transaction
 from app.payments.money import is_currency, to_minor, to_units
 from app.payments.reconcile import FetchedLine, FetchedSettlement, LineType
@@ -53,6 +54,26 @@ STATUSES: dict[tuple[str, str], tuple[Status, str | None]] = {
     ("dispute", "needs_response"): (Status.CHARGEBACK, None),
     ("dispute", "under_review"): (Status.CHARGEBACK, None),
     ("dispute", "lost"): (Status.CHARGEBACK, None),
+}
+
+# Stripe's dispute status -> Paydesk's. Inquiries (warning_needs_response, warning_under_review,
+# warning_closed) are not chargebacks: not listed, they open no dispute record.
+DISPUTE_STATUSES: dict[str, DisputeStatus] = {
+    "needs_response": DisputeStatus.NEEDS_RESPONSE,
+    "under_review": DisputeStatus.UNDER_REVIEW,
+    "won": DisputeStatus.WON,
+    "lost": DisputeStatus.LOST,
+}
+# Paydesk's evidence fields -> Stripe's Dispute evidence fields. Stripe has no phone field: the
+# phone goes into uncategorized_text (stripe_evidence).
+STRIPE_EVIDENCE: dict[str, str] = {
+    "customerName": "customer_name",
+    "customerEmail": "customer_email_address",
+    "productDescription": "product_description",
+    "serviceDate": "service_date",
+    "shippingAddress": "shipping_address",
+    "refundPolicy": "refund_policy",
+    "uncategorizedText": "uncategorized_text",
 }
 
 # Why: a PaymentIntent's last_payment_error decline_code or code, a refund's failure_reason,
@@ -233,6 +254,30 @@ def refund_outcome(refund: Mapping) -> Outcome:
                    reason=_reason(failure))
 
 
+def dispute_facts(dispute: Mapping) -> DisputeFacts:
+    """A Dispute object as what Paydesk keeps of it (the deadline is evidence_details.due_by)."""
+    details = dispute.get("evidence_details") or {}
+    due = details.get("due_by") if isinstance(details, Mapping) else None
+    currency = dispute.get("currency")
+    amount = dispute.get("amount")
+    word = dispute.get("status")
+    return DisputeFacts(
+        provider_dispute_id=str(dispute.get("id")), status=DISPUTE_STATUSES.get(word or ""),
+        provider_status=word, amount_minor=amount if isinstance(amount, int) else None,
+        currency=currency.upper() if isinstance(currency, str) else None, reason=dispute.get("reason"),
+        due_by=datetime.fromtimestamp(due, UTC) if isinstance(due, int) else None)
+
+
+def stripe_evidence(evidence: Mapping[str, str]) -> dict[str, str]:
+    """Paydesk's evidence fields as a Dispute's evidence hash."""
+    sent = {STRIPE_EVIDENCE[name]: value for name, value in evidence.items() if name in STRIPE_EVIDENCE and value}
+    phone = evidence.get("customerPhone")
+    if phone:
+        text = sent.get("uncategorized_text")
+        sent["uncategorized_text"] = f"Customer phone: {phone}" + (f"\n{text}" if text else "")
+    return sent
+
+
 def dispute_outcome(dispute: Mapping) -> Outcome:
     """A Dispute as an Outcome for its payment (Chargeback once it is a real dispute)."""
     return outcome("dispute", dispute.get("status"),
@@ -392,6 +437,29 @@ class StripeConnector:
         balance = self._call(self.client.v1.balance.retrieve)
         return f"Connected to Stripe ({'live' if balance.get('livemode') else 'test'} mode)"
 
+    def submit_dispute_evidence(self, provider_dispute_id: str, evidence: Mapping[str, str],
+                                idempotency_key: str) -> DisputeFacts:
+        """POST /v1/disputes/{id} with the evidence and submit=true; the dispute as Stripe answers.
+        DisputeCallRefused when Stripe refuses it (a closed dispute, a deadline passed)."""
+        return self._dispute_call(self.client.v1.disputes.update, provider_dispute_id,
+                                  params={"evidence": stripe_evidence(evidence), "submit": True},
+                                  options={"idempotency_key": idempotency_key})
+
+    def dispute_status(self, provider_dispute_id: str) -> DisputeFacts:
+        """GET /v1/disputes/{id}: where the dispute stands (the worker's check for missed events)."""
+        return self._dispute_call(self.client.v1.disputes.retrieve, provider_dispute_id)
+
+    def accept_dispute(self, provider_dispute_id: str, idempotency_key: str) -> DisputeFacts:
+        """POST /v1/disputes/{id}/close: the merchant accepts the dispute (Stripe then says lost)."""
+        return self._dispute_call(self.client.v1.disputes.close, provider_dispute_id,
+                                  options={"idempotency_key": idempotency_key})
+
+    def _dispute_call(self, method: Callable, *args, **kwargs) -> DisputeFacts:
+        try:
+            return dispute_facts(self._call(method, *args, **kwargs))
+        except ProviderRejected as refused:
+            raise DisputeCallRefused(f"Stripe refused: {refused}") from None
+
     def payment_tx_no(self, payment_intent: str) -> str | None:
         """Paydesk's txNo of a PaymentIntent (from its metadata), for events that name only it (disputes)."""
         try:
@@ -488,6 +556,10 @@ _EVENTS: dict[str, tuple[Kind, Callable[[Mapping], Outcome]]] = {
     "refund.updated": (Kind.REFUND, refund_outcome),
     "refund.failed": (Kind.REFUND, refund_outcome),
     "charge.dispute.created": (Kind.PAYMENT, dispute_outcome),
+    "charge.dispute.updated": (Kind.PAYMENT, dispute_outcome),
+    "charge.dispute.closed": (Kind.PAYMENT, dispute_outcome),
+    "charge.dispute.funds_withdrawn": (Kind.PAYMENT, dispute_outcome),
+    "charge.dispute.funds_reinstated": (Kind.PAYMENT, dispute_outcome),
 }
 
 
@@ -533,4 +605,5 @@ def parse_webhook(body: bytes, headers: Mapping[str, str], webhook_secret: str,
                          provider_transaction_id=provider_id,
                          amount_minor=amount if isinstance(amount, int) else None,
                          currency=currency.upper() if isinstance(currency, str) else None,
-                         event_id=event.get("id"))
+                         event_id=event.get("id"),
+                         dispute=dispute_facts(obj) if event_type.startswith("charge.dispute.") else None)

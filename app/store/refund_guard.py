@@ -52,7 +52,8 @@ def _refund_guard(total) -> Any:
     refund's amount (_REFUND_MINOR) to `total` on the caller's payment's row (what its refunds
     reserve, or what its requests awaiting approval hold) only when the refund rules of
     app.payments.model.check_refund allow the refund on the row as the database has it once it
-    is locked. What refunds reserve and requests hold together never pass the payment's amount.
+    is locked. What refunds reserve, requests hold and lost disputes took back together never
+    pass the payment's amount.
     It returns the row as it leaves it, and the amount in the payment's minor units
     (`refund_minor`); refused, it changes and returns nothing (the rules say why, on the locked
     row). tests/store/test_refund_guard_property.py drives it, the rules and the service fakes
@@ -67,7 +68,7 @@ def _refund_guard(total) -> Any:
             transactions.c.kind == Kind.PAYMENT.value,
             transactions.c.status == Status.CAPTURED.value,
             transactions.c.amount_minor - transactions.c.refund_reserved_minor
-            - transactions.c.refund_held_minor >= _REFUND_MINOR,
+            - transactions.c.refund_held_minor - transactions.c.dispute_lost_minor >= _REFUND_MINOR,
             (transactions.c.amount_minor == _REFUND_MINOR) | ~_PARTIAL_REFUNDS_REFUSED,
         )
         .values({total: total + _REFUND_MINOR})

@@ -204,6 +204,9 @@ transactions = Table(
     # What its refund requests awaiting a second user's approval hold (app/payments/approvals.py):
     # counted with the reserved total by the refund reservation, moved into it on approval.
     Column("refund_held_minor", BigInteger, nullable=False, server_default=text("0")),
+    # What its lost or accepted disputes took back (app/payments/disputes.py): no longer
+    # refundable, so the refund guard counts it with the refunds' reservations.
+    Column("dispute_lost_minor", BigInteger, nullable=False, server_default=text("0")),
     # What the list's search finds a customer by, from billing when the row is written
     # (Transaction.customer_email/customer_name); NULL for refunds, which carry no billing.
     Column("customer_email", String(254)),
@@ -650,4 +653,57 @@ settlement_fetches = Table(
     Column("fetched_at", UtcDateTime()),  # the last successful fetch
     Column("failed_fetches", Integer, nullable=False, server_default=text("0")),  # in a row
     Column("last_error", String(500)),
+)
+
+# A customer's dispute of a payment (a chargeback), as its provider reports it
+# (app/payments/disputes.py has its rules). `action` is what Paydesk owes the provider
+# (evidence to submit, an acceptance), made by a worker from `action_due_at` on
+# (app/payments/dispute_calls.py); `action_claimed_until` keeps other workers off meanwhile.
+disputes = Table(
+    "disputes",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("dispute_no", String(40), nullable=False, unique=True),  # DSP-..., the API's id
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("payment_id", ForeignKey("transactions.id"), nullable=False, index=True),
+    Column("provider", String(20), nullable=False),  # stripe | paystack | simulator
+    Column("provider_account_id", ForeignKey("provider_accounts.id")),  # NULL: the simulator
+    Column("provider_dispute_id", String(100), nullable=False),
+    Column("amount_minor", BigInteger, nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("reason", String(200)),
+    Column("status", String(20), nullable=False),
+    Column("provider_status", String(50)),
+    Column("due_by", UtcDateTime()),
+    Column("evidence", Text),  # JSON object: the drafted or sent evidence text fields
+    Column("evidence_submitted_at", UtcDateTime()),
+    Column("evidence_submitted_by", String(254)),
+    Column("action", String(20)),  # submit_evidence | accept: owed to the provider
+    Column("action_by", String(254)),
+    Column("action_due_at", UtcDateTime()),
+    Column("action_claimed_until", UtcDateTime()),
+    Column("action_attempts", Integer, nullable=False, server_default=text("0")),
+    Column("action_error", String(500)),  # why the provider refused or could not take it
+    # When a worker last asked the provider where an open dispute stands (missed webhooks).
+    Column("status_checked_at", UtcDateTime()),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    UniqueConstraint("merchant_id", "mode", "provider", "provider_dispute_id",
+                     name="uq_disputes_provider_dispute"),
+    Index("ix_disputes_queue", "merchant_id", "mode", "status", "due_by"),
+    Index("ix_disputes_action_due", "action_due_at"),
+)
+
+# Every status a dispute took, where the news came from, and when.
+dispute_history = Table(
+    "dispute_history",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("dispute_id", ForeignKey("disputes.id"), nullable=False, index=True),
+    Column("from_status", String(20)),
+    Column("to_status", String(20), nullable=False),
+    Column("source", String(254), nullable=False),  # stripe webhook, worker, sandbox, a user, ...
+    Column("note", String(500)),
+    Column("at", UtcDateTime(), nullable=False),
 )

@@ -39,6 +39,8 @@ from .refund_guard import (
 )
 from .tables import (
     approval_requests,
+    dispute_history,
+    disputes,
     idempotency_keys,
     settlement_lines,
     status_history,
@@ -92,6 +94,7 @@ def _row_to_transaction(m) -> Transaction:
         refund_reserved=from_minor(m["refund_reserved_minor"], m["currency"]),
         refund_captured=from_minor(m["refund_captured_minor"], m["currency"]),
         refund_held=from_minor(m["refund_held_minor"], m["currency"]),
+        dispute_lost=from_minor(m["dispute_lost_minor"], m["currency"]),
     )
 
 
@@ -489,6 +492,10 @@ class TransactionRepository:
         # Refund requests of the test payments go with them (their holds are on the rows deleted).
         self.conn.execute(approval_requests.delete().where(approval_requests.c.original_id.in_(ids)))
         self.conn.execute(transaction_notes.delete().where(transaction_notes.c.transaction_id.in_(all_ids)))
+        # Disputes of the test payments go with them (a sandbox Chargeback opens one).
+        dispute_ids = select(disputes.c.id).where(disputes.c.payment_id.in_(ids))
+        self.conn.execute(dispute_history.delete().where(dispute_history.c.dispute_id.in_(dispute_ids)))
+        self.conn.execute(disputes.delete().where(disputes.c.payment_id.in_(ids)))
         # A settlement line that matched a test transaction has it no more: unknown to Paydesk
         # until the next sandbox settlement run matches it to the one installed anew (its txNo).
         self.conn.execute(settlement_lines.update().where(settlement_lines.c.transaction_id.in_(all_ids))

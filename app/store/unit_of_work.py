@@ -21,6 +21,7 @@ from app.util import dumps, utcnow
 from .approvals import ApprovalRepository
 from .bank_lists import BankListRepository
 from .db import is_unique_violation, note_commit_sent
+from .disputes import DisputeRepository
 from .encryption import SecretBox
 from .merchants import MerchantRepository
 from .method_cache import MethodCache
@@ -70,6 +71,7 @@ class UnitOfWork:
         self.approvals = ApprovalRepository(self)
         self.notes = NoteRepository(self)
         self.bank_lists = BankListRepository(self)
+        self.disputes = DisputeRepository(self)
         return self
 
     @property

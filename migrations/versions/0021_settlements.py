@@ -5,7 +5,7 @@ provider account's settlements (Paystack settlements, Stripe payouts) with their
 line is matched to Paydesk's transaction (app/payments/reconcile.py).
 
 Revision ID: 0021
-Revises: 0019
+Revises: 0020
 Create Date: 2026-11-27 20:00:00
 """
 from alembic import op
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 revision = '0021'
 # The parent to re-chain when the disputes migration (0020) lands before this one.
-down_revision = '0019'
+down_revision = '0020'
 branch_labels = None
 depends_on = None
 

@@ -26,6 +26,7 @@ PAYERS = PERMISSIONS["create_payout"]
 ADMINS = PERMISSIONS["manage_settings"]
 OVERVIEWERS = PERMISSIONS["view_overview"]
 RECONCILERS = PERMISSIONS["reconcile"]
+DISPUTERS = PERMISSIONS["answer_disputes"]
 SIGNED_OUT = frozenset({"signed out"})
 
 
@@ -38,6 +39,7 @@ class Sample:
     pending: str
     declined: str
     payout: str
+    dispute: str = "DSP-NONE"  # an open dispute of another captured payment
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,9 @@ def visits(sample: Sample) -> list[Visit]:
         Visit("Your account", "/account"),
         Visit("Your sessions", "/account/sessions"),
         Visit("Two-factor enrolment", "/account/two-factor"),
+        Visit("Disputes", "/disputes", DISPUTERS),
+        Visit("Dispute", f"/disputes/{sample.dispute}", DISPUTERS),
+        Visit("Not allowed", "/disputes", EVERYONE - DISPUTERS),
     ]
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from app.payments import settlement
+from app.payments import dispute_service, settlement
 from app.payments.model import Caller, Mode, Status
 from app.store.merchants import NewMerchant, create_merchant
 from app.webhooks.dispatcher import deliver_due
@@ -86,9 +86,12 @@ def _sample(deps, merchant: NewMerchant, mode: Mode, api: Api) -> Sample:
     assert refund.status_code == 200, refund.text
     payout = api.post("/transactions", payout_body())
     assert payout.status_code == 200, payout.text
+    disputed = payment(f"ORDER-{tag}-DISPUTED", Status.CAPTURED)
+    charged_back = settlement.move_by_provider(deps, checkout, disputed, Status.CHARGEBACK, None, source="checkout")
+    dispute = dispute_service.open_in_sandbox(deps, charged_back).dispute  # the simulator's dispute
     return Sample(payment=captured, pending=payment(f"ORDER-{tag}-PENDING", None),
                   declined=payment(f"ORDER-{tag}-DECLINED", Status.DECLINED, "Insufficient Funds"),
-                  payout=payout.json()["transactionId"])
+                  payout=payout.json()["transactionId"], dispute=dispute.dispute_no)
 
 
 @pytest.fixture

@@ -47,6 +47,7 @@ class OtherMerchant:
     note_marker: str = ""  # a note on B's live payment
     merchant_id: int = 0
     app: object = None
+    dispute_no: str = ""  # a dispute of B's sandbox (made by _b_dispute when first needed)
 
 
 def _provider_account(app, merchant_id: int) -> tuple[int, str, str]:
@@ -591,6 +592,52 @@ CHECKS = {
     "auth.set_password": check_set_password,
     "auth.logout": check_logout,
 }
+
+
+def _b_dispute(other: OtherMerchant) -> str:
+    """B's open sandbox dispute (a payment captured and charged back through the sandbox helper)."""
+    if not other.dispute_no:
+        tx_no = _captured(other.sandbox, f"disputed-{uuid.uuid4().hex[:8]}")
+        for status in ("Captured", "Chargeback"):
+            moved = other.sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": status})
+            assert moved.status_code == 200, moved.text
+        [found] = [d for d in other.sandbox.get("/disputes?limit=200").json()["disputes"] if d["txNo"] == tx_no]
+        other.dispute_no = found["disputeId"]
+    return other.dispute_no
+
+
+def _b_dispute_untouched(other: OtherMerchant) -> None:
+    shown = other.sandbox.get(f"/disputes/{other.dispute_no}").json()
+    assert (shown["status"], shown["evidenceSubmittedAt"]) == ("needs_response", None)
+
+
+def check_disputes(a, other):
+    dispute_no = _b_dispute(other)
+    response = a.get("/disputes")
+    _never_shows(response, other)
+    assert dispute_no not in response.text
+
+
+def check_dispute(a, other):
+    _not_found(a.get(f"/disputes/{_b_dispute(other)}"))
+
+
+def check_dispute_evidence(a, other):
+    _not_found(a.post(f"/disputes/{_b_dispute(other)}/evidence", {"customerName": "A", "step": "submit"}))
+    _b_dispute_untouched(other)
+
+
+def check_dispute_accept(a, other):
+    _not_found(a.post(f"/disputes/{_b_dispute(other)}/accept", {"confirm": "y"}))
+    _b_dispute_untouched(other)
+
+
+CHECKS.update({
+    "dashboard.disputes": check_disputes,
+    "dashboard.dispute": check_dispute,
+    "dashboard.dispute_evidence": check_dispute_evidence,
+    "dashboard.dispute_accept": check_dispute_accept,
+})
 
 
 def test_every_dashboard_url_has_an_isolation_check(app):

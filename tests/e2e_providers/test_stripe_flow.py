@@ -144,12 +144,16 @@ def test_session_checkout_completed_partial_refund_dispute_and_merchant_webhooks
     posts = [s for s in stripe_fake.seen if s.method == "POST"]
     assert [s.header("Idempotency-Key") for s in posts] == [tx_no, refund_tx_no]
 
-    assert deliver() == 3
-    deliveries = receiver.wait_for(3)
+    # The dispute's own webhook (transactionType Dispute) goes with the payment's Chargeback.
+    assert deliver() == 4
+    deliveries = receiver.wait_for(4)
     verified = [Webhook(merchant.sandbox_webhook_secret).verify(d.body, d.headers) for d in deliveries]
+    dispute_no = next(p["txNo"] for p in verified if p["transactionType"] == "Dispute")
     assert sorted((p["txNo"], p["status"], p["transactionType"]) for p in verified) == sorted([
-        (tx_no, "Captured", "Payment"), (refund_tx_no, "Captured", "Refund"), (tx_no, "Chargeback", "Payment")])
-    assert [e for e, _ in outgoing(deps, tx_no)] == ["payment.captured", "payment.chargeback"]
+        (tx_no, "Captured", "Payment"), (refund_tx_no, "Captured", "Refund"), (tx_no, "Chargeback", "Payment"),
+        (dispute_no, "needs_response", "Dispute")])
+    assert [e for e, _ in outgoing(deps, tx_no)] == ["payment.captured", "payment.chargeback",
+                                                     "dispute.needs_response"]
     refund_payload = next(p for p in verified if p["txNo"] == refund_tx_no)
     assert refund_payload == {
         "txNo": refund_tx_no, "status": "Captured", "amount": 25, "currency": "EUR",

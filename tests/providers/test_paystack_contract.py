@@ -123,3 +123,24 @@ def test_a_request_that_breaks_the_contract_fails_the_test(paystack):
     with pytest.raises(ContractViolation, match="amount must be integer"):
         paystack._request("POST", "/transaction/initialize",
                           json={"email": "ada@example.com", "amount": "10500"})
+
+
+@pytest.mark.parametrize("evidence", [
+    {"customerName": "Ada Obi", "customerEmail": "ada@example.com", "customerPhone": "08012345678",
+     "productDescription": "Two cups"},
+    {"customerName": "Ada Obi", "customerEmail": "ada@example.com", "customerPhone": "08012345678",
+     "productDescription": "Two cups", "refundPolicy": "30 days", "uncategorizedText": "Delivered",
+     "shippingAddress": "1 Marina, Lagos", "serviceDate": "2026-11-20"},
+])
+def test_dispute_evidence_matches_the_contract(paystack, evidence):
+    facts = paystack.submit_dispute_evidence("2867", evidence, "DSP-1-evidence")
+
+    assert (facts.provider_dispute_id, facts.status.value) == ("2867", "under_review")
+    assert paystack.calls == [("POST", "/dispute/2867/evidence")]
+
+
+def test_dispute_fetch_matches_the_contract(paystack):
+    facts = paystack.dispute_status("2867")
+
+    assert facts.status is None  # Prism's placeholder word is not in the table
+    assert paystack.calls == [("GET", "/dispute/2867")]

@@ -73,6 +73,7 @@ class Case:
     captured_minor: int  # by Captured refunds
     pending_minor: int  # held by Pending refunds
     held_minor: int  # held by refund requests awaiting approval
+    lost_minor: int  # taken back by lost or accepted disputes
     exists: bool  # False: the refund names a transaction the caller does not have
     refund: Decimal
 
@@ -83,7 +84,7 @@ class Case:
     @property
     def remaining(self) -> Decimal:
         return from_minor(self.amount_minor - self.captured_minor - self.pending_minor
-                          - self.held_minor, self.currency)
+                          - self.held_minor - self.lost_minor, self.currency)
 
 
 def mostly(usual, others):
@@ -95,14 +96,17 @@ def mostly(usual, others):
 @st.composite
 def cases(draw) -> Case:
     """Transactions of every kind and status (mostly Captured payments, so the amount rules are
-    reached), refund totals within the amount, and refunds around the remaining and original
+    reached), refund totals and lost disputes within the amount, and refunds around the remaining and original
     amounts, some with a decimal more than the currency has."""
     currency = draw(st.sampled_from(CURRENCIES))
     amount_minor = draw(st.integers(1, 10_000_000))
     captured = draw(st.integers(0, amount_minor))
     pending = draw(st.integers(0, amount_minor - captured))
     held = draw(st.integers(0, amount_minor - captured - pending))
-    remaining = amount_minor - captured - pending - held
+    # Some payments have had a dispute lost (or accepted): its amount is no longer refundable.
+    lost = draw(st.integers(0, amount_minor - captured - pending - held)) if draw(
+        mostly(False, [True] * 3)) else 0
+    remaining = amount_minor - captured - pending - held - lost
     refund_minor = draw(st.sampled_from([remaining, remaining + 1, amount_minor, amount_minor + 1, 1])
                         | st.integers(1, amount_minor * 2))
     refund = from_minor(max(1, refund_minor), currency)
@@ -111,7 +115,7 @@ def cases(draw) -> Case:
     return Case(
         kind=draw(mostly(Kind.PAYMENT, Kind)), status=draw(mostly(Status.CAPTURED, Status)),
         currency=currency, method=draw(st.sampled_from(METHODS)), amount_minor=amount_minor,
-        captured_minor=captured, pending_minor=pending, held_minor=held,
+        captured_minor=captured, pending_minor=pending, held_minor=held, lost_minor=lost,
         exists=draw(mostly(True, [False])), refund=refund)
 
 
@@ -197,7 +201,8 @@ def stored(engine, caller: Caller, case: Case) -> str:
     with UnitOfWork(engine) as uow:
         uow.conn.execute(update(transactions).where(transactions.c.id == payment.id).values(
             refund_reserved_minor=case.captured_minor + case.pending_minor,
-            refund_captured_minor=case.captured_minor, refund_held_minor=case.held_minor))
+            refund_captured_minor=case.captured_minor, refund_held_minor=case.held_minor,
+            dispute_lost_minor=case.lost_minor))
         uow.commit()
     return payment.tx_no
 
@@ -266,7 +271,8 @@ def fake_store(case: Case) -> tuple[FakeStore, str]:
             store.committed.transactions[payment.id],
             refund_reserved=from_minor(case.captured_minor + case.pending_minor, case.currency),
             refund_captured=from_minor(case.captured_minor, case.currency),
-            refund_held=from_minor(case.held_minor, case.currency))
+            refund_held=from_minor(case.held_minor, case.currency),
+            dispute_lost=from_minor(case.lost_minor, case.currency))
         tx_no = payment.tx_no
     return store, tx_no or new_tx_no(Kind.PAYMENT)
 

@@ -7,7 +7,7 @@ from sqlalchemy import create_engine, inspect
 
 from app.cli import alembic_config, upgrade_database
 
-PARENT = "0019"  # the migration's down_revision
+PARENT = "0020"  # the migration's down_revision
 TABLES = {"settlements", "settlement_lines", "settlement_fetches"}
 
 

@@ -1,0 +1,208 @@
+"""The /api/v1/disputes endpoints: list and read a merchant's disputes, send evidence, accept, and
+the sandbox's outcome helper. Same token, scoping and error shapes as the rest of the API."""
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import UTC, date, datetime, time
+
+from flask import g, request
+
+from app.payments import dispute_service
+from app.payments.disputes import (
+    EVIDENCE_FIELDS,
+    MAX_EVIDENCE_TEXT,
+    Dispute,
+    DisputeNotFound,
+    DisputeRejected,
+    DisputeStatus,
+)
+from app.payments.formats import iso_utc
+from app.payments.model import FieldErrors, Mode
+from app.payments.money import quantize
+from app.payments.schemas import require_object, shown_field_name
+from app.util import could_be_key, whole_number
+from app.web import deps, json_response
+
+from . import api
+from .limits import DEFAULT_DISPUTE_LIMIT, MAX_DISPUTE_LIMIT, MAX_DISPUTE_NO_LENGTH
+from .routes import read_json
+
+SANDBOX_DISPUTE_OUTCOMES = (DisputeStatus.WON, DisputeStatus.LOST)
+STATUS_WORDS = ", ".join(sorted(s.value for s in DisputeStatus))
+
+
+@api.errorhandler(DisputeNotFound)
+def dispute_not_found(error: DisputeNotFound):
+    return json_response({"error": str(error)}, 404)
+
+
+@api.errorhandler(DisputeRejected)
+def dispute_rejected(error: DisputeRejected):
+    return json_response({"error": str(error)}, 409)
+
+
+def dispute_body(dispute: Dispute) -> dict:
+    """A dispute as the API shows it."""
+    return {
+        "disputeId": dispute.dispute_no,
+        "txNo": dispute.payment_tx_no,
+        "status": dispute.status.value,
+        "amount": quantize(dispute.amount, dispute.currency),
+        "currency": dispute.currency,
+        "reason": dispute.reason,
+        "dueBy": iso_utc(dispute.due_by),
+        "provider": dispute.provider,
+        "providerDisputeId": dispute.provider_dispute_id,
+        "providerStatus": dispute.provider_status,
+        "evidence": dispute.evidence,
+        "evidenceSubmittedAt": iso_utc(dispute.evidence_submitted_at),
+        "evidenceSubmittedBy": dispute.evidence_submitted_by,
+        "pendingAction": dispute.action.value if dispute.action else None,
+        "lastError": dispute.action_error,
+        "createdAt": iso_utc(dispute.created_at),
+        "updatedAt": iso_utc(dispute.updated_at),
+    }
+
+
+def _dispute_no(text: str) -> str:
+    if not could_be_key(text, MAX_DISPUTE_NO_LENGTH):
+        raise DisputeNotFound(text[:MAX_DISPUTE_NO_LENGTH])
+    return text
+
+
+def _statuses() -> list[str] | None:
+    given = request.args.get("status")
+    if given is None:
+        return None
+    words = [word.strip() for word in given.split(",")]
+    if not all(word in DisputeStatus.__members__.values() for word in words):
+        raise FieldErrors.one("Status", f"Status must be one or more of {STATUS_WORDS}, comma-separated")
+    return words
+
+
+def _due_before() -> datetime | None:
+    given = request.args.get("dueBefore")
+    if given is None:
+        return None
+    try:
+        if len(given) == 10:
+            return datetime.combine(date.fromisoformat(given), time(), UTC)
+        moment = datetime.fromisoformat(given.replace("Z", "+00:00"))
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise FieldErrors.one("DueBefore", "DueBefore must be a date (2026-11-30) or a UTC time "
+                                           "(2026-11-30T12:00:00Z)")
+    return moment.astimezone(UTC)
+
+
+def _limit() -> int:
+    limit = whole_number(request.args.get("limit", str(DEFAULT_DISPUTE_LIMIT)), len(str(MAX_DISPUTE_LIMIT)))
+    if limit is None or not 1 <= limit <= MAX_DISPUTE_LIMIT:
+        raise FieldErrors.one("Limit", f"Limit must be a whole number from 1 to {MAX_DISPUTE_LIMIT}")
+    return limit
+
+
+def _cursor_position() -> int | None:
+    """The opaque cursor's position (the last dispute's id seen), or None for the first page."""
+    cursor = request.args.get("cursor")
+    if cursor is None:
+        return None
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode("ascii") + b"==").decode("ascii")
+    except (UnicodeError, ValueError, binascii.Error):
+        text = ""
+    position = whole_number(text.removeprefix("d:"), 18) if text.startswith("d:") else None
+    if position is None:
+        raise FieldErrors.one("Cursor", "Cursor is not one this API gave")
+    return position
+
+
+def _cursor(dispute_id: int) -> str:
+    return base64.urlsafe_b64encode(f"d:{dispute_id}".encode()).decode().rstrip("=")
+
+
+@api.get("/disputes")
+def list_disputes():
+    """The token's disputes, newest first; ?status=, ?dueBefore=, ?limit= and ?cursor= (nextCursor)."""
+    statuses, due_before, limit, position = _statuses(), _due_before(), _limit(), _cursor_position()
+    with deps().uow(write=False) as uow:
+        found = uow.disputes.listing(g.caller, statuses=statuses, due_before=due_before,
+                                     before_id=position, limit=limit + 1)
+    page = found[:limit]
+    next_cursor = _cursor(page[-1].id) if len(found) > limit else None
+    return json_response({"disputes": [dispute_body(d) for d in page], "nextCursor": next_cursor})
+
+
+@api.get("/disputes/<dispute_id>")
+def get_dispute(dispute_id: str):
+    """One dispute, with its history of status moves."""
+    dispute = dispute_service.get(deps(), g.caller, _dispute_no(dispute_id))
+    with deps().uow(write=False) as uow:
+        moves = uow.disputes.history(dispute.id)
+    return json_response({**dispute_body(dispute), "history": [
+        {"from": m["from_status"], "to": m["to_status"], "source": m["source"], "note": m["note"],
+         "at": iso_utc(m["at"])} for m in moves]})
+
+
+def read_evidence(body: object) -> tuple[dict[str, str], bool]:
+    """The evidence fields and `submit` of a request body; FieldErrors for anything else."""
+    body = require_object(body)
+    errors: dict[str, list[str]] = {}
+    fields: dict[str, str] = {}
+    for key, value in body.items():
+        name = key[:1].upper() + key[1:]  # a known field's name, PascalCase as every field error's
+        if key == "submit":
+            if not isinstance(value, bool):
+                errors[name] = ["Submit must be true or false"]
+        elif key not in EVIDENCE_FIELDS:
+            errors[shown_field_name(key)] = ["Unknown field"]
+        elif not isinstance(value, str) or len(value) > MAX_EVIDENCE_TEXT or \
+                not value.replace("\n", "").replace("\r", "").replace("\t", "").isprintable():
+            errors[name] = [f"{name} must be a text of at most {MAX_EVIDENCE_TEXT} characters"]
+        else:
+            fields[key] = value.strip()
+    if errors:
+        raise FieldErrors(errors)
+    return fields, body.get("submit", False)
+
+
+def _answer(dispute: Dispute):
+    """200 with the dispute when nothing is owed to its provider; 202 while a worker takes it there."""
+    return json_response(dispute_body(dispute), 202 if dispute.action else 200)
+
+
+@api.post("/disputes/<dispute_id>/evidence")
+def send_evidence(dispute_id: str):
+    """Keep the evidence draft; with submit true, have a worker submit it to the provider (202)."""
+    dispute_no = _dispute_no(dispute_id)
+    fields, submit = read_evidence(read_json())
+    return _answer(dispute_service.save_evidence(deps(), g.caller, dispute_no, fields, submit=submit))
+
+
+@api.post("/disputes/<dispute_id>/accept")
+def accept_dispute(dispute_id: str):
+    """Accept the dispute: a worker tells the provider (202); its amount is no longer refundable."""
+    dispute_no = _dispute_no(dispute_id)
+    if request.get_data(cache=True):
+        body = require_object(read_json())
+        if body:
+            raise FieldErrors({shown_field_name(key): ["Unknown field"] for key in body})
+    return _answer(dispute_service.accept(deps(), g.caller, dispute_no))
+
+
+@api.post("/sandbox/disputes/<dispute_id>/outcome")
+def sandbox_dispute_outcome(dispute_id: str):
+    """Sandbox only: close a dispute as the card network would, won or lost, with its webhooks."""
+    if g.caller.mode is not Mode.SANDBOX:
+        return json_response({"error": "Sandbox only"}, 403)
+    dispute_no = _dispute_no(dispute_id)
+    body = require_object(read_json())
+    unknown = sorted(set(body) - {"outcome"})
+    if unknown:
+        raise FieldErrors({shown_field_name(key): ["Unknown field"] for key in unknown})
+    if body.get("outcome") not in [o.value for o in SANDBOX_DISPUTE_OUTCOMES]:
+        raise FieldErrors.one("Outcome", "Outcome must be won or lost")
+    dispute = dispute_service.sandbox_outcome(deps(), g.caller, dispute_no, DisputeStatus(body["outcome"]))
+    return json_response(dispute_body(dispute))

@@ -1,0 +1,129 @@
+"""The Disputes pages: the queue by deadline in words, who may see them, the dispute page with
+its payment's story, the evidence form and the confirmed acceptance. Both databases."""
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import select, update
+
+from app.dashboard.formatting import deadline_words
+from app.store.tables import audit_log, disputes
+from app.util import utcnow
+
+from .conftest import switch_to_sandbox
+
+NOW = datetime(2026, 11, 27, 15, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("due, words", [
+    (NOW + timedelta(days=3), "due in 3 days, 30 Nov"),
+    (NOW + timedelta(hours=2), "due today, 27 Nov"),
+    (NOW + timedelta(days=1), "due tomorrow, 28 Nov"),
+    (NOW - timedelta(days=1), "overdue by 1 day, 26 Nov"),
+    (NOW - timedelta(days=2), "overdue by 2 days, 25 Nov"),
+    (None, "no deadline given"),
+])
+def test_a_deadline_in_words(due, words):
+    assert deadline_words(due, NOW) == words
+
+
+def _dispute(sandbox, captured_payment, app, due_in_days: int | None = None) -> tuple[str, str]:
+    tx_no = captured_payment(100)
+    assert sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Chargeback"}).status_code == 200
+    [found] = [d for d in sandbox.get("/disputes?limit=200").json()["disputes"] if d["txNo"] == tx_no]
+    if due_in_days is not None:
+        with app.extensions["paydesk"].uow() as uow:
+            uow.conn.execute(update(disputes).where(disputes.c.dispute_no == found["disputeId"])
+                             .values(due_by=utcnow() + timedelta(days=due_in_days)))
+            uow.commit()
+    return tx_no, found["disputeId"]
+
+
+@pytest.fixture
+def finance_in_sandbox(finance):
+    switch_to_sandbox(finance)
+    return finance
+
+
+def test_the_queue_lists_open_disputes_by_deadline_in_words(finance_in_sandbox, sandbox, captured_payment, app):
+    _, later_one = _dispute(sandbox, captured_payment, app, due_in_days=5)
+    _, sooner = _dispute(sandbox, captured_payment, app, due_in_days=2)
+    _, won = _dispute(sandbox, captured_payment, app)
+    assert sandbox.post(f"/sandbox/disputes/{won}/outcome", {"outcome": "won"}).status_code == 200
+    page = finance_in_sandbox.get("/disputes")
+    assert page.status_code == 200
+    text = page.text
+    open_part = text.split('id="closed-title"')[0]
+    assert open_part.index(sooner) < open_part.index(later_one)
+    assert won not in open_part and won in text
+    due = utcnow() + timedelta(days=2)
+    assert f"due in 2 days, {due.day} {due:%b}" in text
+    assert '<a href="/test/disputes" aria-current="page">Disputes</a>' in text
+
+
+def test_support_and_payouts_roles_do_not_see_disputes(dashboard, merchant):
+    for role in ("support", "payouts"):
+        client = dashboard(merchant.merchant_id, role)
+        assert client.get("/disputes").status_code == 403
+        assert ">Disputes</a>" not in client.get("/transactions").text
+
+
+def test_the_dispute_page_tells_the_payments_story_and_offers_the_draft(
+        finance_in_sandbox, sandbox, captured_payment, app):
+    tx_no, dispute_no = _dispute(sandbox, captured_payment, app, due_in_days=3)
+    page = finance_in_sandbox.get(f"/disputes/{dispute_no}")
+    assert page.status_code == 200
+    text = page.text
+    assert "due in 3 days" in text
+    assert f'href="/test/transactions/{tx_no}"' in text
+    assert "Status history" in text and "Webhook deliveries" in text and "Refunds" in text
+    assert "Ada Lovelace</textarea>" in text  # Paydesk's draft
+    assert f"Payment {tx_no} (reference" in text
+    assert "Submit evidence" in text and "Accept dispute" in text
+
+
+def test_evidence_is_saved_then_submitted(finance_in_sandbox, sandbox, captured_payment, app):
+    _, dispute_no = _dispute(sandbox, captured_payment, app)
+    saved = finance_in_sandbox.post(f"/disputes/{dispute_no}/evidence", {
+        "customerName": "Ada Lovelace", "productDescription": "A teapot", "step": "save"})
+    assert saved.status_code == 303
+    shown = sandbox.get(f"/disputes/{dispute_no}").json()
+    assert shown["evidence"] == {"customerName": "Ada Lovelace", "productDescription": "A teapot"}
+    assert shown["status"] == "needs_response"
+    assert "Evidence draft saved." in finance_in_sandbox.get(saved.headers["Location"]).text
+
+    submitted = finance_in_sandbox.post(f"/disputes/{dispute_no}/evidence", {
+        "customerName": "Ada Lovelace", "productDescription": "A teapot", "step": "submit"})
+    assert submitted.status_code == 303
+    page = finance_in_sandbox.get(submitted.headers["Location"]).text
+    assert "Evidence submitted: the dispute is under review." in page
+    assert "Submit evidence" not in page  # nothing more to answer
+    assert sandbox.get(f"/disputes/{dispute_no}").json()["evidenceSubmittedBy"].startswith("finance-")
+
+
+def test_a_service_date_that_is_no_date_is_shown_on_its_field(finance_in_sandbox, sandbox, captured_payment, app):
+    _, dispute_no = _dispute(sandbox, captured_payment, app)
+    refused = finance_in_sandbox.post(f"/disputes/{dispute_no}/evidence", {"serviceDate": "soon", "step": "save"})
+    assert refused.status_code == 422
+    assert "Service date must be a date, YYYY-MM-DD" in refused.text
+
+
+def test_accepting_needs_its_confirmation(finance_in_sandbox, sandbox, captured_payment, app):
+    tx_no, dispute_no = _dispute(sandbox, captured_payment, app)
+    unconfirmed = finance_in_sandbox.post(f"/disputes/{dispute_no}/accept", {})
+    assert unconfirmed.status_code == 422
+    assert "Tick the box to accept the dispute." in unconfirmed.text
+    assert sandbox.get(f"/disputes/{dispute_no}").json()["status"] == "needs_response"
+
+    accepted = finance_in_sandbox.post(f"/disputes/{dispute_no}/accept", {"confirm": "y"})
+    assert accepted.status_code == 303
+    assert "Dispute accepted." in finance_in_sandbox.get(accepted.headers["Location"]).text
+    assert sandbox.get(f"/disputes/{dispute_no}").json()["status"] == "accepted"
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        actor = uow.conn.execute(select(audit_log.c.actor).where(
+            audit_log.c.target == dispute_no, audit_log.c.action == "dispute.accept")).scalar_one()
+    assert actor.startswith("finance-")
+    again = finance_in_sandbox.post(f"/disputes/{dispute_no}/accept", {"confirm": "y"})
+    assert f"Cannot accept dispute {dispute_no}: its status is accepted" in finance_in_sandbox.get(
+        again.headers["Location"]).text
