@@ -22,12 +22,11 @@ from .deps import Deps
 from .dispute_service import record_action_done, record_from_provider
 from .disputes import OPEN_STATUSES, Action, Dispute, DisputeCallRefused
 from .provider import ProviderUnavailable
+from .retries import retry_after
 
 CLAIM_FOR = timedelta(seconds=60)
 # How often a worker asks the provider where an open dispute stands, in case a webhook was missed.
 CHECK_EVERY = timedelta(hours=6)
-FIRST_RETRY = timedelta(seconds=30)
-MAX_RETRY = timedelta(hours=1)
 BATCH = 20
 
 
@@ -89,13 +88,13 @@ def call_provider(deps: Deps, dispute_id: int) -> None:
 
 
 def _not_answered(deps: Deps, dispute_id: int, action: Action, error: str) -> None:
-    """Ask again later, later the more attempts have failed (at most MAX_RETRY apart)."""
+    """Ask again later, later the more attempts have failed (retries.retry_after)."""
     now = deps.clock()
     with deps.uow() as uow:
         current = uow.disputes.by_id_for_worker(dispute_id, for_update=True)
         if current.action is not action:
             return
-        current.action_due_at = now + min(FIRST_RETRY * 2 ** max(current.action_attempts - 1, 0), MAX_RETRY)
+        current.action_due_at = now + retry_after(current.action_attempts)
         current.action_error = error[:500]
         current.updated_at = now
         uow.disputes.save(current)

@@ -15,6 +15,7 @@ from datetime import timedelta
 
 from app.payments.bank_lists import REFRESH_AFTER
 from app.payments.deps import Deps
+from app.payments.retries import retry_after
 from app.store import bank_lists as store
 
 from .passes import BackgroundPass
@@ -24,14 +25,7 @@ log = logging.getLogger(__name__)
 
 # A claimed list is not due again for this long: a worker that died mid-fetch leaves it to another.
 CLAIM_FOR = timedelta(minutes=5)
-FIRST_RETRY = timedelta(seconds=30)
-MAX_RETRY = timedelta(hours=1)
 BATCH = 20  # lists one pass fetches at most (one after another: they are few and rarely due)
-
-
-def retry_after(failed_fetches: int) -> timedelta:
-    """How long after its n-th failed fetch in a row a list is tried again: 30 s, doubling, at most 1 h."""
-    return min(FIRST_RETRY * 2 ** max(failed_fetches - 1, 0), MAX_RETRY)
 
 
 def refresh_due_lists(deps: Deps, registry: ProviderRegistry, limit: int = BATCH) -> int:

@@ -15,10 +15,10 @@ import logging
 from datetime import timedelta
 
 from app.payments.deps import Deps
+from app.payments.retries import retry_after
 from app.store import settlements as store
 from app.store.provider_accounts import account_by_id
 
-from .bank_refresh import retry_after
 from .passes import BackgroundPass
 from .registry import ProviderRegistry
 
