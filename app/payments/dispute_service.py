@@ -9,10 +9,12 @@ the merchant webhooks of both, in the same outbox and under the same signing as 
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from .deps import Deps
+from .dispute_files import DisputeFile, check_file, safe_filename
 from .disputes import (
     LOST_STATUSES,
     OPEN_STATUSES,
@@ -209,6 +211,30 @@ def save_evidence(deps: Deps, caller: Caller, dispute_no: str, fields: dict[str,
         _finish_or_save(uow, dispute, now)
         uow.commit()
     return dispute
+
+
+def add_file(deps: Deps, caller: Caller, dispute_no: str, kind: str, filename: str | None,
+             data: bytes) -> DisputeFile:
+    """Keep a file for the dispute's evidence (in place of its file of the same kind) while the
+    evidence is a draft; a worker uploads it to the provider when the evidence is submitted.
+    FieldErrors for a file Paydesk does not take (nothing is kept then)."""
+    content_type = check_file(kind, data)
+    now = deps.clock()
+    with deps.uow() as uow:
+        dispute = _locked(uow, caller, dispute_no)
+        check_can_draft(dispute)
+        kept = uow.disputes.replace_file(dispute.id, kind, safe_filename(filename), content_type, data,
+                                         hashlib.sha256(data).hexdigest(), caller.actor, now)
+        uow.audit(caller, "dispute.evidence.file", dispute.dispute_no, dispute.amount, dispute.currency,
+                  {"kind": kind, "size": kept.size, "sha256": kept.sha256, "payment": dispute.payment_tx_no})
+        uow.commit()
+    return kept
+
+
+def files(deps: Deps, dispute: Dispute) -> list[DisputeFile]:
+    """The dispute's evidence files (without their bytes)."""
+    with deps.uow(write=False) as uow:
+        return uow.disputes.files(dispute.id)
 
 
 def accept(deps: Deps, caller: Caller, dispute_no: str) -> Dispute:
