@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from datetime import timedelta
 
 from .deps import Deps
+from .dispute_files import DisputeFile
 from .dispute_service import record_action_done, record_from_provider
 from .disputes import OPEN_STATUSES, Action, Dispute, DisputeCallRefused
 from .provider import ProviderUnavailable
@@ -31,12 +33,15 @@ MAX_RETRY = timedelta(hours=1)
 BATCH = 20
 
 
-def idempotency_key(dispute: Dispute) -> str:
-    """The same for every attempt of the same action: the acceptance, or the evidence by its digest
-    (changed evidence after a refusal is a new request to the provider)."""
+def idempotency_key(dispute: Dispute, files: Sequence[DisputeFile] = ()) -> str:
+    """The same for every attempt of the same action: the acceptance, or the evidence by its digest,
+    its files' contents included (changed evidence after a refusal is a new request to the provider)."""
     if dispute.action is Action.ACCEPT:
         return f"{dispute.dispute_no}-accept"
-    digest = hashlib.sha256(json.dumps(dispute.evidence, sort_keys=True).encode()).hexdigest()[:16]
+    sent: object = dispute.evidence
+    if files:
+        sent = [dispute.evidence, sorted((f.kind, f.sha256) for f in files)]
+    digest = hashlib.sha256(json.dumps(sent, sort_keys=True).encode()).hexdigest()[:16]
     return f"{dispute.dispute_no}-evidence-{digest}"
 
 
@@ -70,8 +75,10 @@ def call_provider(deps: Deps, dispute_id: int) -> None:
             raise ProviderUnavailable(f"Payment method {payment.payment_method} is no longer configured")
         connector = deps.providers.for_method(method)
         if action is Action.SUBMIT_EVIDENCE:
+            files = _upload_files(deps, connector, dispute)
+            sent = {"files": {f.kind: f.provider_file_id for f in files}} if files else {}
             facts = connector.submit_dispute_evidence(dispute.provider_dispute_id, dispute.evidence,
-                                                      idempotency_key(dispute))
+                                                      idempotency_key(dispute, files), **sent)
         else:
             facts = connector.accept_dispute(dispute.provider_dispute_id, idempotency_key(dispute))
     except ProviderUnavailable as error:
@@ -86,6 +93,26 @@ def call_provider(deps: Deps, dispute_id: int) -> None:
             record_action_done(uow, current, facts.status, facts.provider_status, source="worker",
                                now=deps.clock())
             uow.commit()
+
+
+def _upload_files(deps: Deps, connector, dispute: Dispute) -> list[DisputeFile]:
+    """Upload the dispute's evidence files the provider does not have yet (one with a provider
+    file id is not uploaded again: a retry after an outage or a killed worker), keeping each id
+    as it comes; the files, all uploaded. A connector that takes no files (Paystack, for now)
+    gets none: [] and they stay kept, not uploaded."""
+    if not hasattr(connector, "upload_dispute_file"):
+        return []
+    with deps.uow(write=False) as uow:
+        files = uow.disputes.files(dispute.id, with_data=True)
+    for file in files:
+        if file.provider_file_id is None:
+            file.provider_file_id = connector.upload_dispute_file(
+                file.filename, file.data, f"{dispute.dispute_no}-file-{file.id}-{file.sha256[:16]}")
+            with deps.uow() as uow:
+                uow.disputes.file_uploaded(file.id, file.provider_file_id, deps.clock())
+                uow.commit()
+        file.data = None
+    return files
 
 
 def _not_answered(deps: Deps, dispute_id: int, action: Action, error: str) -> None:
