@@ -23,6 +23,7 @@ from .deps import Deps
 from .dispute_files import DisputeFile
 from .dispute_service import record_action_done, record_from_provider
 from .disputes import OPEN_STATUSES, Action, Dispute, DisputeCallRefused
+from .money import to_minor
 from .provider import ProviderUnavailable
 
 CLAIM_FOR = timedelta(seconds=60)
@@ -75,10 +76,17 @@ def call_provider(deps: Deps, dispute_id: int) -> None:
             raise ProviderUnavailable(f"Payment method {payment.payment_method} is no longer configured")
         connector = deps.providers.for_method(method)
         if action is Action.SUBMIT_EVIDENCE:
-            files = _upload_files(deps, connector, dispute)
+            files = _upload_files(deps, connector, dispute) if getattr(connector, "evidence_takes_files", False) else []
             sent = {"files": {f.kind: f.provider_file_id for f in files}} if files else {}
             facts = connector.submit_dispute_evidence(dispute.provider_dispute_id, dispute.evidence,
                                                       idempotency_key(dispute, files), **sent)
+        elif getattr(connector, "accept_needs_receipt", False):
+            receipts = _upload_files(deps, connector, dispute, kinds={"receipt"})
+            if not receipts:
+                raise DisputeCallRefused(f"{dispute.provider} needs a receipt file to accept the dispute")
+            facts = connector.accept_dispute(dispute.provider_dispute_id, idempotency_key(dispute),
+                                             amount_minor=to_minor(dispute.amount, dispute.currency),
+                                             receipt=receipts[0].provider_file_id)
         else:
             facts = connector.accept_dispute(dispute.provider_dispute_id, idempotency_key(dispute))
     except ProviderUnavailable as error:
@@ -95,19 +103,17 @@ def call_provider(deps: Deps, dispute_id: int) -> None:
             uow.commit()
 
 
-def _upload_files(deps: Deps, connector, dispute: Dispute) -> list[DisputeFile]:
+def _upload_files(deps: Deps, connector, dispute: Dispute, kinds: set[str] | None = None) -> list[DisputeFile]:
     """Upload the dispute's evidence files the provider does not have yet (one with a provider
     file id is not uploaded again: a retry after an outage or a killed worker), keeping each id
-    as it comes; the files, all uploaded. A connector that takes no files (Paystack, for now)
-    gets none: [] and they stay kept, not uploaded."""
-    if not hasattr(connector, "upload_dispute_file"):
-        return []
+    as it comes; the files (of `kinds`, else all), all uploaded."""
     with deps.uow(write=False) as uow:
-        files = uow.disputes.files(dispute.id, with_data=True)
+        files = [f for f in uow.disputes.files(dispute.id, with_data=True) if kinds is None or f.kind in kinds]
     for file in files:
         if file.provider_file_id is None:
             file.provider_file_id = connector.upload_dispute_file(
-                file.filename, file.data, f"{dispute.dispute_no}-file-{file.id}-{file.sha256[:16]}")
+                dispute.provider_dispute_id, file.filename, file.data, file.content_type,
+                f"{dispute.dispute_no}-file-{file.id}-{file.sha256[:16]}")
             with deps.uow() as uow:
                 uow.disputes.file_uploaded(file.id, file.provider_file_id, deps.clock())
                 uow.commit()

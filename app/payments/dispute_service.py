@@ -38,11 +38,10 @@ from .model import SIMULATOR, Caller, Transaction
 from .money import format_amount, from_minor, to_minor
 from .refundable import RefundArithmetic
 
-# The providers whose disputes a worker answers through their API. A Paystack acceptance needs a
-# refund receipt uploaded first (PUT /dispute/{id}/resolve requires uploaded_filename), which
-# Paydesk does not upload yet: it is refused with this message.
-PAYSTACK_ACCEPT_NEEDS_UPLOAD = ("Paystack accepts a dispute only with an uploaded refund receipt, "
-                                "which Paydesk does not upload yet; accept it in Paystack's dashboard")
+# A Paystack acceptance needs a refund receipt uploaded with it (PUT /dispute/{id}/resolve
+# requires uploaded_filename): without a receipt file it is refused with this message.
+PAYSTACK_ACCEPT_NEEDS_UPLOAD = ("Paystack accepts a dispute only with a refund receipt: add a file of kind "
+                                "receipt (POST /disputes/{id}/files) first")
 # How long a sandbox dispute gives the merchant to answer.
 SANDBOX_RESPONSE_WINDOW = timedelta(days=7)
 # Paystack's evidence endpoint requires these (DisputeEvidence in its OpenAPI document).
@@ -244,7 +243,7 @@ def accept(deps: Deps, caller: Caller, dispute_no: str) -> Dispute:
     with deps.uow() as uow:
         dispute = _locked(uow, caller, dispute_no)
         check_can_act(dispute, Action.ACCEPT)
-        if dispute.provider == "paystack":
+        if dispute.provider == "paystack" and not any(f.kind == "receipt" for f in uow.disputes.files(dispute.id)):
             raise DisputeRejected(PAYSTACK_ACCEPT_NEEDS_UPLOAD)
         uow.audit(caller, "dispute.accept", dispute.dispute_no, dispute.amount, dispute.currency,
                   {"payment": dispute.payment_tx_no})

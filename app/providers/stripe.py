@@ -439,7 +439,11 @@ class StripeConnector:
         balance = self._call(self.client.v1.balance.retrieve)
         return f"Connected to Stripe ({'live' if balance.get('livemode') else 'test'} mode)"
 
-    def upload_dispute_file(self, filename: str, data: bytes, idempotency_key: str) -> str:
+    evidence_takes_files = True
+    accept_needs_receipt = False
+
+    def upload_dispute_file(self, _provider_dispute_id: str, filename: str, data: bytes, _content_type: str,
+                            idempotency_key: str) -> str:
         """POST /v1/files (multipart, purpose dispute_evidence) on the files base address; the
         File's id, for a Dispute's evidence file fields. DisputeCallRefused when Stripe refuses it."""
         upload = io.BytesIO(data)

@@ -127,8 +127,8 @@ def test_paystack_evidence_goes_to_its_evidence_endpoint_and_acceptance_is_refus
 
     refused = live.post(f"/disputes/{dispute_no}/accept")
     assert (refused.status_code, refused.json()) == (409, {
-        "error": "Paystack accepts a dispute only with an uploaded refund receipt, which Paydesk does not "
-                 "upload yet; accept it in Paystack's dashboard"})
+        "error": "Paystack accepts a dispute only with a refund receipt: add a file of kind receipt "
+                 "(POST /disputes/{id}/files) first"})
     missing = live.post(f"/disputes/{dispute_no}/evidence", {"submit": True})
     assert (missing.status_code, missing.json()) == (409, {
         "error": "Paystack needs customerPhone, productDescription in the evidence"})
@@ -240,3 +240,31 @@ def test_a_file_stripe_refuses_keeps_the_evidence_back_with_its_words(sandbox, d
     shown = sandbox.get(f"/disputes/{dispute_no}").json()
     assert (shown["pendingAction"], shown["lastError"], shown["files"][0]["uploaded"]) == (
         None, "Stripe refused the file receipt.pdf: The file is unreadable", False)
+
+
+def test_a_paystack_acceptance_uploads_the_receipt_then_resolves(
+        live, server, deps, paystack_fake, paystack_account, receiver):
+    tx_no = paystack_captured(live, server, deps, paystack_fake, paystack_account, receiver)
+    paystack_dispute_event(paystack_account, "charge.dispute.create", tx_no, "awaiting-merchant-feedback")
+    dispute_no = disputes_of(deps, tx_no)[0]["dispute_no"]
+    assert add_file(live, dispute_no, "receipt", "refund.pdf", PDF).status_code == 201
+    paystack_fake.on("GET", "/dispute/2867/upload_url", {"status": True, "message": "Upload url generated",
+                     "data": {"signedUrl": f"{paystack_fake.url}/storage/qesp8a4df1xejihd9x5q?sig=abc",
+                              "fileName": "qesp8a4df1xejihd9x5q"}})
+    paystack_fake.on("PUT", "/storage/qesp8a4df1xejihd9x5q", {})
+    paystack_fake.on("PUT", "/dispute/2867/resolve", {"status": True, "message": "Dispute successfully resolved",
+                                                      "data": {"id": 2867, "status": "resolved"}})
+    accepted = live.post(f"/disputes/{dispute_no}/accept")
+    assert (accepted.status_code, accepted.json()["pendingAction"]) == (202, "accept")
+    assert paystack_fake.requests_to("GET", "/dispute/2867/upload_url") == []  # not on the request's thread
+
+    assert dispute_calls.run_due_dispute_calls(deps) == 1
+    [stored] = paystack_fake.requests_to("PUT", "/storage/qesp8a4df1xejihd9x5q")
+    assert stored.body == PDF and stored.header("Content-Type") == "application/pdf"
+    assert stored.header("Authorization") is None  # the secret key stays with Paystack's API
+    [resolve] = paystack_fake.requests_to("PUT", "/dispute/2867/resolve")
+    assert resolve.json == {"resolution": "merchant-accepted", "message": "Merchant accepted",
+                            "refund_amount": 1050050, "uploaded_filename": "qesp8a4df1xejihd9x5q"}
+    shown = live.get(f"/disputes/{dispute_no}").json()
+    assert (shown["status"], shown["pendingAction"]) == ("accepted", None)
+    assert [(f["uploaded"], f["providerFileId"]) for f in shown["files"]] == [(True, "qesp8a4df1xejihd9x5q")]
