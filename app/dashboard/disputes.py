@@ -63,7 +63,8 @@ class FileForm(FlaskForm):
     class Meta:
         csrf = False
 
-    kind = SelectField("Kind of document", choices=[SelectChoice(k, k.replace("_", " ").capitalize()) for k in FILE_KINDS],
+    kind = SelectField("Kind of document",
+                       choices=[SelectChoice(k, k.replace("_", " ").capitalize()) for k in FILE_KINDS],
                        description="; ".join(f"{k.replace('_', ' ').capitalize()}: {w.lower()}"
                                              for k, w in FILE_KINDS.items()))
     file = FileField("File", description="A PDF, PNG or JPEG of at most 4 MB. It goes to the provider "

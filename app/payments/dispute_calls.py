@@ -9,6 +9,10 @@ idempotency key at Stripe (the evidence's digest or the acceptance), so Stripe d
 twice. A provider that cannot answer is asked again later; one that refuses clears the action and
 keeps its words on the dispute (`action_error`) for the merchant to read.
 
+Evidence files go up first: each file the provider does not have yet is uploaded and its id kept
+at once (a retry uploads none twice), then the evidence names them (Stripe). Paystack's evidence
+takes no files; its acceptance needs the dispute's receipt uploaded, named in its resolve.
+
 The worker also asks the providers where open disputes stand every CHECK_EVERY, so a missed
 webhook does not leave a dispute open for ever (check_open_disputes).
 """
