@@ -17,6 +17,7 @@ from app.payments.disputes import (
     DisputeRejected,
     DisputeStatus,
 )
+from app.payments.dispute_files import FILE_KINDS, MAX_FILE_BYTES, DisputeFile
 from app.payments.formats import iso_utc
 from app.payments.model import FieldErrors, Mode
 from app.payments.money import quantize
@@ -63,6 +64,34 @@ def dispute_body(dispute: Dispute) -> dict:
         "createdAt": iso_utc(dispute.created_at),
         "updatedAt": iso_utc(dispute.updated_at),
     }
+
+
+def file_body(file: DisputeFile) -> dict:
+    """An evidence file as the API shows it (never its bytes)."""
+    return {
+        "fileId": file.id,
+        "kind": file.kind,
+        "filename": file.filename,
+        "contentType": file.content_type,
+        "size": file.size,
+        "sha256": file.sha256,
+        "uploaded": file.provider_file_id is not None,
+        "providerFileId": file.provider_file_id,
+        "createdAt": iso_utc(file.created_at),
+        "createdBy": file.created_by,
+    }
+
+
+# A multipart body may be a little larger than its file: the form's boundaries and `kind`.
+FILE_BODY_LIMIT = MAX_FILE_BYTES + 64 * 1024
+
+
+@api.url_value_preprocessor
+def _file_body_limit(endpoint: str | None, _values: dict | None) -> None:
+    """The files endpoint takes bodies up to FILE_BODY_LIMIT (every other one MAX_CONTENT_LENGTH);
+    set before any before_request reads the body."""
+    if endpoint == "api.add_dispute_file":
+        request.max_content_length = FILE_BODY_LIMIT
 
 
 def _dispute_no(text: str) -> str:
@@ -141,7 +170,8 @@ def get_dispute(dispute_id: str):
     dispute = dispute_service.get(deps(), g.caller, _dispute_no(dispute_id))
     with deps().uow(write=False) as uow:
         moves = uow.disputes.history(dispute.id)
-    return json_response({**dispute_body(dispute), "history": [
+    files = dispute_service.files(deps(), dispute)
+    return json_response({**dispute_body(dispute), "files": [file_body(f) for f in files], "history": [
         {"from": m["from_status"], "to": m["to_status"], "source": m["source"], "note": m["note"],
          "at": iso_utc(m["at"])} for m in moves]})
 
@@ -179,6 +209,27 @@ def send_evidence(dispute_id: str):
     dispute_no = _dispute_no(dispute_id)
     fields, submit = read_evidence(read_json())
     return _answer(dispute_service.save_evidence(deps(), g.caller, dispute_no, fields, submit=submit))
+
+
+@api.post("/disputes/<dispute_id>/files")
+def add_dispute_file(dispute_id: str):
+    """Keep a file (multipart `file`, and `kind`) for the evidence; a worker uploads it to the
+    provider when the evidence is submitted. 201 with the file; 400 for a file Paydesk does not take."""
+    dispute_no = _dispute_no(dispute_id)
+    if not request.mimetype == "multipart/form-data":
+        raise FieldErrors.one("Body", "The body must be multipart/form-data with a file and its kind")
+    unknown = sorted((set(request.form) | set(request.files)) - {"file", "kind"})
+    if unknown:
+        raise FieldErrors({shown_field_name(key): ["Unknown field"] for key in unknown})
+    kind = request.form.get("kind", "")
+    if kind not in FILE_KINDS:
+        raise FieldErrors.one("Kind", f"Kind must be one of {', '.join(FILE_KINDS)}")
+    upload = request.files.get("file")
+    if upload is None:
+        raise FieldErrors.one("File", "File is required (a PDF, PNG or JPEG)")
+    data = upload.stream.read(MAX_FILE_BYTES + 1)
+    kept = dispute_service.add_file(deps(), g.caller, dispute_no, kind, upload.filename, data)
+    return json_response(file_body(kept), 201)
 
 
 @api.post("/disputes/<dispute_id>/accept")

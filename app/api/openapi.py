@@ -12,6 +12,7 @@ from functools import cache
 from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 
+from app.payments.dispute_files import FILE_KINDS, MAX_FILE_BYTES
 from app.payments.disputes import EVIDENCE_FIELDS, MAX_EVIDENCE_TEXT, DisputeStatus
 from app.payments.events import MAX_WEBHOOK_ID_LENGTH
 from app.payments.model import MAX_TX_NO_LENGTH
@@ -511,12 +512,27 @@ def _dispute_schemas() -> dict:
         "createdAt": {"type": "string", "format": "date-time"},
         "updatedAt": {"type": "string", "format": "date-time"},
     }
+    dispute_file = _object({
+        "fileId": {"type": "integer"},
+        "kind": {"type": "string", "enum": list(FILE_KINDS)},
+        "filename": {"type": "string"},
+        "contentType": {"type": "string", "enum": ["application/pdf", "image/png", "image/jpeg"],
+                        "description": "Told by the file's content, not its name."},
+        "size": {"type": "integer", "maximum": MAX_FILE_BYTES},
+        "sha256": {"type": "string"},
+        "uploaded": {"type": "boolean", "description": "The provider has the file (evidence submitted)."},
+        "providerFileId": nullable_text,
+        "createdAt": {"type": "string", "format": "date-time"},
+        "createdBy": {"type": "string"},
+    })
     move = _object({"from": {"type": ["string", "null"]}, "to": {"type": "string"}, "source": {"type": "string"},
                     "note": nullable_text, "at": {"type": "string", "format": "date-time"}})
     return {
         "DisputeEvidence": evidence,
         "Dispute": _object(dispute),
-        "DisputeWithHistory": _object({**dispute, "history": {"type": "array", "items": move}}),
+        "DisputeFile": dispute_file,
+        "DisputeWithHistory": _object({**dispute, "files": {"type": "array", "items": _ref("DisputeFile")},
+                                       "history": {"type": "array", "items": move}}),
         "EvidenceRequest": {**evidence, "properties": {**evidence["properties"], "submit": {
             "type": "boolean", "default": False,
             "description": "true: a worker submits the evidence to the provider (202)."}}},
@@ -575,6 +591,25 @@ def _dispute_paths() -> dict:
             "requestBody": {"required": True, **_json(_ref("EvidenceRequest"), example={
                 "productDescription": "Two ceramic cups, delivered by courier", "submit": True})},
             "responses": acted,
+        }},
+        "/api/v1/disputes/{disputeId}/files": {"post": {
+            "operationId": "addDisputeFile",
+            "summary": "Keep a file for the evidence (one per kind: a new one replaces the old); "
+                       "a worker uploads it to the provider when the evidence is submitted.",
+            "parameters": [dispute_id],
+            "requestBody": {"required": True, "content": {"multipart/form-data": {"schema": _object({
+                "kind": {"type": "string", "enum": list(FILE_KINDS)},
+                "file": {"type": "string", "format": "binary",
+                         "description": "A PDF, PNG or JPEG (told by its content) of at most 4 MB."}})}}},
+            "responses": {
+                "201": _response("The file, kept (not yet uploaded to the provider).", _ref("DisputeFile")),
+                "400": _shared("FieldErrors"),
+                "401": _shared("Unauthorized"),
+                "404": _response("No such dispute for this merchant and mode.", _ref("Error")),
+                "409": _response("The evidence is no longer a draft (submitted, or the dispute is closed).",
+                                 _ref("Error")),
+                "413": _shared("TooLarge"),
+            },
         }},
         "/api/v1/disputes/{disputeId}/accept": {"post": {
             "operationId": "acceptDispute",

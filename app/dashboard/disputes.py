@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_wtf import FlaskForm
-from wtforms import BooleanField, TextAreaField
+from flask_wtf.file import FileField
+from wtforms import BooleanField, SelectChoice, SelectField, TextAreaField
 from wtforms.validators import DataRequired, Length
 
 from app.auth.users import current_caller, requires
 from app.payments import dispute_service
+from app.payments.dispute_files import FILE_KINDS, MAX_FILE_BYTES
 from app.payments.disputes import (
     EVIDENCE_FIELDS,
     LOST_STATUSES,
@@ -55,6 +57,31 @@ class AcceptForm(FlaskForm):
     confirm = BooleanField(ACCEPT_CONFIRMATION, validators=[DataRequired("Tick the box to accept the dispute.")])
 
 
+class FileForm(FlaskForm):
+    """One evidence file and its kind (the API's POST /disputes/{id}/files takes the same)."""
+
+    class Meta:
+        csrf = False
+
+    kind = SelectField("Kind of document",
+                       choices=[SelectChoice(k, k.replace("_", " ").capitalize()) for k in FILE_KINDS],
+                       description="; ".join(f"{k.replace('_', ' ').capitalize()}: {w.lower()}"
+                                             for k, w in FILE_KINDS.items()))
+    file = FileField("File", description="A PDF, PNG or JPEG of at most 4 MB. It goes to the provider "
+                                         "when the evidence is submitted.")
+
+
+# A multipart body may be a little larger than its file (boundaries, kind, CSRF token).
+FILE_BODY_LIMIT = MAX_FILE_BYTES + 64 * 1024
+
+
+@dashboard.url_value_preprocessor
+def _file_body_limit(endpoint: str | None, _values: dict | None) -> None:
+    """The file form takes bodies up to FILE_BODY_LIMIT; set before the CSRF check reads the body."""
+    if endpoint == "dashboard.dispute_file":
+        request.max_content_length = FILE_BODY_LIMIT
+
+
 def _dispute_or_404(dispute_no: str) -> Dispute:
     if not could_be_key(dispute_no, MAX_DISPUTE_NO_LENGTH):
         abort(404)
@@ -90,12 +117,15 @@ def dispute(dispute_no: str):
     return _page(found, EvidenceForm(data=found.evidence), AcceptForm())
 
 
-def _page(found: Dispute, evidence_form: EvidenceForm, accept_form: AcceptForm, status: int = 200):
+def _page(found: Dispute, evidence_form: EvidenceForm, accept_form: AcceptForm, status: int = 200,
+          file_form: FileForm | None = None):
     with deps().uow(write=False) as uow:
         moves = uow.disputes.history(found.id)
+        files = uow.disputes.files(found.id)
     story = detail_context(found.payment_tx_no)
     return render_template("dashboard/dispute.html", dispute=found, moves=moves, form=evidence_form,
-                           accept_form=accept_form, lost=found.status in LOST_STATUSES,
+                           accept_form=accept_form, files=files, file_form=file_form or FileForm(),
+                           lost=found.status in LOST_STATUSES,
                            answerable=found.status is DisputeStatus.NEEDS_RESPONSE and found.action is None,
                            **story), status
 
@@ -126,6 +156,30 @@ def dispute_evidence(dispute_no: str):
         flash("Evidence is being sent to the provider; this page shows when it has taken it.", "success")
     else:
         flash(f"Evidence submitted: the dispute is {saved.status.value.replace('_', ' ')}.", "success")
+    return redirect(url_for("dashboard.dispute", dispute_no=dispute_no), 303)
+
+
+@dashboard.post("/disputes/<dispute_no>/files")
+@requires(PERMISSION)
+def dispute_file(dispute_no: str):
+    """Keep a file for the evidence (a worker uploads it to the provider with the evidence)."""
+    found = _dispute_or_404(dispute_no)
+    form = FileForm()
+    upload = request.files.get("file")
+    data = upload.stream.read(MAX_FILE_BYTES + 1) if upload else b""
+    try:
+        if not form.validate():
+            raise FieldErrors.one("Kind", "Choose the kind of document")
+        dispute_service.add_file(deps(), current_caller(), dispute_no, form.kind.data, upload and upload.filename,
+                                 data)
+    except FieldErrors as refused:
+        for name, messages in refused.errors.items():
+            getattr(form, name.lower()).errors = list(messages)
+        return _page(found, EvidenceForm(data=found.evidence), AcceptForm(), 422, file_form=form)
+    except DisputeRejected as refused:
+        flash(str(refused), "error")
+        return redirect(url_for("dashboard.dispute", dispute_no=dispute_no), 303)
+    flash(f"File {upload.filename} kept; it goes to {found.provider} with the evidence.", "success")
     return redirect(url_for("dashboard.dispute", dispute_no=dispute_no), 303)
 
 

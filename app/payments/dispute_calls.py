@@ -9,6 +9,10 @@ idempotency key at Stripe (the evidence's digest or the acceptance), so Stripe d
 twice. A provider that cannot answer is asked again later; one that refuses clears the action and
 keeps its words on the dispute (`action_error`) for the merchant to read.
 
+Evidence files go up first: each file the provider does not have yet is uploaded and its id kept
+at once (a retry uploads none twice), then the evidence names them (Stripe). Paystack's evidence
+takes no files; its acceptance needs the dispute's receipt uploaded, named in its resolve.
+
 The worker also asks the providers where open disputes stand every CHECK_EVERY, so a missed
 webhook does not leave a dispute open for ever (check_open_disputes).
 """
@@ -16,11 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from datetime import timedelta
 
 from .deps import Deps
+from .dispute_files import DisputeFile
 from .dispute_service import record_action_done, record_from_provider
 from .disputes import OPEN_STATUSES, Action, Dispute, DisputeCallRefused
+from .money import to_minor
 from .provider import ProviderUnavailable
 from .retries import retry_after
 
@@ -30,12 +37,15 @@ CHECK_EVERY = timedelta(hours=6)
 BATCH = 20
 
 
-def idempotency_key(dispute: Dispute) -> str:
-    """The same for every attempt of the same action: the acceptance, or the evidence by its digest
-    (changed evidence after a refusal is a new request to the provider)."""
+def idempotency_key(dispute: Dispute, files: Sequence[DisputeFile] = ()) -> str:
+    """The same for every attempt of the same action: the acceptance, or the evidence by its digest,
+    its files' contents included (changed evidence after a refusal is a new request to the provider)."""
     if dispute.action is Action.ACCEPT:
         return f"{dispute.dispute_no}-accept"
-    digest = hashlib.sha256(json.dumps(dispute.evidence, sort_keys=True).encode()).hexdigest()[:16]
+    sent: object = dispute.evidence
+    if files:
+        sent = [dispute.evidence, sorted((f.kind, f.sha256) for f in files)]
+    digest = hashlib.sha256(json.dumps(sent, sort_keys=True).encode()).hexdigest()[:16]
     return f"{dispute.dispute_no}-evidence-{digest}"
 
 
@@ -69,8 +79,17 @@ def call_provider(deps: Deps, dispute_id: int) -> None:
             raise ProviderUnavailable(f"Payment method {payment.payment_method} is no longer configured")
         connector = deps.providers.for_method(method)
         if action is Action.SUBMIT_EVIDENCE:
+            files = _upload_files(deps, connector, dispute) if getattr(connector, "evidence_takes_files", False) else []
+            sent = {"files": {f.kind: f.provider_file_id for f in files}} if files else {}
             facts = connector.submit_dispute_evidence(dispute.provider_dispute_id, dispute.evidence,
-                                                      idempotency_key(dispute))
+                                                      idempotency_key(dispute, files), **sent)
+        elif getattr(connector, "accept_needs_receipt", False):
+            receipts = _upload_files(deps, connector, dispute, kinds={"receipt"})
+            if not receipts:
+                raise DisputeCallRefused(f"{dispute.provider} needs a receipt file to accept the dispute")
+            facts = connector.accept_dispute(dispute.provider_dispute_id, idempotency_key(dispute),
+                                             amount_minor=to_minor(dispute.amount, dispute.currency),
+                                             receipt=receipts[0].provider_file_id)
         else:
             facts = connector.accept_dispute(dispute.provider_dispute_id, idempotency_key(dispute))
     except ProviderUnavailable as error:
@@ -85,6 +104,24 @@ def call_provider(deps: Deps, dispute_id: int) -> None:
             record_action_done(uow, current, facts.status, facts.provider_status, source="worker",
                                now=deps.clock())
             uow.commit()
+
+
+def _upload_files(deps: Deps, connector, dispute: Dispute, kinds: set[str] | None = None) -> list[DisputeFile]:
+    """Upload the dispute's evidence files the provider does not have yet (one with a provider
+    file id is not uploaded again: a retry after an outage or a killed worker), keeping each id
+    as it comes; the files (of `kinds`, else all), all uploaded."""
+    with deps.uow(write=False) as uow:
+        files = [f for f in uow.disputes.files(dispute.id, with_data=True) if kinds is None or f.kind in kinds]
+    for file in files:
+        if file.provider_file_id is None:
+            file.provider_file_id = connector.upload_dispute_file(
+                dispute.provider_dispute_id, file.filename, file.data, file.content_type,
+                f"{dispute.dispute_no}-file-{file.id}-{file.sha256[:16]}")
+            with deps.uow() as uow:
+                uow.disputes.file_uploaded(file.id, file.provider_file_id, deps.clock())
+                uow.commit()
+        file.data = None
+    return files
 
 
 def _not_answered(deps: Deps, dispute_id: int, action: Action, error: str) -> None:

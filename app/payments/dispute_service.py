@@ -9,10 +9,12 @@ the merchant webhooks of both, in the same outbox and under the same signing as 
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from .deps import Deps
+from .dispute_files import DisputeFile, check_file, safe_filename
 from .disputes import (
     LOST_STATUSES,
     OPEN_STATUSES,
@@ -36,11 +38,10 @@ from .model import SIMULATOR, Caller, Transaction
 from .money import format_amount, from_minor, to_minor
 from .refundable import RefundArithmetic
 
-# The providers whose disputes a worker answers through their API. A Paystack acceptance needs a
-# refund receipt uploaded first (PUT /dispute/{id}/resolve requires uploaded_filename), which
-# Paydesk does not upload yet: it is refused with this message.
-PAYSTACK_ACCEPT_NEEDS_UPLOAD = ("Paystack accepts a dispute only with an uploaded refund receipt, "
-                                "which Paydesk does not upload yet; accept it in Paystack's dashboard")
+# A Paystack acceptance needs a refund receipt uploaded with it (PUT /dispute/{id}/resolve
+# requires uploaded_filename): without a receipt file it is refused with this message.
+PAYSTACK_ACCEPT_NEEDS_UPLOAD = ("Paystack accepts a dispute only with a refund receipt: add a file of kind "
+                                "receipt (POST /disputes/{id}/files) first")
 # How long a sandbox dispute gives the merchant to answer.
 SANDBOX_RESPONSE_WINDOW = timedelta(days=7)
 # Paystack's evidence endpoint requires these (DisputeEvidence in its OpenAPI document).
@@ -211,6 +212,30 @@ def save_evidence(deps: Deps, caller: Caller, dispute_no: str, fields: dict[str,
     return dispute
 
 
+def add_file(deps: Deps, caller: Caller, dispute_no: str, kind: str, filename: str | None,
+             data: bytes) -> DisputeFile:
+    """Keep a file for the dispute's evidence (in place of its file of the same kind) while the
+    evidence is a draft; a worker uploads it to the provider when the evidence is submitted.
+    FieldErrors for a file Paydesk does not take (nothing is kept then)."""
+    content_type = check_file(kind, data)
+    now = deps.clock()
+    with deps.uow() as uow:
+        dispute = _locked(uow, caller, dispute_no)
+        check_can_draft(dispute)
+        kept = uow.disputes.replace_file(dispute.id, kind, safe_filename(filename), content_type, data,
+                                         hashlib.sha256(data).hexdigest(), caller.actor, now)
+        uow.audit(caller, "dispute.evidence.file", dispute.dispute_no, dispute.amount, dispute.currency,
+                  {"kind": kind, "size": kept.size, "sha256": kept.sha256, "payment": dispute.payment_tx_no})
+        uow.commit()
+    return kept
+
+
+def files(deps: Deps, dispute: Dispute) -> list[DisputeFile]:
+    """The dispute's evidence files (without their bytes)."""
+    with deps.uow(write=False) as uow:
+        return uow.disputes.files(dispute.id)
+
+
 def accept(deps: Deps, caller: Caller, dispute_no: str) -> Dispute:
     """Owe the provider the dispute's acceptance (a worker sends it): the merchant gives up its
     amount. The simulator answers in process: a sandbox dispute is accepted at once."""
@@ -218,7 +243,7 @@ def accept(deps: Deps, caller: Caller, dispute_no: str) -> Dispute:
     with deps.uow() as uow:
         dispute = _locked(uow, caller, dispute_no)
         check_can_act(dispute, Action.ACCEPT)
-        if dispute.provider == "paystack":
+        if dispute.provider == "paystack" and not any(f.kind == "receipt" for f in uow.disputes.files(dispute.id)):
             raise DisputeRejected(PAYSTACK_ACCEPT_NEEDS_UPLOAD)
         uow.audit(caller, "dispute.accept", dispute.dispute_no, dispute.amount, dispute.currency,
                   {"payment": dispute.payment_tx_no})

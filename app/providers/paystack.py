@@ -229,6 +229,8 @@ class PaystackConnector:
         # Every call goes through the guard: the base URL is the merchant's to choose.
         self.session = provider_session(guard)
         self.session.headers["Authorization"] = f"Bearer {secret_key}"
+        # Dispute files go to the signed URL Paystack gives (its storage): guarded, never the key.
+        self.upload_session = provider_session(guard)
 
     def __repr__(self) -> str:
         return f"PaystackConnector({self.base_url!r})"  # never the key
@@ -397,6 +399,50 @@ class PaystackConnector:
         except ProviderRejected as refused:
             raise DisputeCallRefused(f"Paystack refused: {refused}") from None
         return DisputeFacts(provider_dispute_id, DisputeStatus.UNDER_REVIEW, "awaiting-bank-feedback")
+
+    # Paystack's evidence endpoint takes no files: they go with the resolution alone.
+    evidence_takes_files = False
+    accept_needs_receipt = True
+
+    def upload_dispute_file(self, provider_dispute_id: str, filename: str, data: bytes, content_type: str,
+                            idempotency_key: str) -> str:
+        """GET /dispute/{id}/upload_url, then PUT the bytes to its signedUrl; Paystack's fileName
+        of the upload (the resolution's uploaded_filename). No idempotency key: a retry after
+        the PUT fetches a new URL and uploads again (nothing is resolved twice)."""
+        try:
+            answer = self._request("GET", f"/dispute/{quote(provider_dispute_id, safe='')}/upload_url")
+        except ProviderRejected as refused:
+            raise DisputeCallRefused(f"Paystack refused the file {filename}: {refused}") from None
+        data_part = answer.get("data") if isinstance(answer.get("data"), Mapping) else {}
+        signed_url, uploaded_name = data_part.get("signedUrl"), data_part.get("fileName")
+        if not (isinstance(signed_url, str) and signed_url.startswith(("https://", "http://"))
+                and isinstance(uploaded_name, str) and uploaded_name):
+            raise ProviderUnavailable("Paystack gave no upload URL for the dispute's file")
+        try:
+            response = self.upload_session.put(signed_url, data=data, headers={"Content-Type": content_type},
+                                               timeout=self.timeouts.as_tuple(), allow_redirects=False)
+        except TargetRefused as refused:
+            log.warning("Paystack file upload not sent: %s", refused)
+            raise ProviderUnavailable(f"Paystack's upload was not sent: {ADDRESS_REFUSED}") from None
+        except requests.RequestException as error:
+            raise ProviderUnavailable(f"Paystack's upload could not be made ({type(error).__name__})") from None
+        if not 200 <= response.status_code < 300:
+            if 400 <= response.status_code < 500:
+                raise DisputeCallRefused(f"Paystack refused the file {filename}: HTTP {response.status_code}")
+            raise ProviderUnavailable(f"Paystack's upload answered HTTP {response.status_code}")
+        return uploaded_name
+
+    def accept_dispute(self, provider_dispute_id: str, idempotency_key: str, *, amount_minor: int,
+                       receipt: str) -> DisputeFacts:
+        """PUT /dispute/{id}/resolve as merchant-accepted, with the refund receipt uploaded
+        (uploaded_filename) and the dispute's amount (refund_amount, in the subunit)."""
+        try:
+            self._request("PUT", f"/dispute/{quote(provider_dispute_id, safe='')}/resolve", json={
+                "resolution": "merchant-accepted", "message": "Merchant accepted",
+                "refund_amount": amount_minor, "uploaded_filename": receipt})
+        except ProviderRejected as refused:
+            raise DisputeCallRefused(f"Paystack refused: {refused}") from None
+        return DisputeFacts(provider_dispute_id, DisputeStatus.ACCEPTED, "resolved")
 
     # Requests
 

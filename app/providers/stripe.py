@@ -1,6 +1,7 @@
 """Stripe: Checkout Sessions, refunds and disputes through the official stripe package, and its webhooks."""
 from __future__ import annotations
 
+import io
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -300,7 +301,8 @@ class StripeConnector:
         self.return_url = return_url
         self.client = stripe.StripeClient(
             secret_key,
-            base_addresses={"api": base_url} if base_url else None,
+            # Files go to files.stripe.com unless told: the account's base URL takes both.
+            base_addresses={"api": base_url, "files": base_url} if base_url else None,
             # Every call goes through the guard: the base URL is the merchant's to choose.
             http_client=stripe.RequestsClient(timeout=timeouts.as_tuple(),
                                               session=provider_session(guard)),
@@ -437,12 +439,34 @@ class StripeConnector:
         balance = self._call(self.client.v1.balance.retrieve)
         return f"Connected to Stripe ({'live' if balance.get('livemode') else 'test'} mode)"
 
+    evidence_takes_files = True
+    accept_needs_receipt = False
+
+    def upload_dispute_file(self, _provider_dispute_id: str, filename: str, data: bytes, _content_type: str,
+                            idempotency_key: str) -> str:
+        """POST /v1/files (multipart, purpose dispute_evidence) on the files base address; the
+        File's id, for a Dispute's evidence file fields. DisputeCallRefused when Stripe refuses it."""
+        upload = io.BytesIO(data)
+        upload.name = filename  # the multipart part's filename
+        try:
+            answer = self._call(self.client.v1.files.create,
+                                params={"file": upload, "purpose": "dispute_evidence"},
+                                options={"idempotency_key": idempotency_key})
+        except ProviderRejected as refused:
+            raise DisputeCallRefused(f"Stripe refused the file {filename}: {refused}") from None
+        file_id = answer.get("id")
+        if not isinstance(file_id, str) or not file_id:
+            raise ProviderUnavailable("Stripe answered a file upload without a file id")
+        return file_id
+
     def submit_dispute_evidence(self, provider_dispute_id: str, evidence: Mapping[str, str],
-                                idempotency_key: str) -> DisputeFacts:
+                                idempotency_key: str, files: Mapping[str, str] | None = None) -> DisputeFacts:
         """POST /v1/disputes/{id} with the evidence and submit=true; the dispute as Stripe answers.
+        `files`: Stripe's evidence file fields (receipt, customer_communication, ...) -> File ids.
         DisputeCallRefused when Stripe refuses it (a closed dispute, a deadline passed)."""
         return self._dispute_call(self.client.v1.disputes.update, provider_dispute_id,
-                                  params={"evidence": stripe_evidence(evidence), "submit": True},
+                                  params={"evidence": {**stripe_evidence(evidence), **(files or {})},
+                                          "submit": True},
                                   options={"idempotency_key": idempotency_key})
 
     def dispute_status(self, provider_dispute_id: str) -> DisputeFacts:

@@ -10,14 +10,15 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, insert, or_, select, update
+from sqlalchemy import Connection, delete, insert, or_, select, update
 
+from app.payments.dispute_files import DisputeFile
 from app.payments.disputes import Action, Dispute, DisputeStatus
 from app.payments.model import Caller
 from app.payments.money import from_minor, to_minor
 from app.util import dumps
 
-from .tables import dispute_history, disputes, transactions, webhook_events
+from .tables import dispute_files, dispute_history, disputes, transactions, webhook_events
 
 if TYPE_CHECKING:
     from .unit_of_work import UnitOfWork
@@ -135,6 +136,28 @@ class DisputeRepository:
         self.conn.execute(insert(dispute_history).values(
             dispute_id=dispute.id, from_status=from_status.value if from_status else None,
             to_status=dispute.status.value, source=source[:254], note=note[:500] if note else None, at=at))
+
+    def files(self, dispute_id: int, *, with_data: bool = False) -> list[DisputeFile]:
+        """A dispute's evidence files, oldest first (their bytes only `with_data`)."""
+        columns = [c for c in dispute_files.c if with_data or c.name != "data"]
+        rows = self.conn.execute(select(*columns).where(dispute_files.c.dispute_id == dispute_id)
+                                 .order_by(dispute_files.c.id)).mappings().all()
+        return [DisputeFile(**row) for row in rows]
+
+    def replace_file(self, dispute_id: int, kind: str, filename: str, content_type: str, data: bytes,
+                     sha256: str, by: str, at: datetime) -> DisputeFile:
+        """Keep a file of this kind for the dispute, in place of the one it had (one per kind)."""
+        self.conn.execute(delete(dispute_files).where(dispute_files.c.dispute_id == dispute_id,
+                                                      dispute_files.c.kind == kind))
+        values = dict(dispute_id=dispute_id, kind=kind, filename=filename, content_type=content_type,
+                      size=len(data), sha256=sha256, created_at=at, created_by=by[:254])
+        file_id = self.conn.execute(insert(dispute_files).values(data=data, **values)).inserted_primary_key[0]
+        return DisputeFile(id=file_id, **values)
+
+    def file_uploaded(self, file_id: int, provider_file_id: str, at: datetime) -> None:
+        """Keep the provider's id of an uploaded file (it is not uploaded again)."""
+        self.conn.execute(update(dispute_files).where(dispute_files.c.id == file_id).values(
+            provider_file_id=provider_file_id, uploaded_at=at))
 
     def history(self, dispute_id: int) -> list[dict]:
         """A dispute's status moves, oldest first."""

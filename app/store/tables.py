@@ -12,6 +12,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     String,
@@ -706,4 +707,23 @@ dispute_history = Table(
     Column("source", String(254), nullable=False),  # stripe webhook, worker, sandbox, a user, ...
     Column("note", String(500)),
     Column("at", UtcDateTime(), nullable=False),
+)
+
+# The files of a dispute's evidence (app/payments/dispute_files.py): the bytes until a worker
+# uploads them to the provider, and the provider's file id once it has.
+dispute_files = Table(
+    "dispute_files",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("dispute_id", ForeignKey("disputes.id"), nullable=False, index=True),
+    Column("kind", String(40), nullable=False),
+    Column("filename", String(200), nullable=False),
+    Column("content_type", String(100), nullable=False),
+    Column("size", Integer, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("data", LargeBinary, nullable=False),
+    Column("provider_file_id", String(200)),
+    Column("uploaded_at", UtcDateTime()),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("created_by", String(254), nullable=False),
 )

@@ -40,7 +40,7 @@ def test_a_sandbox_chargeback_opens_a_dispute_the_api_shows(sandbox, disputed):
         "evidence": {"customerName": "Ada Lovelace", "customerEmail": "ada@example.com",
                      "uncategorizedText": body["evidence"]["uncategorizedText"]},
         "evidenceSubmittedAt": None, "evidenceSubmittedBy": None, "pendingAction": None, "lastError": None,
-        "createdAt": body["createdAt"], "updatedAt": body["updatedAt"],
+        "createdAt": body["createdAt"], "updatedAt": body["updatedAt"], "files": [],
         "history": [{"from": None, "to": "needs_response", "source": "sandbox", "note": None,
                      "at": body["history"][0]["at"]}]}
     assert body["evidence"]["uncategorizedText"].startswith(f"Payment {tx_no} (reference ")
@@ -188,3 +188,71 @@ def test_a_sandbox_reset_removes_the_disputes_of_its_test_payments(sandbox):
 
     assert "SBX-CAPTURED" not in [d["txNo"] for d in sandbox.get("/disputes?limit=200").json()["disputes"]]
     assert sandbox.status("SBX-CAPTURED")["Status"] == "Captured"
+
+
+PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 40
+
+
+def upload(api: Api, dispute_no: str, kind: str, name: str, data: bytes, content_type="application/pdf"):
+    return api.session.post(f"{api.base_url}/api/v1/disputes/{dispute_no}/files", data={"kind": kind},
+                            files={"file": (name, data, content_type)}, timeout=30)
+
+
+def stored_files(app) -> list[dict]:
+    from app.store.tables import dispute_files
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        return [dict(r) for r in uow.conn.execute(select(dispute_files).order_by(dispute_files.c.id)).mappings()]
+
+
+def test_a_file_is_kept_for_the_evidence_and_shown_on_the_dispute(sandbox, disputed, app):
+    _tx_no, dispute_no = disputed()
+    kept = upload(sandbox, dispute_no, "receipt", "../scans/receipt 42.pdf", PDF)
+    assert kept.status_code == 201, kept.text
+    body = kept.json()
+    assert body == {"fileId": body["fileId"], "kind": "receipt", "filename": "receipt 42.pdf",
+                    "contentType": "application/pdf", "size": len(PDF),
+                    "sha256": __import__("hashlib").sha256(PDF).hexdigest(), "uploaded": False,
+                    "providerFileId": None, "createdAt": body["createdAt"], "createdBy": body["createdBy"]}
+    assert body["createdBy"].startswith("api:")
+    # A PNG sent as "photo.pdf" is a PNG: its type is told by its content.
+    photo = upload(sandbox, dispute_no, "shipping_documentation", "photo.pdf", PNG)
+    assert (photo.status_code, photo.json()["contentType"]) == (201, "image/png")
+    # One file per kind: a new receipt replaces the old.
+    again = upload(sandbox, dispute_no, "receipt", "receipt-2.pdf", PDF + b"%2")
+    assert again.status_code == 201
+    shown = sandbox.get(f"/disputes/{dispute_no}").json()["files"]
+    assert [(f["kind"], f["filename"], f["size"], f["uploaded"]) for f in shown] == [
+        ("shipping_documentation", "photo.pdf", len(PNG), False), ("receipt", "receipt-2.pdf", len(PDF) + 2, False)]
+    ours = [f for f in stored_files(app) if f["id"] in {s["fileId"] for s in shown}]
+    assert sorted(f["data"] for f in ours) == sorted([PNG, PDF + b"%2"])
+
+
+def test_a_file_of_another_type_or_too_large_is_refused_and_nothing_kept(sandbox, disputed, app):
+    _tx_no, dispute_no = disputed()
+    before = len(stored_files(app))
+    html = upload(sandbox, dispute_no, "receipt", "receipt.pdf", b"<html><body>not a pdf</body></html>")
+    assert (html.status_code, html.json()) == (400, {"errors": {"File": ["File must be a PDF, PNG or JPEG"]}})
+    large = upload(sandbox, dispute_no, "receipt", "big.pdf", PDF + b"0" * (4 * 1024 * 1024))
+    assert (large.status_code, large.json()) == (400, {"errors": {"File": ["File must be at most 4 MB"]}})
+    huge = upload(sandbox, dispute_no, "receipt", "huge.pdf", PDF + b"0" * (5 * 1024 * 1024))
+    assert (huge.status_code, huge.json()) == (413, {"errors": {"Body": ["Request body is too large"]}})
+    kind = upload(sandbox, dispute_no, "selfie", "r.pdf", PDF)
+    assert (kind.status_code, kind.json()) == (400, {"errors": {"Kind": [
+        "Kind must be one of receipt, customer_communication, shipping_documentation, uncategorized_file"]}})
+    missing = sandbox.session.post(f"{sandbox.base_url}/api/v1/disputes/{dispute_no}/files",
+                                   data={"kind": "receipt"}, files={"other": ("x", b"y")}, timeout=30)
+    assert (missing.status_code, missing.json()) == (400, {"errors": {"other": ["Unknown field"]}})
+    as_json = sandbox.post(f"/disputes/{dispute_no}/files", {"kind": "receipt"})
+    assert (as_json.status_code, as_json.json()) == (400, {"errors": {"Body": [
+        "The body must be multipart/form-data with a file and its kind"]}})
+    assert len(stored_files(app)) == before
+    assert sandbox.get(f"/disputes/{dispute_no}").json()["files"] == []
+
+
+def test_no_file_once_the_evidence_is_submitted(sandbox, disputed):
+    _tx_no, dispute_no = disputed()
+    assert sandbox.post(f"/disputes/{dispute_no}/evidence", {"submit": True}).status_code == 200
+    late = upload(sandbox, dispute_no, "receipt", "r.pdf", PDF)
+    assert (late.status_code, late.json()) == (409, {
+        "error": f"Cannot send evidence for dispute {dispute_no}: its status is under_review"})

@@ -127,3 +127,34 @@ def test_accepting_needs_its_confirmation(finance_in_sandbox, sandbox, captured_
     again = finance_in_sandbox.post(f"/disputes/{dispute_no}/accept", {"confirm": "y"})
     assert f"Cannot accept dispute {dispute_no}: its status is accepted" in finance_in_sandbox.get(
         again.headers["Location"]).text
+
+
+PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+
+
+def test_a_file_is_added_through_the_dispute_page(finance_in_sandbox, sandbox, captured_payment, app):
+    _, dispute_no = _dispute(sandbox, captured_payment, app)
+    page = finance_in_sandbox.get(f"/disputes/{dispute_no}").text
+    assert 'enctype="multipart/form-data"' in page and 'type="file"' in page and "No files." in page
+    added = finance_in_sandbox.post(f"/disputes/{dispute_no}/files", {"kind": "receipt"},
+                                    files={"file": ("receipt.pdf", PDF, "application/pdf")})
+    assert added.status_code == 303, added.text
+    page = finance_in_sandbox.get(added.headers["Location"]).text
+    assert "File receipt.pdf kept; it goes to simulator with the evidence." in page
+    assert "Receipt: receipt.pdf" in page and "not sent yet" in page
+    [shown] = sandbox.get(f"/disputes/{dispute_no}").json()["files"]
+    assert (shown["kind"], shown["size"], shown["createdBy"][:8]) == ("receipt", len(PDF), "finance-")
+
+    refused = finance_in_sandbox.post(f"/disputes/{dispute_no}/files", {"kind": "receipt"},
+                                      files={"file": ("notes.pdf", b"plain text", "application/pdf")})
+    assert refused.status_code == 422
+    assert "File must be a PDF, PNG or JPEG" in refused.text
+    no_token = finance_in_sandbox.post(f"/disputes/{dispute_no}/files", {"kind": "receipt"}, csrf=False,
+                                       files={"file": ("receipt.pdf", PDF, "application/pdf")})
+    assert no_token.status_code in (400, 403)
+    assert len(sandbox.get(f"/disputes/{dispute_no}").json()["files"]) == 1
+    # Over the dashboard's usual 1 MB body limit, under the file's 4 MB.
+    large = finance_in_sandbox.post(f"/disputes/{dispute_no}/files", {"kind": "uncategorized_file"},
+                                    files={"file": ("scan.pdf", PDF + b"0" * (2 * 1024 * 1024), "application/pdf")})
+    assert large.status_code == 303
+    assert len(sandbox.get(f"/disputes/{dispute_no}").json()["files"]) == 2

@@ -632,11 +632,18 @@ def check_dispute_accept(a, other):
     _b_dispute_untouched(other)
 
 
+def check_dispute_file(a, other):
+    _not_found(a.post(f"/disputes/{_b_dispute(other)}/files", {"kind": "receipt"},
+                      files={"file": ("receipt.pdf", b"%PDF-1.4\n%%EOF\n", "application/pdf")}))
+    assert other.sandbox.get(f"/disputes/{other.dispute_no}").json()["files"] == []
+
+
 CHECKS.update({
     "dashboard.disputes": check_disputes,
     "dashboard.dispute": check_dispute,
     "dashboard.dispute_evidence": check_dispute_evidence,
     "dashboard.dispute_accept": check_dispute_accept,
+    "dashboard.dispute_file": check_dispute_file,
 })
 
 

@@ -127,8 +127,8 @@ def test_paystack_evidence_goes_to_its_evidence_endpoint_and_acceptance_is_refus
 
     refused = live.post(f"/disputes/{dispute_no}/accept")
     assert (refused.status_code, refused.json()) == (409, {
-        "error": "Paystack accepts a dispute only with an uploaded refund receipt, which Paydesk does not "
-                 "upload yet; accept it in Paystack's dashboard"})
+        "error": "Paystack accepts a dispute only with a refund receipt: add a file of kind receipt "
+                 "(POST /disputes/{id}/files) first"})
     missing = live.post(f"/disputes/{dispute_no}/evidence", {"submit": True})
     assert (missing.status_code, missing.json()) == (409, {
         "error": "Paystack needs customerPhone, productDescription in the evidence"})
@@ -166,3 +166,105 @@ def test_the_worker_asks_where_an_open_dispute_stands_when_no_webhook_came(
     assert sandbox.status(tx_no)["Status"] == "Captured"
     assert dispute_calls.check_open_disputes(later(deps, 7 * 3600)) == 0  # closed: not asked again
     assert len(stripe_fake.requests_to("GET", f"/v1/disputes/{DISPUTE_ID}")) == 1
+
+
+PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"\x00" * 32
+
+
+def stripe_file(file_id: str, filename: str, size: int) -> dict:
+    """A File object as Stripe answers POST /v1/files."""
+    return {"id": file_id, "object": "file", "purpose": "dispute_evidence", "filename": filename,
+            "size": size, "type": "pdf", "created": 1795430000, "url": None, "links": None, "title": None,
+            "expires_at": None}
+
+
+def add_file(api, dispute_no: str, kind: str, name: str, data: bytes):
+    return api.session.post(f"{api.base_url}/api/v1/disputes/{dispute_no}/files", data={"kind": kind},
+                            files={"file": (name, data)}, timeout=30)
+
+
+def test_evidence_files_are_uploaded_to_stripe_files_then_named_in_the_evidence(
+        sandbox, deps, stripe_fake, stripe_dispute):
+    _tx_no, dispute_no = stripe_dispute
+    assert add_file(sandbox, dispute_no, "receipt", "receipt.pdf", PDF).status_code == 201
+    assert add_file(sandbox, dispute_no, "shipping_documentation", "delivery.jpg", JPEG).status_code == 201
+    stripe_fake.on("POST", "/v1/files", stripe_file("file_receipt1", "receipt.pdf", len(PDF)),
+                   stripe_file("file_delivery1", "delivery.jpg", len(JPEG)))
+    stripe_answers(stripe_fake, f"/v1/disputes/{DISPUTE_ID}", "under_review")
+    assert sandbox.post(f"/disputes/{dispute_no}/evidence", {"submit": True}).status_code == 202
+    assert stripe_fake.requests_to("POST", "/v1/files") == []  # not on the request's thread
+
+    assert dispute_calls.run_due_dispute_calls(deps) == 1
+    receipt, delivery = stripe_fake.requests_to("POST", "/v1/files")
+    assert receipt.header("Content-Type").startswith("multipart/form-data; boundary=")
+    assert b'name="purpose"\r\n\r\ndispute_evidence' in receipt.body
+    assert b'filename="receipt.pdf"' in receipt.body and PDF in receipt.body
+    assert JPEG in delivery.body
+    [sent] = stripe_fake.requests_to("POST", f"/v1/disputes/{DISPUTE_ID}")
+    assert (sent.form["evidence[receipt]"], sent.form["evidence[shipping_documentation]"]) == (
+        "file_receipt1", "file_delivery1")
+    shown = sandbox.get(f"/disputes/{dispute_no}").json()
+    assert shown["status"] == "under_review"
+    assert [(f["kind"], f["uploaded"], f["providerFileId"]) for f in shown["files"]] == [
+        ("receipt", True, "file_receipt1"), ("shipping_documentation", True, "file_delivery1")]
+
+
+def test_a_retried_submission_does_not_upload_a_file_twice(sandbox, deps, stripe_fake, stripe_dispute):
+    _tx_no, dispute_no = stripe_dispute
+    assert add_file(sandbox, dispute_no, "receipt", "receipt.pdf", PDF).status_code == 201
+    stripe_fake.on("POST", "/v1/files", stripe_file("file_receipt1", "receipt.pdf", len(PDF)))
+    stripe_fake.on("POST", f"/v1/disputes/{DISPUTE_ID}",
+                   bodies.stripe_error(500, "Something went wrong", "api_error", "api_error"),
+                   {**bodies.dispute(10050, "under_review"), "evidence_details": {"due_by": None}})
+    assert sandbox.post(f"/disputes/{dispute_no}/evidence", {"submit": True}).status_code == 202
+
+    assert dispute_calls.run_due_dispute_calls(deps) == 1  # the file went up; the evidence got a 500
+    shown = sandbox.get(f"/disputes/{dispute_no}").json()
+    assert (shown["pendingAction"], shown["files"][0]["uploaded"]) == ("submit_evidence", True)
+    assert dispute_calls.run_due_dispute_calls(later(deps, 120)) == 1
+    assert len(stripe_fake.requests_to("POST", "/v1/files")) == 1
+    first, second = stripe_fake.requests_to("POST", f"/v1/disputes/{DISPUTE_ID}")
+    assert first.form["evidence[receipt]"] == second.form["evidence[receipt]"] == "file_receipt1"
+    assert first.header("Idempotency-Key") == second.header("Idempotency-Key")
+    assert sandbox.get(f"/disputes/{dispute_no}").json()["status"] == "under_review"
+
+
+def test_a_file_stripe_refuses_keeps_the_evidence_back_with_its_words(sandbox, deps, stripe_fake, stripe_dispute):
+    _tx_no, dispute_no = stripe_dispute
+    assert add_file(sandbox, dispute_no, "receipt", "receipt.pdf", PDF).status_code == 201
+    stripe_fake.on("POST", "/v1/files", bodies.stripe_error(400, "The file is unreadable", "file_invalid"))
+    assert sandbox.post(f"/disputes/{dispute_no}/evidence", {"submit": True}).status_code == 202
+    assert dispute_calls.run_due_dispute_calls(deps) == 1
+    assert stripe_fake.requests_to("POST", f"/v1/disputes/{DISPUTE_ID}") == []
+    shown = sandbox.get(f"/disputes/{dispute_no}").json()
+    assert (shown["pendingAction"], shown["lastError"], shown["files"][0]["uploaded"]) == (
+        None, "Stripe refused the file receipt.pdf: The file is unreadable", False)
+
+
+def test_a_paystack_acceptance_uploads_the_receipt_then_resolves(
+        live, server, deps, paystack_fake, paystack_account, receiver):
+    tx_no = paystack_captured(live, server, deps, paystack_fake, paystack_account, receiver)
+    paystack_dispute_event(paystack_account, "charge.dispute.create", tx_no, "awaiting-merchant-feedback")
+    dispute_no = disputes_of(deps, tx_no)[0]["dispute_no"]
+    assert add_file(live, dispute_no, "receipt", "refund.pdf", PDF).status_code == 201
+    paystack_fake.on("GET", "/dispute/2867/upload_url", {"status": True, "message": "Upload url generated",
+                     "data": {"signedUrl": f"{paystack_fake.url}/storage/qesp8a4df1xejihd9x5q?sig=abc",
+                              "fileName": "qesp8a4df1xejihd9x5q"}})
+    paystack_fake.on("PUT", "/storage/qesp8a4df1xejihd9x5q", {})
+    paystack_fake.on("PUT", "/dispute/2867/resolve", {"status": True, "message": "Dispute successfully resolved",
+                                                      "data": {"id": 2867, "status": "resolved"}})
+    accepted = live.post(f"/disputes/{dispute_no}/accept")
+    assert (accepted.status_code, accepted.json()["pendingAction"]) == (202, "accept")
+    assert paystack_fake.requests_to("GET", "/dispute/2867/upload_url") == []  # not on the request's thread
+
+    assert dispute_calls.run_due_dispute_calls(deps) == 1
+    [stored] = paystack_fake.requests_to("PUT", "/storage/qesp8a4df1xejihd9x5q")
+    assert stored.body == PDF and stored.header("Content-Type") == "application/pdf"
+    assert stored.header("Authorization") is None  # the secret key stays with Paystack's API
+    [resolve] = paystack_fake.requests_to("PUT", "/dispute/2867/resolve")
+    assert resolve.json == {"resolution": "merchant-accepted", "message": "Merchant accepted",
+                            "refund_amount": 1050050, "uploaded_filename": "qesp8a4df1xejihd9x5q"}
+    shown = live.get(f"/disputes/{dispute_no}").json()
+    assert (shown["status"], shown["pendingAction"]) == ("accepted", None)
+    assert [(f["uploaded"], f["providerFileId"]) for f in shown["files"]] == [(True, "qesp8a4df1xejihd9x5q")]

@@ -105,7 +105,7 @@ def _handler(provider: FakeProvider):
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up waiting (timeout tests)
 
-        do_GET = do_POST = do_DELETE = _serve
+        do_GET = do_POST = do_PUT = do_DELETE = _serve
 
         def log_message(self, format, *args):  # noqa: A002 - the base class's name
             pass
