@@ -186,7 +186,10 @@ def balance_line(row: Mapping) -> FetchedLine | None:
         return None
     metadata = source.get("metadata") if isinstance(source.get("metadata"), Mapping) else {}
     intent = source.get("payment_intent")
-    intent = intent.get("id") if isinstance(intent, Mapping) else intent
+    if isinstance(intent, Mapping):  # expanded: Paydesk's txNo is in the PaymentIntent's metadata
+        intent_metadata = intent.get("metadata") if isinstance(intent.get("metadata"), Mapping) else {}
+        metadata = {**intent_metadata, **metadata}
+        intent = intent.get("id")
     if line_type in (LineType.PAYMENT, LineType.DISPUTE):
         provider_id = intent or source.get("id") or row.get("id")
     else:
@@ -508,7 +511,9 @@ class StripeConnector:
         page); its gross and fees are theirs added up, its net what the payout paid."""
         lines: list[FetchedLine] = []
         params: dict = {"payout": settlement.provider_settlement_id, "limit": BALANCE_PAGE_SIZE,
-                        "expand": ["data.source"]}
+                        # The charge's PaymentIntent too: it carries Paydesk's txNo (the
+                        # Checkout Session set it there), which a charge's own metadata does not.
+                        "expand": ["data.source", "data.source.payment_intent"]}
         try:
             for _page in range(BALANCE_PAGES):
                 answer = self._call(self.client.v1.balance_transactions.list, params=params)

@@ -186,11 +186,30 @@ def test_stripe_payouts_and_their_balance_transactions_are_fetched_and_matched(
         ("pi_3QeXyZ2eZvKYlo2C0abc1234", LineType.PAYMENT, 10050, 312, 9738, tx_no, Outcome.MATCHED),
         ("re_3QeXyZ2eZvKYlo2C0ref0001", LineType.REFUND, -2000, 0, -2000, None, Outcome.UNKNOWN_TO_PAYDESK)]
     first, second = stripe_fake.requests_to("GET", "/v1/balance_transactions")
-    assert first.query == {"payout": [PAYOUT_ID], "limit": ["100"], "expand[0]": ["data.source"]}
+    assert first.query == {"payout": [PAYOUT_ID], "limit": ["100"], "expand[0]": ["data.source"],
+                           "expand[1]": ["data.source.payment_intent"]}
     assert second.query["starting_after"] == ["txn_1"]
     [listed] = stripe_fake.requests_to("GET", "/v1/payouts")
     assert listed.query == {"limit": ["100"]}
     assert listed.header("Authorization") == f"Bearer {stripe_account.caller and stripe_secret()}"
+
+
+def test_a_stripe_charge_is_matched_by_its_payment_intents_txno(sandbox, deps, stripe_account, stripe_fake,
+                                                                receiver):
+    """Stripe copies no PaymentIntent metadata to its charge: the txNo Paydesk set on the
+    PaymentIntent (Checkout's payment_intent_data) comes with the expanded intent."""
+    tx_no, _request = create_stripe_payment(sandbox, deps, stripe_fake, receiver.url, amount=100.50)
+    charge = {"id": "ch_3QeXyZ2eZvKYlo2C0def5679", "object": "charge", "amount": 10050, "metadata": {},
+              "payment_intent": {"id": "pi_3QeXyZ2eZvKYlo2C0abc9999", "object": "payment_intent",
+                                 "metadata": {"txNo": tx_no}}}
+    stripe_fake.on("GET", "/v1/payouts", stripe_list("/v1/payouts", payout(9_738)))
+    stripe_fake.on("GET", "/v1/balance_transactions", stripe_list(
+        "/v1/balance_transactions", balance_transaction("txn_9", "charge", 10050, 312, charge)))
+
+    assert fetch_account(deps, deps.providers, stripe_account.id) == 1
+
+    assert stored_lines(deps, stripe_account) == [
+        ("pi_3QeXyZ2eZvKYlo2C0abc9999", LineType.PAYMENT, 10050, 312, 9738, tx_no, Outcome.MATCHED)]
 
 
 def stripe_secret() -> str:
