@@ -74,13 +74,20 @@ def dispute_pass(deps, _providers) -> BackgroundPass:
     return BackgroundPass("dispute-calls", run)
 
 
+# A stopping process waits this long (seconds) for a job's running pass (its provider calls
+# time out within PROVIDER_READ_TIMEOUT; a pass cut short leaves its claims to lapse).
+PASS_ENDS_WITHIN = 30.0
 # The jobs each round pokes, each making its passes on a thread of its own (app.providers.passes).
 BACKGROUND_PASSES = (bank_list_pass, settlement_pass, connection_test_pass, dispute_pass)
 
 
+def _pass_key(make) -> str:
+    return f"paydesk.pass.{make.__name__}"
+
+
 def background_pass(app: Flask, make) -> BackgroundPass:
     """This process's passes of one job for the app (`make(deps, providers)`), made on first use."""
-    key = f"paydesk.pass.{make.__name__}"
+    key = _pass_key(make)
     found = app.extensions.get(key)
     if found is None:
         deps = app_deps(app)
@@ -104,11 +111,15 @@ def start_provider_calls(app: Flask) -> ProviderCalls:
 
 def stop_background_work(app: Flask) -> None:
     """Stop what worker rounds started in this process for the app (webhook deliveries,
-    provider calls), after the work in flight ends."""
+    provider calls), after the work in flight ends; and let the jobs' running passes end."""
     for key in (_CALLS_KEY, DISPATCHER_KEY):
         started = app.extensions.pop(key, None)
         if started is not None:
             started.close()
+    for make in BACKGROUND_PASSES:
+        running = app.extensions.pop(_pass_key(make), None)
+        if running is not None:
+            running.wait(PASS_ENDS_WITHIN)
 
 
 class StopRequest:
