@@ -2,8 +2,6 @@
 the sandbox's outcome helper. Same token, scoping and error shapes as the rest of the API."""
 from __future__ import annotations
 
-import base64
-import binascii
 from datetime import UTC, date, datetime, time
 
 from flask import g, request
@@ -22,11 +20,12 @@ from app.payments.formats import iso_utc
 from app.payments.model import FieldErrors, Mode
 from app.payments.money import quantize
 from app.payments.schemas import require_object, shown_field_name
-from app.util import could_be_key, whole_number
+from app.util import could_be_key
 from app.web import deps, json_response
 
 from . import api
 from .limits import DEFAULT_DISPUTE_LIMIT, MAX_DISPUTE_LIMIT, MAX_DISPUTE_NO_LENGTH
+from .paging import Cursor, page_limit
 from .routes import read_json
 
 SANDBOX_DISPUTE_OUTCOMES = (DisputeStatus.WON, DisputeStatus.LOST)
@@ -126,41 +125,20 @@ def _due_before() -> datetime | None:
     return moment.astimezone(UTC)
 
 
-def _limit() -> int:
-    limit = whole_number(request.args.get("limit", str(DEFAULT_DISPUTE_LIMIT)), len(str(MAX_DISPUTE_LIMIT)))
-    if limit is None or not 1 <= limit <= MAX_DISPUTE_LIMIT:
-        raise FieldErrors.one("Limit", f"Limit must be a whole number from 1 to {MAX_DISPUTE_LIMIT}")
-    return limit
-
-
-def _cursor_position() -> int | None:
-    """The opaque cursor's position (the last dispute's id seen), or None for the first page."""
-    cursor = request.args.get("cursor")
-    if cursor is None:
-        return None
-    try:
-        text = base64.urlsafe_b64decode(cursor.encode("ascii") + b"==").decode("ascii")
-    except (UnicodeError, ValueError, binascii.Error):
-        text = ""
-    position = whole_number(text.removeprefix("d:"), 18) if text.startswith("d:") else None
-    if position is None:
-        raise FieldErrors.one("Cursor", "Cursor is not one this API gave")
-    return position
-
-
-def _cursor(dispute_id: int) -> str:
-    return base64.urlsafe_b64encode(f"d:{dispute_id}".encode()).decode().rstrip("=")
+# The listing's cursors (app.api.paging).
+CURSOR = Cursor("d:", "Cursor is not one this API gave")
 
 
 @api.get("/disputes")
 def list_disputes():
     """The token's disputes, newest first; ?status=, ?dueBefore=, ?limit= and ?cursor= (nextCursor)."""
-    statuses, due_before, limit, position = _statuses(), _due_before(), _limit(), _cursor_position()
+    statuses, due_before = _statuses(), _due_before()
+    limit, position = page_limit(DEFAULT_DISPUTE_LIMIT, MAX_DISPUTE_LIMIT), CURSOR.position()
     with deps().uow(write=False) as uow:
         found = uow.disputes.listing(g.caller, statuses=statuses, due_before=due_before,
                                      before_id=position, limit=limit + 1)
     page = found[:limit]
-    next_cursor = _cursor(page[-1].id) if len(found) > limit else None
+    next_cursor = CURSOR.encode(page[-1].id) if len(found) > limit else None
     return json_response({"disputes": [dispute_body(d) for d in page], "nextCursor": next_cursor})
 
 

@@ -8,6 +8,7 @@ SANDBOX_OUTCOMES = frozenset({Status.CAPTURED, Status.DECLINED, Status.FAILED, S
                               Status.CHARGEBACK})
 # The most webhook events one GET /webhooks answers.
 MAX_WEBHOOK_LIMIT = 100
+DEFAULT_WEBHOOK_LIMIT = 50
 # A webhook event's delivery state as the API writes it.
 WEBHOOK_STATUS_WORDS = {"pending": "Pending", "delivered": "Delivered", "failed": "Failed"}
 # GET /settlements: rows per page unless `limit` says otherwise, and the most one page holds.

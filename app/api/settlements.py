@@ -1,8 +1,6 @@
 """The /api/v1/settlements endpoints: the token's stored settlements, and one with its matched lines."""
 from __future__ import annotations
 
-import base64
-import binascii
 
 from flask import g, request
 
@@ -12,14 +10,15 @@ from app.payments.money import from_minor
 from app.payments.reconcile import SANDBOX_FEE
 from app.providers.sandbox_settlements import settle_sandbox
 from app.store import settlements as store
-from app.util import whole_number
 from app.web import deps, json_response
 
 from . import api
 from .limits import DEFAULT_SETTLEMENT_LIMIT, MAX_SETTLEMENT_LIMIT
+from .paging import Cursor, page_limit
 from .routes import read_json
 
-_CURSOR_PREFIX = "stl:"  # inside the opaque cursor, before the last listed settlement's row id
+# The listing's cursors (app.api.paging).
+CURSOR = Cursor("stl:", "Cursor is not one this API gave; start again without it")
 
 
 def settlement_body(summary: store.SettlementSummary) -> dict:
@@ -58,40 +57,14 @@ def line_body(line: store.StoredLine) -> dict:
     }
 
 
-def encode_cursor(settlement_id: int) -> str:
-    """The opaque cursor that continues a listing after this settlement."""
-    return base64.urlsafe_b64encode(f"{_CURSOR_PREFIX}{settlement_id}".encode()).decode().rstrip("=")
-
-
-def decode_cursor(text: str) -> int:
-    """The row id in a cursor this API gave; FieldErrors for anything else."""
-    try:
-        decoded = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        decoded = ""
-    digits = decoded.removeprefix(_CURSOR_PREFIX) if decoded.startswith(_CURSOR_PREFIX) else ""
-    if len(text) > 40 or not digits.isdigit() or len(digits) > 18:
-        raise FieldErrors.one("Cursor", "Cursor is not one this API gave; start again without it")
-    return int(digits)
-
-
-def _limit() -> int:
-    limit = whole_number(request.args.get("limit", str(DEFAULT_SETTLEMENT_LIMIT)), len(str(MAX_SETTLEMENT_LIMIT)))
-    if limit is None or not 1 <= limit <= MAX_SETTLEMENT_LIMIT:
-        raise FieldErrors.one("Limit", f"Limit must be a whole number from 1 to {MAX_SETTLEMENT_LIMIT}")
-    return limit
-
-
 @api.get("/settlements")
 def list_settlements():
     """The token's settlements, newest stored first; `cursor` continues where nextCursor left off."""
-    limit = _limit()
-    cursor = request.args.get("cursor")
-    before_id = decode_cursor(cursor) if cursor is not None else None
+    limit, before_id = page_limit(DEFAULT_SETTLEMENT_LIMIT, MAX_SETTLEMENT_LIMIT), CURSOR.position()
     with deps().uow(write=False) as uow:
         found = store.list_settlements(uow.conn, g.caller, before_id=before_id, limit=limit + 1)
     shown = found[:limit]
-    next_cursor = encode_cursor(shown[-1].id) if len(found) > limit else None
+    next_cursor = CURSOR.encode(shown[-1].id) if len(found) > limit else None
     return json_response({"settlements": [settlement_body(s) for s in shown], "nextCursor": next_cursor})
 
 

@@ -9,13 +9,14 @@ from flask import g, request
 from app.payments.events import MAX_WEBHOOK_ID_LENGTH
 from app.payments.model import MAX_TX_NO_LENGTH, FieldErrors, TransactionNotFound
 from app.payments.formats import iso_utc
-from app.util import could_be_key, whole_number
+from app.util import could_be_key
 from app.web import deps, json_response
 from app.webhooks import log
 from app.webhooks.resend import WebhookNotFound, resend_event
 
 from . import api
-from .limits import MAX_WEBHOOK_LIMIT, WEBHOOK_STATUS_WORDS
+from .limits import DEFAULT_WEBHOOK_LIMIT, MAX_WEBHOOK_LIMIT, WEBHOOK_STATUS_WORDS
+from .paging import page_limit
 from .schemas import WebhookAttempt, WebhookEvent
 
 
@@ -51,18 +52,11 @@ def webhook_body(delivery: log.Delivery, attempts: list[log.Attempt]) -> Webhook
     }
 
 
-def _limit() -> int:
-    limit = whole_number(request.args.get("limit", "50"), len(str(MAX_WEBHOOK_LIMIT)))
-    if limit is None or not 1 <= limit <= MAX_WEBHOOK_LIMIT:
-        raise FieldErrors.one("Limit", f"Limit must be a whole number from 1 to {MAX_WEBHOOK_LIMIT}")
-    return limit
-
-
 @api.get("/webhooks")
 def list_webhooks():
     """The token's webhook events, newest first, each with its attempts; ?txNo= narrows to one transaction."""
     tx_no = request.args.get("txNo")
-    limit = _limit()
+    limit = page_limit(DEFAULT_WEBHOOK_LIMIT, MAX_WEBHOOK_LIMIT)
     caller = g.caller
     with deps().uow(write=False) as uow:
         if tx_no is not None:
