@@ -18,15 +18,17 @@ import json
 import os
 import pstats
 import random
+import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from psycopg._connection_base import BaseConnection
-from psycopg._cursor_base import BaseCursor
-from sqlalchemy import Engine, create_engine, event, text
+from psycopg import pq
+from sqlalchemy import Engine, Pool, create_engine, event, text
 
 from app import create_app
 from app.cli import upgrade_database
@@ -39,33 +41,62 @@ from .servers import cpu_seconds
 ENDPOINTS = ("status", "create", "refund", "banks")
 DUTIES = ("duties-sqlalchemy",)
 DUTIES_ENDPOINTS = ("create", "refund")
+# Requests per app and endpoint whose statements and round trips are counted, after the timed rounds.
+COUNTED_REQUESTS = 50
 
 
 class Counters:
     """SQL statements and PostgreSQL round trips made by the requests: those of the thread that
     makes them (every engine in it). A background thread's, such as the NOTIFY an Announcer sends
-    after a commit, are not a request's (they would be counted by whichever request they fall in)."""
+    after a commit, are not a request's (they would be counted by whichever request they fall in).
+
+    Round trips are read from libpq's own protocol trace (psycopg's public `PGconn.trace`): one
+    ReadyForQuery per exchange, so prepared statements, pings, BEGIN and COMMIT all count. The
+    trace costs CPU, so it runs only while `counting()`, never in the timed rounds.
+    """
 
     def __init__(self):
         self.statements = 0
-        self.round_trips = 0
         self.requests_thread = threading.current_thread()
+        self.enabled = False
+        self.trace = tempfile.TemporaryFile()
         event.listen(Engine, "before_cursor_execute", self._statement)
-        # Every query psycopg sends, prepared or not, pings included (one send each;
-        # preparing a statement, once per connection, is one more), and every BEGIN,
-        # COMMIT or ROLLBACK.
-        for owner, name in ((BaseCursor, "_maybe_prepare_gen"), (BaseConnection, "_exec_command")):
-            setattr(owner, name, self._counting(getattr(owner, name)))
+        event.listen(Pool, "checkout", self._checked_out)
+        event.listen(Pool, "checkin", self._checked_in)
 
-    def _counting(self, method):
-        def counted(*args, **kwargs):
-            if threading.current_thread() is self.requests_thread:
-                self.round_trips += 1
-            return method(*args, **kwargs)
-        return counted
+    @contextmanager
+    def counting(self) -> Iterator[None]:
+        """Count the statements and round trips of the requests made inside the block."""
+        self.statements = 0
+        self.trace.seek(0)
+        self.trace.truncate()
+        self.enabled = True
+        try:
+            yield
+        finally:
+            self.enabled = False
+
+    @property
+    def round_trips(self) -> int:
+        self.trace.seek(0)
+        return sum(1 for line in self.trace if b"\tReadyForQuery" in line)
+
+    def _ours(self) -> bool:
+        return self.enabled and threading.current_thread() is self.requests_thread
+
+    def _checked_out(self, dbapi_connection, *_):
+        pgconn = getattr(dbapi_connection, "pgconn", None)  # PostgreSQL only
+        if pgconn is not None and self._ours():
+            pgconn.trace(self.trace.fileno())
+            pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+
+    def _checked_in(self, dbapi_connection, *_):
+        pgconn = getattr(dbapi_connection, "pgconn", None)
+        if pgconn is not None:
+            pgconn.untrace()  # flushes what the connection wrote
 
     def _statement(self, *_):
-        if threading.current_thread() is self.requests_thread:
+        if self._ours():
             self.statements += 1
 
 
@@ -143,7 +174,7 @@ def profile(apps: dict, admin, database: str, counters: Counters, seeded: dict, 
     per_round = max(1, requests // rounds)
     for endpoint in ENDPOINTS:
         serving = [name for name in apps if serves(name, endpoint)]
-        totals = {name: dict.fromkeys(("wall", "cpu", "backend", "statements", "round_trips", "n"), 0)
+        totals = {name: dict.fromkeys(("wall", "cpu", "backend", "n"), 0)
                   for name in serving}
         for name in serving:
             for _ in range(50):  # warm up: pool, statement caches, imports
@@ -152,22 +183,23 @@ def profile(apps: dict, admin, database: str, counters: Counters, seeded: dict, 
             for name in (serving if number % 2 == 0 else serving[::-1]):
                 call, total = calls[name][endpoint], totals[name]
                 backend_before = backend_cpu(admin, database)
-                counters.statements = counters.round_trips = 0
                 wall, cpu = time.perf_counter(), time.process_time()
                 for _ in range(per_round):
                     call()
                 total["wall"] += time.perf_counter() - wall
                 total["cpu"] += time.process_time() - cpu
-                total["statements"] += counters.statements
-                total["round_trips"] += counters.round_trips
                 total["backend"] += backend_cpu(admin, database) - backend_before
                 total["n"] += per_round
         for name, total in totals.items():
             n = total["n"]
+            with counters.counting():  # untimed: the protocol trace costs CPU
+                for _ in range(COUNTED_REQUESTS):
+                    calls[name][endpoint]()
             found[name][endpoint] = {
                 "wall_ms": total["wall"] / n * 1000, "python_cpu_ms": total["cpu"] / n * 1000,
                 "postgres_cpu_ms": total["backend"] / n * 1000,
-                "statements": total["statements"] / n, "round_trips": total["round_trips"] / n,
+                "statements": counters.statements / COUNTED_REQUESTS,
+                "round_trips": counters.round_trips / COUNTED_REQUESTS,
             }
         profiler = cProfile.Profile()
         profiler.enable()
