@@ -2,7 +2,7 @@
 the sandbox's outcome helper. Same token, scoping and error shapes as the rest of the API."""
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
+from datetime import datetime
 
 from flask import g, request
 
@@ -23,13 +23,12 @@ from app.payments.schemas import require_object, shown_field_name
 from app.util import could_be_key
 from app.web import deps, json_response
 
-from . import api
+from . import api, query
 from .limits import DEFAULT_DISPUTE_LIMIT, MAX_DISPUTE_LIMIT, MAX_DISPUTE_NO_LENGTH
 from .paging import Cursor, page_limit
 from .routes import read_json
 
 SANDBOX_DISPUTE_OUTCOMES = (DisputeStatus.WON, DisputeStatus.LOST)
-STATUS_WORDS = ", ".join(sorted(s.value for s in DisputeStatus))
 
 
 @api.errorhandler(DisputeNotFound)
@@ -100,29 +99,11 @@ def _dispute_no(text: str) -> str:
 
 
 def _statuses() -> list[str] | None:
-    given = request.args.get("status")
-    if given is None:
-        return None
-    words = [word.strip() for word in given.split(",")]
-    if not all(word in DisputeStatus.__members__.values() for word in words):
-        raise FieldErrors.one("Status", f"Status must be one or more of {STATUS_WORDS}, comma-separated")
-    return words
+    return query.words("status", {word: word for word in sorted(s.value for s in DisputeStatus)})
 
 
 def _due_before() -> datetime | None:
-    given = request.args.get("dueBefore")
-    if given is None:
-        return None
-    try:
-        if len(given) == 10:
-            return datetime.combine(date.fromisoformat(given), time(), UTC)
-        moment = datetime.fromisoformat(given.replace("Z", "+00:00"))
-    except ValueError:
-        moment = None
-    if moment is None or moment.tzinfo is None:
-        raise FieldErrors.one("DueBefore", "DueBefore must be a date (2026-11-30) or a UTC time "
-                                           "(2026-11-30T12:00:00Z)")
-    return moment.astimezone(UTC)
+    return query.moment("dueBefore")
 
 
 # The listing's cursors (app.api.paging).

@@ -19,3 +19,6 @@ MAX_DISPUTE_LIMIT = 200
 DEFAULT_DISPUTE_LIMIT = 50
 # Dispute ids are DSP- and 16 hex digits: longer text names none.
 MAX_DISPUTE_NO_LENGTH = 40
+# GET /transactions: rows per page unless `limit` says otherwise, and the most one page holds.
+DEFAULT_TRANSACTION_LIMIT = 20
+MAX_TRANSACTION_LIMIT = 100

@@ -25,8 +25,11 @@ from .limits import (
     MAX_DISPUTE_LIMIT,
     MAX_DISPUTE_NO_LENGTH,
     MAX_SETTLEMENT_LIMIT,
+    DEFAULT_TRANSACTION_LIMIT,
+    MAX_TRANSACTION_LIMIT,
     MAX_WEBHOOK_LIMIT,
 )
+from .listing import KIND_WORDS, MAX_CURSOR_LENGTH, MAX_FILTER_TEXT, STATUS_WORDS
 from .schemas import API_REQUEST_MODELS, API_RESPONSE_MODELS
 
 JSON = "application/json"
@@ -185,7 +188,7 @@ def _transaction_paths(max_tx_no: int) -> dict:
     retry_after = {"Retry-After": {"required": True, "schema": {"type": "string", "pattern": "^[0-9]+$"},
                                    "description": "Seconds after which the list is likely stored."}}
     return {
-        "/api/v1/transactions": {"post": {
+        "/api/v1/transactions": {"get": _transaction_list_operation(max_tx_no), "post": {
             "operationId": "createTransaction",
             "summary": "Create a payment or payout (Pending) and get its checkout URL.",
             "parameters": [IDEMPOTENCY_KEY],
@@ -264,6 +267,51 @@ def _transaction_paths(max_tx_no: int) -> dict:
                 "401": _shared("Unauthorized"),
             },
         }},
+    }
+
+
+def _transaction_list_operation(max_tx_no: int) -> dict:
+    """GET /api/v1/transactions (app.api.listing)."""
+    def query(name: str, schema: dict, description: str, **extra) -> dict:
+        return {"name": name, "in": "query", "required": False, "description": description, "schema": schema,
+                **extra}
+
+    text = {"type": "string", "minLength": 1, "maxLength": MAX_FILTER_TEXT}
+    words = {"type": "array", "items": {"type": "string"}}
+    moment = {"type": "string", "examples": ["2026-11-30", "2026-11-30T12:00:00Z"]}
+    amount = {"type": "string", "pattern": r"^(0|[1-9][0-9]{0,17})(\.[0-9]{1,6})?$"}
+    tx_no = {"type": "string", "minLength": 1, "maxLength": max_tx_no}
+    return {
+        "operationId": "listTransactions",
+        "summary": "The token's transactions, newest first, with the status response's fields.",
+        "parameters": [
+            query("status", words, "Any of these statuses: comma-separated or repeated "
+                  f"({', '.join(STATUS_WORDS)}).", style="form", explode=True),
+            query("kind", {"type": "string", "enum": list(KIND_WORDS)}, "Payment, Payout or Refund."),
+            query("currency", {"type": "string", "pattern": "^[A-Z]{3}$"}, "ISO 4217 code."),
+            query("paymentMethod", text, "The payment method's identifier."),
+            query("amountMin", amount, "Lowest amount, inclusive, exact; needs currency."),
+            query("amountMax", amount, "Highest amount, inclusive, exact; needs currency."),
+            query("createdFrom", moment, "Created at or after: a date (its midnight UTC) or a UTC time."),
+            query("createdTo", moment, "Created before (exclusive): a date (its midnight UTC) or a UTC time."),
+            query("reference", text, "The whole merchant reference."),
+            query("customerEmail", text, "The customer's whole e-mail address, any case."),
+            query("limit", {"type": "integer", "minimum": 1, "maximum": MAX_TRANSACTION_LIMIT,
+                            "default": DEFAULT_TRANSACTION_LIMIT}, "Rows per page."),
+            query("cursor", {"type": "string", "maxLength": MAX_CURSOR_LENGTH},
+                  "nextCursor of the previous page (opaque; it keeps the direction it walked)."),
+            query("startingAfter", tx_no, "The rows older than this transaction (its TransactionId)."),
+            query("endingBefore", tx_no, "The rows newer than this transaction, still newest first."),
+        ],
+        "responses": {
+            "200": _response("A page of transactions.", _object({
+                "transactions": {"type": "array", "items": _ref("TransactionStatus")},
+                "hasMore": {"type": "boolean", "description": "More rows lie beyond this page."},
+                "nextCursor": {"type": ["string", "null"],
+                               "description": "Pass it as cursor for the next page; null on the last."}})),
+            "400": _shared("FieldErrors"),
+            "401": _shared("Unauthorized"),
+        },
     }
 
 

@@ -7,7 +7,7 @@ from decimal import Decimal
 from flask import g, request
 
 from app.payments.events import MAX_WEBHOOK_ID_LENGTH
-from app.payments.model import MAX_TX_NO_LENGTH, FieldErrors, TransactionNotFound
+from app.payments.model import MAX_TX_NO_LENGTH, TransactionNotFound
 from app.payments.formats import iso_utc
 from app.util import could_be_key
 from app.web import deps, json_response

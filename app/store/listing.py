@@ -7,14 +7,15 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
-from sqlalchemy import Connection, func, literal, or_, select, text, tuple_
+from sqlalchemy import Connection, RowMapping, func, literal, or_, select, text, tuple_
 
-from app.payments.model import Caller, Kind, Status
+from app.payments.model import Caller, Kind, Status, StoredStatus
 from app.payments.money import from_minor
 from app.util import whole_number
 
 from .scope import scoped_to_mode
 from .tables import Id, UtcDateTime, transactions
+from .transactions import STORED_STATUS_COLUMNS, stored_status
 
 PAGE_SIZE = 50
 EXPORT_BATCH = 1000
@@ -31,6 +32,16 @@ class TransactionFilter:
     kind: Kind | None = None
     date_from: date | None = None
     date_to: date | None = None  # inclusive, a UTC day
+    # The API's list (GET /api/v1/transactions) narrows further:
+    statuses: tuple[Status, ...] = ()  # any of them
+    currency: str | None = None
+    payment_method: str | None = None
+    amount_min_minor: int | None = None  # inclusive, in `currency`'s minor units
+    amount_max_minor: int | None = None
+    created_from: datetime | None = None  # inclusive
+    created_to: datetime | None = None  # exclusive
+    reference: str | None = None  # the whole reference
+    customer_email: str | None = None  # the whole address, any case
 
     def conditions(self, reference_ids: list[int] | None = None,
                    customer_ids: list[int] | None = None) -> list:
@@ -72,6 +83,30 @@ class TransactionFilter:
             found.append(transactions.c.created_at >= start_of_day(self.date_from))
         if self.date_to:
             found.append(transactions.c.created_at < start_of_day(self.date_to + timedelta(days=1)))
+        return found + self._exact_conditions()
+
+    def _exact_conditions(self) -> list:
+        """The API's filters, each an equality or a range its indexes serve."""
+        columns = transactions.c
+        found = []
+        if len(self.statuses) == 1:
+            found.append(columns.status == self.statuses[0].value)
+        elif self.statuses:
+            found.append(columns.status.in_([status.value for status in self.statuses]))
+        for column, value in ((columns.currency, self.currency), (columns.payment_method, self.payment_method),
+                              (columns.reference, self.reference)):
+            if value is not None:
+                found.append(column == value)
+        if self.amount_min_minor is not None:
+            found.append(columns.amount_minor >= self.amount_min_minor)
+        if self.amount_max_minor is not None:
+            found.append(columns.amount_minor <= self.amount_max_minor)
+        if self.created_from is not None:
+            found.append(columns.created_at >= self.created_from)
+        if self.created_to is not None:
+            found.append(columns.created_at < self.created_to)
+        if self.customer_email is not None:
+            found.append(func.lower(columns.customer_email) == self.customer_email.lower())
         return found
 
 
@@ -213,12 +248,12 @@ def _cursor_key(cursor: Cursor):
     return tuple_(literal(cursor.created_at, UtcDateTime()), literal(cursor.id, Id))
 
 
-def _row(row) -> TransactionRow:
+def _row(row: RowMapping) -> TransactionRow:
     return TransactionRow(
-        id=row.id, created_at=row.created_at, tx_no=row.tx_no, kind=Kind(row.kind),
-        status=Status(row.status), amount=from_minor(row.amount_minor, row.currency),
-        currency=row.currency, reference=row.reference, decline_reason=row.decline_reason,
-        payment_method=row.payment_method,
+        id=row["id"], created_at=row["created_at"], tx_no=row["tx_no"], kind=Kind(row["kind"]),
+        status=Status(row["status"]), amount=from_minor(row["amount_minor"], row["currency"]),
+        currency=row["currency"], reference=row["reference"], decline_reason=row["decline_reason"],
+        payment_method=row["payment_method"],
     )
 
 
@@ -229,15 +264,43 @@ def list_transactions(conn: Connection, caller: Caller, flt: TransactionFilter, 
 
     Never OFFSET: page 10,000 costs what page 1 costs. `newer_than` walks back towards the newest.
     """
+    return _page(conn, caller, flt, _LIST_COLUMNS, _row, older_than, newer_than, limit)
+
+
+@dataclass(frozen=True)
+class ListedStatus:
+    """A row of the API's list: what the status response shows, and its place in the listing."""
+
+    status: StoredStatus
+    cursor: Cursor
+
+
+STATUS_COLUMNS = (transactions.c.id, *(transactions.c[name] for name in STORED_STATUS_COLUMNS))
+
+
+def _listed_status(row: RowMapping) -> ListedStatus:
+    return ListedStatus(stored_status(row), Cursor(row["created_at"], row["id"]))
+
+
+def list_statuses(conn: Connection, caller: Caller, flt: TransactionFilter, *,
+                  older_than: Cursor | None = None, newer_than: Cursor | None = None,
+                  limit: int = PAGE_SIZE) -> TransactionPage:
+    """list_transactions with the status response's columns (GET /api/v1/transactions); the
+    page's rows are ListedStatus."""
+    return _page(conn, caller, flt, STATUS_COLUMNS, _listed_status, older_than, newer_than, limit)
+
+
+def _page(conn: Connection, caller: Caller, flt: TransactionFilter, columns, make_row,
+          older_than: Cursor | None, newer_than: Cursor | None, limit: int) -> TransactionPage:
     searching = bool(flt.search.strip())
     reference_ids = reference_search(conn, flt.search) if searching else None
     customer_ids = customer_search(conn, flt.search) if searching else None
-    query = select(*_LIST_COLUMNS).where(*scoped_to_mode(transactions, caller),
-                                         *flt.conditions(reference_ids, customer_ids))
+    query = select(*columns).where(*scoped_to_mode(transactions, caller),
+                                   *flt.conditions(reference_ids, customer_ids))
     if newer_than is not None:
         query = query.where(_listing_key() > _cursor_key(newer_than)).order_by(
             transactions.c.created_at.asc(), transactions.c.id.asc())
-        rows = [_row(r) for r in conn.execute(query.limit(limit + 1))]
+        rows = [make_row(r) for r in conn.execute(query.limit(limit + 1)).mappings()]
         has_newer = len(rows) > limit
         rows = list(reversed(rows[:limit]))
         return TransactionPage(rows, older=rows[-1].cursor if rows else newer_than,
@@ -245,11 +308,18 @@ def list_transactions(conn: Connection, caller: Caller, flt: TransactionFilter, 
     if older_than is not None:
         query = query.where(_listing_key() < _cursor_key(older_than))
     query = query.order_by(transactions.c.created_at.desc(), transactions.c.id.desc())
-    rows = [_row(r) for r in conn.execute(query.limit(limit + 1))]
+    rows = [make_row(r) for r in conn.execute(query.limit(limit + 1)).mappings()]
     has_older = len(rows) > limit
     rows = rows[:limit]
     return TransactionPage(rows, older=rows[-1].cursor if has_older else None,
                            newer=rows[0].cursor if older_than is not None and rows else None)
+
+
+def position_of(conn: Connection, caller: Caller, tx_no: str) -> Cursor | None:
+    """The listing position of the caller's transaction with this number, or None."""
+    found = conn.execute(select(transactions.c.created_at, transactions.c.id).where(
+        *scoped_to_mode(transactions, caller), transactions.c.tx_no == tx_no)).first()
+    return Cursor(found.created_at, found.id) if found else None
 
 
 def export_transactions(uow_factory, caller: Caller, flt: TransactionFilter) -> Iterator[TransactionRow]:

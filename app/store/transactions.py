@@ -110,16 +110,22 @@ _TX_BY_NUMBER = _SELECT_TX.where(
 )
 _TX_BY_NUMBER_FOR_UPDATE = _TX_BY_NUMBER.with_for_update(of=transactions)
 # The status response's columns alone, in StoredStatus's order.
-_STATUS_BY_NUMBER = select(
-    *(transactions.c[name] for name in ("tx_no", "status", "amount_minor", "currency", "reference",
-                                        "created_at", "decline_reason", "provider_transaction_id",
-                                        "provider_status", "provider_message", "success_url",
-                                        "pending_url", "failure_url", "udf1", "udf2", "udf3"))
-).where(
+STORED_STATUS_COLUMNS = ("tx_no", "status", "amount_minor", "currency", "reference", "created_at",
+                         "decline_reason", "provider_transaction_id", "provider_status",
+                         "provider_message", "success_url", "pending_url", "failure_url", "udf1",
+                         "udf2", "udf3")
+_STATUS_BY_NUMBER = select(*(transactions.c[name] for name in STORED_STATUS_COLUMNS)).where(
     transactions.c.merchant_id == bindparam("merchant_id"),
     transactions.c.mode == bindparam("mode"),
     transactions.c.tx_no == bindparam("tx_no"),
 )
+def stored_status(row: RowMapping) -> StoredStatus:
+    """A StoredStatus from a row holding STORED_STATUS_COLUMNS (read with .mappings())."""
+    return StoredStatus(*(from_minor(row["amount_minor"], row["currency"]) if name == "amount_minor"
+                          else Status(row[name]) if name == "status" else row[name]
+                          for name in STORED_STATUS_COLUMNS))
+
+
 _TX_BY_ID = _SELECT_TX.where(transactions.c.id == bindparam("tx_id"))
 _TX_BY_ID_FOR_UPDATE = _TX_BY_ID.with_for_update(of=transactions)
 _TX_BY_ID_IN_SCOPE = _TX_BY_ID.where(
@@ -185,10 +191,7 @@ class TransactionRepository:
         """What the status response shows of the caller's transaction with this number, or None."""
         found = self._uow.rows(_STATUS_BY_NUMBER, {"merchant_id": caller.merchant_id,
                                                    "mode": caller.mode.value, "tx_no": tx_no})
-        if not found:
-            return None
-        tx_no, status, amount_minor, currency, *rest = found[0].values()
-        return StoredStatus(tx_no, Status(status), from_minor(amount_minor, currency), currency, *rest)
+        return stored_status(found[0]) if found else None
 
     def get_by_id(self, caller: Caller, tx_id: int) -> Transaction | None:
         """The transaction with this database id in the caller's merchant and mode, or None."""

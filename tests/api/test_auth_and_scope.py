@@ -1,26 +1,26 @@
 """Bearer tokens on every endpoint, and every answer scoped to the token's merchant and mode."""
 from __future__ import annotations
 
+import re
+
 import flask
 import pytest
 import requests
 
+from app.api.openapi import openapi_document
 from app.auth.api_tokens import TokenMemory
 from app.store.merchants import revoke_token
 from app.store.tables import api_tokens
 from tests.conftest import Api, payment_body
 
 AUTH_ERROR = {"error": "Authentication Error", "message": "Invalid client credentials"}
-ENDPOINTS = [
-    ("POST", "/transactions"),
-    ("GET", "/transactions/SBX-CAPTURED/status"),
-    ("POST", "/transactions/refund"),
-    ("POST", "/transactions/banks"),
-    ("GET", "/payment-methods"),
-    ("POST", "/sandbox/transactions/SBX-PENDING/outcome"),
-    ("POST", "/sandbox/reset"),
-    ("GET", "/openapi.json"),
-]
+# Every operation of the OpenAPI document (itself checked to name exactly the api blueprint's
+# routes), path parameters filled with a sample value.
+ENDPOINTS = sorted(
+    (method.upper(), re.sub(r"\{[^}]+\}", "SBX-CAPTURED", path).removeprefix("/api/v1"))
+    for path, operations in openapi_document("http://paydesk.test")["paths"].items()
+    for method in operations
+)
 
 
 @pytest.mark.parametrize("method,path", ENDPOINTS)

@@ -265,7 +265,7 @@ def test_bodies_over_a_mebibyte_match(server, merchant, path):
 @pytest.mark.parametrize("method,path,status,error", [
     ("GET", "/api/v1/no-such-endpoint", 404, "Not found"),
     ("GET", "/api/v1/transactions/a%0Ab/status", 404, "Not found"),
-    ("GET", "/api/v1/transactions", 405, "Method not allowed"),
+    ("DELETE", "/api/v1/transactions", 405, "Method not allowed"),
 ])
 def test_unrouted_api_urls_answer_json(server, merchant, method, path, status, error):
     response = requests.request(method, server.url + path, headers=bearer(merchant.sandbox_token), timeout=10)
