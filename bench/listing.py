@@ -21,7 +21,7 @@ from sqlalchemy import select
 from app.cli import upgrade_database
 from app.payments.model import Caller, Kind, Mode, Status
 from app.store.db import make_engine
-from app.store.listing import STATUS_COLUMNS, TransactionFilter, list_statuses
+from app.store.listing import STATUS_COLUMNS, TransactionFilter, list_statuses, reference_owner_of
 from app.store.scope import scoped_to_mode
 from app.store.tables import transactions
 
@@ -95,7 +95,9 @@ def time_listing(database_url: str, merchant_id: int, per_class: int, seed_numbe
 
 def plan(conn, caller: Caller, flt: TransactionFilter) -> str:
     """The access path the database chose for the class's first filter, in one line."""
-    query = (select(*STATUS_COLUMNS).where(*scoped_to_mode(transactions, caller), *flt.conditions())
+    owner = reference_owner_of(conn, caller, flt.reference) if flt.reference is not None else None
+    query = (select(*STATUS_COLUMNS).where(*scoped_to_mode(transactions, caller),
+                                           *flt.conditions(reference_owner=owner))
              .order_by(transactions.c.created_at.desc(), transactions.c.id.desc()).limit(LIMIT + 1))
     compiled = query.compile(conn, compile_kwargs={"literal_binds": True})
     if conn.dialect.name == "postgresql":

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
-from sqlalchemy import Connection, RowMapping, func, literal, or_, select, text, tuple_
+from sqlalchemy import BigInteger, Connection, RowMapping, false, func, literal, or_, select, text, tuple_
 
 from app.payments.model import Caller, Kind, Status, StoredStatus
 from app.payments.money import from_minor
@@ -44,7 +44,7 @@ class TransactionFilter:
     customer_email: str | None = None  # the whole address, any case
 
     def conditions(self, reference_ids: list[int] | None = None,
-                   customer_ids: list[int] | None = None) -> list:
+                   customer_ids: list[int] | None = None, reference_owner: int | None = None) -> list:
         """SQL conditions for the filter (list_transactions adds the caller's merchant and mode).
 
         The search term is looked for in the reference, the customer's e-mail and name (any
@@ -83,24 +83,32 @@ class TransactionFilter:
             found.append(transactions.c.created_at >= start_of_day(self.date_from))
         if self.date_to:
             found.append(transactions.c.created_at < start_of_day(self.date_to + timedelta(days=1)))
-        return found + self._exact_conditions()
+        return found + self._exact_conditions(reference_owner)
 
-    def _exact_conditions(self) -> list:
-        """The API's filters, each an equality or a range its indexes serve."""
+    def _exact_conditions(self, reference_owner: int | None) -> list:
+        """The API's filters, each an equality or a range its indexes serve. `reference_owner`:
+        the id of the payment or payout with the filter's reference (reference_owner_of)."""
         columns = transactions.c
         found = []
+        if self.reference is not None:
+            # The payment or payout and its refunds, which repeat its reference: through the
+            # primary key and ix_transactions_original, not a scan for the reference.
+            found.append(or_(columns.id == reference_owner, columns.original_id == reference_owner)
+                         if reference_owner is not None else false())
         if len(self.statuses) == 1:
             found.append(columns.status == self.statuses[0].value)
         elif self.statuses:
             found.append(columns.status.in_([status.value for status in self.statuses]))
-        for column, value in ((columns.currency, self.currency), (columns.payment_method, self.payment_method),
-                              (columns.reference, self.reference)):
+        for column, value in ((columns.currency, self.currency), (columns.payment_method, self.payment_method)):
             if value is not None:
                 found.append(column == value)
+        # Amounts are written into the SQL, not bound: a prepared statement's generic plan cannot
+        # tell a range of three rows (ix_transactions_amount) from one of most rows (the listing
+        # index, newest first), and the wrong one costs seconds at a million rows.
         if self.amount_min_minor is not None:
-            found.append(columns.amount_minor >= self.amount_min_minor)
+            found.append(columns.amount_minor >= literal(self.amount_min_minor, BigInteger, literal_execute=True))
         if self.amount_max_minor is not None:
-            found.append(columns.amount_minor <= self.amount_max_minor)
+            found.append(columns.amount_minor <= literal(self.amount_max_minor, BigInteger, literal_execute=True))
         if self.created_from is not None:
             found.append(columns.created_at >= self.created_from)
         if self.created_to is not None:
@@ -295,8 +303,9 @@ def _page(conn: Connection, caller: Caller, flt: TransactionFilter, columns, mak
     searching = bool(flt.search.strip())
     reference_ids = reference_search(conn, flt.search) if searching else None
     customer_ids = customer_search(conn, flt.search) if searching else None
+    owner = reference_owner_of(conn, caller, flt.reference) if flt.reference is not None else None
     query = select(*columns).where(*scoped_to_mode(transactions, caller),
-                                   *flt.conditions(reference_ids, customer_ids))
+                                   *flt.conditions(reference_ids, customer_ids, owner))
     if newer_than is not None:
         query = query.where(_listing_key() > _cursor_key(newer_than)).order_by(
             transactions.c.created_at.asc(), transactions.c.id.asc())
@@ -313,6 +322,14 @@ def _page(conn: Connection, caller: Caller, flt: TransactionFilter, columns, mak
     rows = rows[:limit]
     return TransactionPage(rows, older=rows[-1].cursor if has_older else None,
                            newer=rows[0].cursor if older_than is not None and rows else None)
+
+
+def reference_owner_of(conn: Connection, caller: Caller, reference: str) -> int | None:
+    """The id of the caller's payment or payout with this reference (unique per merchant and
+    mode: uq_transactions_reference), or None."""
+    return conn.execute(select(transactions.c.id).where(
+        *scoped_to_mode(transactions, caller), transactions.c.reference == reference,
+        transactions.c.kind != Kind.REFUND.value)).scalar()
 
 
 def position_of(conn: Connection, caller: Caller, tx_no: str) -> Cursor | None:

@@ -96,6 +96,15 @@ def test_reference_and_customer_email_are_matched_whole(sandbox, tag):
     assert listed(sandbox, f"customerEmail={tag}@example.COM") == [tx]
 
 
+def test_a_reference_lists_its_payment_and_the_refunds_that_repeat_it(sandbox, captured_payment):
+    tx = captured_payment(amount=30)
+    reference = sandbox.status(tx)["Reference"]
+    refund = sandbox.post("/transactions/refund", {"txNo": tx, "amount": 5}).json()["refundTxNo"]
+
+    assert listed(sandbox, f"reference={reference}") == [refund, tx]
+    assert listed(sandbox, f"reference={reference}&kind=Refund") == [refund]
+
+
 def test_created_range_takes_dates_and_utc_times(sandbox):
     tx = create(sandbox)
     created = sandbox.status(tx)["CreatedAt"]
