@@ -37,7 +37,7 @@ APPROVAL_SETTINGS_PAGES = ("dashboard.approval_settings", "dashboard.set_approva
 APPROVAL_PAGES = ("dashboard.approvals_list", "dashboard.approve_request", "dashboard.reject_request")
 RECIPIENT_PAGES = ("dashboard.recipients_list", "dashboard.new_recipient", "dashboard.save_recipient",
                    "dashboard.archive_recipient", "dashboard.pay_recipient", "dashboard.review_recipient_payout",
-                   "dashboard.create_recipient_payout")
+                   "dashboard.create_recipient_payout", "dashboard.save_payout_recipient")
 MAIN_NAV = (
     Section("Overview", "dashboard.overview", ("dashboard.overview",), "view_overview"),
     Section("Transactions", "dashboard.transactions",

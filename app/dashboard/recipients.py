@@ -18,6 +18,7 @@ from app.payments.model import (
     DuplicateReference,
     FieldErrors,
     SimulatedLiveMoney,
+    TransactionNotFound,
 )
 from app.payments.create import check_create
 from app.payments.provider import ProviderUnavailable
@@ -157,6 +158,28 @@ def save_recipient():
         return _save_page(form, destination, 422, error.errors)
     except (SimulatedLiveMoney, BankListNotReady) as error:
         return _save_page(form, destination, 422, {"": [str(error)]})
+    return _saved_page(saved)
+
+
+@dashboard.post("/transactions/<tx_no>/save-recipient")
+@requires("create_payout")
+def save_payout_recipient(tx_no: str):
+    """Save a payout's destination as a recipient, from the payout's page (its account number
+    never goes to the browser and back)."""
+    try:
+        saved = recipients.save_from_payout(deps(), current_caller(), tx_no)
+    except TransactionNotFound:
+        abort(404)
+    except (FieldErrors, SimulatedLiveMoney, BankListNotReady) as error:
+        problems = error.errors.values() if isinstance(error, FieldErrors) else [[str(error)]]
+        flash("This payout's destination cannot be saved: "
+              + " ".join(in_form_words(message) for messages in problems for message in messages), "error")
+        return load_page(url_for("dashboard.transaction", tx_no=tx_no))
+    return _saved_page(saved)
+
+
+def _saved_page(saved: recipients.Saved):
+    """The list at the recipient saved (or found saved already), with what happened."""
     recipient = saved.recipient
     if saved.created:
         flash(f"Recipient {recipient.holder} saved (account {recipient.masked_account_number}).", "success")

@@ -8,12 +8,12 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from . import approvals, create
+from . import approvals, create, lookup
 from .accounts import mask_account_number
 from .approvals import ApprovalRequest
 from .deps import Deps, OnCreated
 from .formats import storable_text
-from .model import Caller, FieldErrors, PaymentError, Transaction
+from .model import Caller, FieldErrors, Kind, PaymentError, Transaction, TransactionNotFound
 from .schemas import PAYOUT_ACTION, CreateTransactionRequest, parse_create
 
 PUBLIC_ID_PREFIX = "rcp_"
@@ -162,6 +162,21 @@ def save(deps: Deps, caller: Caller, details: RecipientDetails) -> Saved:
             "account": recipient.masked_account_number})
         uow.commit()
     return Saved(recipient, True)
+
+
+def save_from_payout(deps: Deps, caller: Caller, tx_no: str) -> Saved:
+    """Save the destination and billing of one of the caller's payouts as a recipient (checked
+    again as save() checks any: the method's bank list may have changed since).
+    TransactionNotFound for anything but a payout of the caller's."""
+    tx = lookup.get_status(deps, caller, tx_no)
+    if tx.kind is not Kind.PAYOUT:
+        raise TransactionNotFound(tx_no)
+    billing, account = tx.billing or {}, tx.payment_details or {}
+    return save(deps, caller, RecipientDetails(
+        payment_method=tx.payment_method, currency=tx.currency, country=billing.get("country"),
+        bank=account.get("bank"), holder=account.get("holder"), account_number=account.get("accountNumber"),
+        first_name=billing.get("firstName"), last_name=billing.get("lastName"), email=billing.get("email"),
+        customer_reference=billing.get("customerReference")))
 
 
 def _check_label(label: str | None) -> None:

@@ -729,7 +729,16 @@ def check_create_recipient_payout(a, other):
     _b_recipient_untouched(other)
 
 
+def check_save_payout_recipient(a, other):
+    for tx_no in (other.payout, other.payment, other.sandbox_payment):
+        _not_found(a.post(f"/transactions/{tx_no}/save-recipient"))
+    with other.app.extensions["paydesk"].uow(write=False) as uow:
+        assert uow.conn.execute(select(audit_log.c.id).where(
+            audit_log.c.action == "recipient.save", audit_log.c.detail.like("%B Holder%"))).first() is None
+
+
 CHECKS.update({
+    "dashboard.save_payout_recipient": check_save_payout_recipient,
     "dashboard.recipients_list": check_recipients_list,
     "dashboard.new_recipient": check_new_recipient,
     "dashboard.save_recipient": check_save_recipient,

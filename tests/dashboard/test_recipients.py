@@ -15,6 +15,8 @@ from app.payments.model import Caller, Mode
 from app.payments.recipients import RecipientDetails
 from app.store.tables import audit_log, transactions
 
+from tests.conftest import payment_body
+
 from .conftest import SANDBOX
 from .test_payouts import nuban
 
@@ -217,3 +219,35 @@ def test_only_payout_operators_and_admins_see_recipients(dashboard, merchant, ap
             audit_log.c.merchant_id == merchant.merchant_id,
             audit_log.c.action == "recipient.archive")).scalar_one()
     assert count == (1 if sees else 0)
+
+
+def test_a_payouts_destination_is_saved_from_its_page(operator, dashboard, app, merchant):
+    form = {"method": "ng-bank-payout", "currency": "NGN", "country": "", "bank": "058",
+            "holder": "Chinedu Okafor", "account_number": ACCOUNT, "amount": "100",
+            "reference": f"po-{uuid.uuid4().hex[:10]}", "statement_descriptor": "PAYDESK",
+            "callback_url": "https://merchant.example/hooks", "first_name": "Chinedu",
+            "last_name": "Okafor", "email": "chinedu@example.com", "customer_reference": "cust-7"}
+    created = operator.post("/payouts", form)
+    tx_no = created.headers["Location"].rsplit("/", 1)[1]
+    page = operator.get(f"/transactions/{tx_no}").text
+    assert f'action="/transactions/{tx_no}/save-recipient"' in page
+    assert "Save as recipient" not in dashboard(merchant.merchant_id, "finance").get(f"/transactions/{tx_no}").text
+    saved = operator.post(f"/transactions/{tx_no}/save-recipient")
+    assert saved.status_code == 303
+    [entry] = _audit(app, merchant, "recipient.save")
+    assert saved.headers["Location"] == f"/recipients#{entry.target}"
+    [recipient] = recipients.list_recipients(app.extensions["paydesk"],
+                                             Caller(merchant.merchant_id, Mode.LIVE, "x"))
+    assert (recipient.holder, recipient.account_number, recipient.customer_reference, recipient.email) == (
+        "Chinedu Okafor", ACCOUNT, "cust-7", "chinedu@example.com")
+    again = operator.post(f"/transactions/{tx_no}/save-recipient")
+    assert again.headers["Location"] == saved.headers["Location"]
+    assert "This account is saved already, as Chinedu Okafor." in _text(operator.get("/recipients"))
+
+
+def test_only_a_payout_is_saved_as_a_recipient(operator, live):
+    payment = live.post("/transactions", payment_body()).json()["transactionId"]
+    for tx_no in (payment, "POU-NONE"):
+        response = operator.post(f"/transactions/{tx_no}/save-recipient")
+        assert response.status_code == 404
+        assert "There is nothing here in this mode." in response.text

@@ -55,6 +55,7 @@ GUARDED = [
     ("payout", "get", "/recipients/rcp_none/pay"),
     ("payout", "post", "/recipients/rcp_none/pay/review"),
     ("payout", "post", "/recipients/rcp_none/pay"),
+    ("payout", "post", "/transactions/POU-NONE/save-recipient"),
 ]
 READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit",
                      "/audit/export.csv", "/account", "/account/sessions", "/account/two-factor"]
@@ -71,7 +72,7 @@ POSTS = ["/login", "/logout", "/transactions/PAY-NONE/refund/review",
          "/settings/users/0/reset-link", "/settings/users/0/two-factor/reset", "/settings/two-factor",
          "/account/password", "/account/two-factor", "/account/sessions/0/end", "/login/code",
          "/password/any-token", "/recipients", "/recipients/rcp_none/archive",
-         "/recipients/rcp_none/pay/review", "/recipients/rcp_none/pay"]
+         "/recipients/rcp_none/pay/review", "/recipients/rcp_none/pay", "/transactions/POU-NONE/save-recipient"]
 
 
 @pytest.fixture(scope="module")
