@@ -9,8 +9,9 @@ from pathlib import Path
 
 from flask import Flask
 
-from app.payments import create, refunds, settlement
+from app.payments import create, recipients, refunds, settlement
 from app.payments.model import Caller, Mode, Status
+from app.payments.recipients import RecipientDetails
 from app.payments.schemas import parse_create, parse_refund
 from app.store.merchants import create_merchant, create_user, inbox_url, merchant_by_name
 from app.web import deps as app_deps, password_hasher
@@ -68,6 +69,7 @@ def seed_demo(app: Flask) -> DemoCredentials:
             path.write_text(json.dumps(created.as_json(), indent=2))
             os.chmod(path, 0o600)
             _sample_transactions(deps, created.merchant_id)
+            _sample_recipients(deps, created.merchant_id)
     if not path.exists():
         raise RuntimeError(f"demo merchant exists but {path} is gone; remove instance/ to start over")
     data = json.loads(path.read_text())
@@ -106,6 +108,25 @@ def _sample_transactions(deps, merchant_id: int) -> None:
         first = _by_reference(deps, caller, "ORDER-1005")
         refunds.refund(deps, caller, parse_refund({"txNo": first, "amount": Decimal("20.00"),
                                                    "reason": "Damaged item"}))
+
+
+# Sandbox recipients the payouts demo user can pay again at once: a Nigerian bank account (a
+# valid NUBAN at Guaranty Trust Bank) and a German IBAN at Commerzbank.
+DEMO_RECIPIENTS = (
+    RecipientDetails(payment_method="ng-bank-payout", currency="NGN", bank="058", holder="Chinedu Okafor",
+                     account_number="0123456785", first_name="Chinedu", last_name="Okafor",
+                     email="chinedu@example.com", label="Lagos office rent"),
+    RecipientDetails(payment_method="sepa-payout", currency="EUR", country="DE", bank="COBADEFF",
+                     holder="Greta Schmidt", account_number="DE89370400440532013000", first_name="Greta",
+                     last_name="Schmidt", email="greta@example.com", label="Berlin freelancer"),
+)
+
+
+def _sample_recipients(deps, merchant_id: int) -> None:
+    """Two saved recipients in the sandbox, so the Recipients page shows something to pay."""
+    caller = Caller(merchant_id, Mode.SANDBOX, "demo")
+    for details in DEMO_RECIPIENTS:
+        recipients.save(deps, caller, details)
 
 
 def _by_reference(deps, caller: Caller, reference: str) -> str:

@@ -36,7 +36,7 @@ PERMISSIONS = {
 ROLE_DESCRIPTIONS = {
     "support": "Reads transactions, webhooks and the audit log; adds notes to transactions",
     "finance": "Support, plus refunds, cancels and webhook resends",
-    "payouts": "Support, plus new payouts",
+    "payouts": "Support, plus new payouts and saved recipients",
     "admin": "Everything, including API tokens, webhook secrets and users",
 }
 # Live first: support and finance staff look up real customers' payments; the sandbox is a

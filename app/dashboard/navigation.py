@@ -35,12 +35,16 @@ PROVIDER_PAGES = ("dashboard.providers", "dashboard.connect_provider",
 APPROVAL_SETTINGS_PAGES = ("dashboard.approval_settings", "dashboard.set_approval_threshold",
                            "dashboard.set_user_limits")
 APPROVAL_PAGES = ("dashboard.approvals_list", "dashboard.approve_request", "dashboard.reject_request")
+RECIPIENT_PAGES = ("dashboard.recipients_list", "dashboard.new_recipient", "dashboard.save_recipient",
+                   "dashboard.archive_recipient", "dashboard.pay_recipient", "dashboard.review_recipient_payout",
+                   "dashboard.create_recipient_payout", "dashboard.save_payout_recipient")
 MAIN_NAV = (
     Section("Overview", "dashboard.overview", ("dashboard.overview",), "view_overview"),
     Section("Transactions", "dashboard.transactions",
             ("dashboard.transaction", "dashboard.refund", "dashboard.review", "dashboard.cancel_payment")),
     Section("New payout", "dashboard.new_payout",
             ("dashboard.new_payout", "dashboard.payout", "dashboard.create_payout"), "create_payout"),
+    Section("Recipients", "dashboard.recipients_list", RECIPIENT_PAGES, "create_payout"),
     Section("Disputes", "dashboard.disputes", ("dashboard.dispute",), "answer_disputes"),
     Section("Webhooks", "dashboard.webhooks",
             ("dashboard.webhooks", "dashboard.inbox", "dashboard.provider_events")),

@@ -23,6 +23,11 @@ def new_key() -> str:
     return secrets.token_urlsafe(16)
 
 
+def usable_key(key: str) -> str:
+    """The form's one-time key, or a new one when it is not a key new_key could have made."""
+    return key if 0 < len(key) <= MAX_KEY_LENGTH and key.isascii() and key.isprintable() else new_key()
+
+
 def run_once(deps: Deps, caller: Caller, form: str, key: str, body: dict,
              operation: Callable[[OnCreated], Transaction]) -> Transaction:
     """Run the operation (a service call given its on_created hook) once per key of the named form:

@@ -730,3 +730,39 @@ dispute_files = Table(
     Column("created_at", UtcDateTime(), nullable=False),
     Column("created_by", String(254), nullable=False),
 )
+
+# The people a merchant pays again (issue 31): a payout's destination and billing, saved by a
+# payout operator (app/payments/recipients.py). Deleting archives: a payout keeps its own copy of
+# the details, and an archived recipient is never paid again. Account numbers are stored as
+# transactions.payment_details stores them, and shown masked once saved.
+recipients = Table(
+    "recipients",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("public_id", String(40), nullable=False, unique=True),  # rcp_..., the API's and CSV's id
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("payment_method", String(64), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("country", String(2)),
+    Column("bank", String(20)),  # NULL for methods without a bank list
+    Column("holder", String(140), nullable=False),
+    Column("account_number", String(64), nullable=False),  # normalised by the method's rule
+    Column("label", String(100)),
+    # The billing block a payout to the recipient carries (a create requires it).
+    Column("first_name", String(100), nullable=False),
+    Column("last_name", String(100), nullable=False),
+    Column("email", String(254), nullable=False),
+    Column("customer_reference", String(100), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("created_by", String(254), nullable=False),
+    Column("archived_at", UtcDateTime()),
+    Column("archived_by", String(254)),
+    Index("ix_recipients_listing", "merchant_id", "mode", "holder"),
+)
+
+# One live (not archived) recipient per account: saving it twice finds the first.
+Index("uq_recipients_account", recipients.c.merchant_id, recipients.c.mode,
+      recipients.c.payment_method, func.coalesce(recipients.c.bank, ""), recipients.c.account_number,
+      unique=True, postgresql_where=recipients.c.archived_at.is_(None),
+      sqlite_where=recipients.c.archived_at.is_(None))

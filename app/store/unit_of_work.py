@@ -27,6 +27,7 @@ from .merchants import MerchantRepository
 from .method_cache import MethodCache
 from .methods import MethodRepository
 from .notes import NoteRepository
+from .recipients import RecipientRepository
 from .provider_calls import Announcer
 from .refund_guard import minor_units
 from .tables import audit_log, idempotency_keys, status_history, transactions, webhook_events
@@ -72,6 +73,7 @@ class UnitOfWork:
         self.notes = NoteRepository(self)
         self.bank_lists = BankListRepository(self)
         self.disputes = DisputeRepository(self)
+        self.recipients = RecipientRepository(self)
         return self
 
     @property

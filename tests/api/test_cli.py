@@ -52,5 +52,20 @@ def test_demo_is_idempotent_and_reprints_the_same_tokens(tmp_path, sqlite_url):
     assert first.output == second.output
     assert "Sandbox API token:  pd_test_" in first.output
     assert "finance@demo.test" in first.output
+    assert _demo_recipients(app) == [("Chinedu Okafor", "sandbox", "•••• 6785"),
+                                     ("Greta Schmidt", "sandbox", "•••• 3000")]  # seeded once
     app.extensions["paydesk.engine"].dispose()
+
+
+def _demo_recipients(app) -> list[tuple]:
+    """The demo merchant's saved recipients (both modes): holder, mode, masked account."""
+    from app.payments import recipients
+    from app.payments.model import Caller, Mode
+    from app.store.merchants import merchant_by_name
+
+    deps = app.extensions["paydesk"]
+    with deps.uow(write=False) as uow:
+        merchant_id = merchant_by_name(uow.conn, "Demo Shop").id
+    return [(r.holder, mode.value, r.masked_account_number) for mode in Mode
+            for r in recipients.list_recipients(deps, Caller(merchant_id, mode, "test"))]
 

@@ -40,6 +40,7 @@ class Sample:
     declined: str
     payout: str
     dispute: str = "DSP-NONE"  # an open dispute of another captured payment
+    recipient: str = "rcp_none"  # a saved recipient (an NGN bank account)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,16 @@ def visits(sample: Sample) -> list[Visit]:
         Visit("Disputes", "/disputes", DISPUTERS),
         Visit("Dispute", f"/disputes/{sample.dispute}", DISPUTERS),
         Visit("Not allowed", "/disputes", EVERYONE - DISPUTERS),
+        Visit("Recipients", "/recipients", PAYERS),
+        Visit("Recipients search without results", "/recipients?q=nobody-is-called-this", PAYERS),
+        Visit("Save recipient", "/recipients/new", PAYERS),
+        Visit("Save recipient with errors", "/recipients/new", PAYERS, then=save_an_empty_recipient),
+        Visit("Pay a recipient", f"/recipients/{sample.recipient}/pay", PAYERS),
+        Visit("Pay a recipient with errors", f"/recipients/{sample.recipient}/pay", PAYERS,
+              then=review_an_empty_recipient_payout),
+        Visit("Recipient payout review", f"/recipients/{sample.recipient}/pay", PAYERS,
+              then=review_a_recipient_payout),
+        Visit("Not allowed", "/recipients", EVERYONE - PAYERS),
     ]
 
 
@@ -152,6 +163,25 @@ def review_a_payout(page: Page) -> None:
     page.get_by_label("Last name").fill("Okafor")
     page.get_by_label("E-mail").fill("chinedu@example.com")
     page.get_by_label("Customer reference").fill("cust-42")
+    page.get_by_role("button", name="Review payout").click()
+    expect(page.get_by_role("button", name="Confirm payout")).to_be_visible()
+
+
+def save_an_empty_recipient(page: Page) -> None:
+    """Send the recipient form without filling it in."""
+    page.get_by_role("button", name="Save recipient").click()
+    expect(page.locator("#error-summary")).to_be_visible()
+
+
+def review_an_empty_recipient_payout(page: Page) -> None:
+    """Send a recipient's pay form without an amount."""
+    page.get_by_role("button", name="Review payout").click()
+    expect(page.locator("#error-summary")).to_be_visible()
+
+
+def review_a_recipient_payout(page: Page) -> None:
+    """Type an amount to pay the recipient and take it to its review step."""
+    page.get_by_label(re.compile(r"^Amount \(")).fill("25000")
     page.get_by_role("button", name="Review payout").click()
     expect(page.get_by_role("button", name="Confirm payout")).to_be_visible()
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from app.payments import dispute_service, settlement
+from app.payments import dispute_service, recipients, settlement
+from app.payments.recipients import RecipientDetails
 from app.payments.model import Caller, Mode, Status
 from app.store.merchants import NewMerchant, create_merchant
 from app.webhooks.dispatcher import deliver_due
@@ -20,6 +21,7 @@ from app.webhooks.settings import DeliverySettings
 from tests.api.test_create_and_status import payout_body
 from tests.conftest import Api, payment_body
 from tests.dashboard.conftest import add_user
+from tests.dashboard.test_payouts import nuban
 
 from .accessibility import ROLES, SIGNED_OUT, Sample, page_problems, shown_across, visits
 from .conftest import open_in_mode, sign_in
@@ -89,9 +91,14 @@ def _sample(deps, merchant: NewMerchant, mode: Mode, api: Api) -> Sample:
     disputed = payment(f"ORDER-{tag}-DISPUTED", Status.CAPTURED)
     charged_back = settlement.move_by_provider(deps, checkout, disputed, Status.CHARGEBACK, None, source="checkout")
     dispute = dispute_service.open_in_sandbox(deps, charged_back).dispute  # the simulator's dispute
+    recipient = recipients.save(deps, Caller(merchant.merchant_id, mode, "payouts@shop.test"), RecipientDetails(
+        payment_method="ng-bank-payout", currency="NGN", bank="058", holder="Oluwaseun Adebayo-Williams",
+        account_number=nuban("058"), first_name="Oluwaseun", last_name="Adebayo-Williams",
+        email="oluwaseun.adebayo-williams@a-long-domain-name.example", label="Lagos warehouse rent, monthly"))
     return Sample(payment=captured, pending=payment(f"ORDER-{tag}-PENDING", None),
                   declined=payment(f"ORDER-{tag}-DECLINED", Status.DECLINED, "Insufficient Funds"),
-                  payout=payout.json()["transactionId"], dispute=dispute.dispute_no)
+                  payout=payout.json()["transactionId"], dispute=dispute.dispute_no,
+                  recipient=recipient.recipient.public_id)
 
 
 @pytest.fixture

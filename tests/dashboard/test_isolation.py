@@ -11,16 +11,18 @@ import pytest
 import requests
 from sqlalchemy import select
 
+from app.payments import recipients
 from app.payments.model import Caller, Mode
 from app.payments.notes import add_note
 from app.providers.accounts import connect
 from app.store import provider_accounts as provider_store
 from app.store.merchants import create_merchant
-from app.store.tables import api_tokens, transaction_notes, users, webhook_events
+from app.store.tables import api_tokens, audit_log, transaction_notes, users, webhook_events
 from app.util import utcnow
 from tests.conftest import Api, payment_body
 
 from .conftest import SANDBOX, Browserless, add_user
+from .test_payouts import nuban
 
 
 @dataclass
@@ -48,6 +50,7 @@ class OtherMerchant:
     merchant_id: int = 0
     app: object = None
     dispute_no: str = ""  # a dispute of B's sandbox (made by _b_dispute when first needed)
+    recipient_id: str = ""  # a saved recipient of B's live mode (made by _b_recipient when first needed)
 
 
 def _provider_account(app, merchant_id: int) -> tuple[int, str, str]:
@@ -644,6 +647,105 @@ CHECKS.update({
     "dashboard.dispute_evidence": check_dispute_evidence,
     "dashboard.dispute_accept": check_dispute_accept,
     "dashboard.dispute_file": check_dispute_file,
+})
+
+
+B_RECIPIENT_HOLDER = "Bhekisisa Recipient-Marker"
+
+
+def _b_recipient(other: OtherMerchant) -> str:
+    """B's saved live recipient (an NGN bank account), its id."""
+    if not other.recipient_id:
+        saved = recipients.save(other.app.extensions["paydesk"], Caller(other.merchant_id, Mode.LIVE, "b@shop.test"),
+                                recipients.RecipientDetails(
+                                    payment_method="ng-bank-payout", currency="NGN", bank="058",
+                                    holder=B_RECIPIENT_HOLDER, account_number=nuban("058", "555555555"),
+                                    first_name="B", last_name="Recipient", email="b@example.com"))
+        other.recipient_id = saved.recipient.public_id
+    return other.recipient_id
+
+
+def _b_recipient_untouched(other: OtherMerchant) -> None:
+    deps = other.app.extensions["paydesk"]
+    with deps.uow(write=False) as uow:
+        found = recipients.find(uow, Caller(other.merchant_id, Mode.LIVE, "b@shop.test"), other.recipient_id)
+        assert found is not None and found.holder == B_RECIPIENT_HOLDER
+        assert uow.conn.execute(select(audit_log.c.id).where(
+            audit_log.c.merchant_id == other.merchant_id, audit_log.c.action == "recipient.pay")).first() is None
+
+
+def _never_shows_b_recipient(response, other: OtherMerchant) -> None:
+    _never_shows(response, other)
+    assert other.recipient_id not in response.text and B_RECIPIENT_HOLDER not in response.text
+
+
+def check_recipients_list(a, other):
+    _b_recipient(other)
+    for query in ("", "?archived=1"):
+        _never_shows_b_recipient(a.get("/recipients" + query), other)
+    for typed in ("Bhekisisa", other.recipient_id):  # the page repeats what A typed, and finds nothing
+        response = a.get("/recipients", params={"q": typed})
+        _never_shows(response, other)
+        assert B_RECIPIENT_HOLDER not in response.text and "No recipients" in response.text
+
+
+def check_new_recipient(a, other):
+    _b_recipient(other)
+    _never_shows_b_recipient(a.get("/recipients/new"), other)
+
+
+def check_save_recipient(a, other):
+    # The same account as B's saves a recipient of A's own: B's is neither found nor named.
+    _b_recipient(other)
+    a.get("/recipients/new")
+    response = a.post("/recipients", {"method": "ng-bank-payout", "currency": "NGN", "bank": "058",
+                                      "holder": "A's own", "account_number": nuban("058", "555555555"),
+                                      "first_name": "A", "last_name": "Own", "email": "a@example.com"})
+    assert response.status_code == 303, response.text
+    assert other.recipient_id not in response.headers["Location"]
+    _never_shows_b_recipient(a.get(response.headers["Location"]), other)
+    _b_recipient_untouched(other)
+
+
+def check_archive_recipient(a, other):
+    _not_found(a.post(f"/recipients/{_b_recipient(other)}/archive"))
+    _b_recipient_untouched(other)
+
+
+def check_pay_recipient(a, other):
+    _not_found(a.get(f"/recipients/{_b_recipient(other)}/pay"))
+
+
+def check_review_recipient_payout(a, other):
+    _not_found(a.post(f"/recipients/{_b_recipient(other)}/pay/review",
+                      {"amount": "10", "reference": "PO-B", "statement_descriptor": "X",
+                       "callback_url": "https://merchant.example/hooks"}))
+
+
+def check_create_recipient_payout(a, other):
+    _not_found(a.post(f"/recipients/{_b_recipient(other)}/pay",
+                      {"amount": "10", "reference": "PO-B", "statement_descriptor": "X",
+                       "callback_url": "https://merchant.example/hooks", "request_key": "k" * 20}))
+    _b_recipient_untouched(other)
+
+
+def check_save_payout_recipient(a, other):
+    for tx_no in (other.payout, other.payment, other.sandbox_payment):
+        _not_found(a.post(f"/transactions/{tx_no}/save-recipient"))
+    with other.app.extensions["paydesk"].uow(write=False) as uow:
+        assert uow.conn.execute(select(audit_log.c.id).where(
+            audit_log.c.action == "recipient.save", audit_log.c.detail.like("%B Holder%"))).first() is None
+
+
+CHECKS.update({
+    "dashboard.save_payout_recipient": check_save_payout_recipient,
+    "dashboard.recipients_list": check_recipients_list,
+    "dashboard.new_recipient": check_new_recipient,
+    "dashboard.save_recipient": check_save_recipient,
+    "dashboard.archive_recipient": check_archive_recipient,
+    "dashboard.pay_recipient": check_pay_recipient,
+    "dashboard.review_recipient_payout": check_review_recipient_payout,
+    "dashboard.create_recipient_payout": check_create_recipient_payout,
 })
 
 

@@ -48,6 +48,14 @@ GUARDED = [
     ("settings", "post", "/settings/users/0/reset-link"),
     ("settings", "post", "/settings/users/0/two-factor/reset"),
     ("settings", "post", "/settings/two-factor"),
+    ("payout", "get", "/recipients"),
+    ("payout", "get", "/recipients/new"),
+    ("payout", "post", "/recipients"),
+    ("payout", "post", "/recipients/rcp_none/archive"),
+    ("payout", "get", "/recipients/rcp_none/pay"),
+    ("payout", "post", "/recipients/rcp_none/pay/review"),
+    ("payout", "post", "/recipients/rcp_none/pay"),
+    ("payout", "post", "/transactions/POU-NONE/save-recipient"),
 ]
 READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit",
                      "/audit/export.csv", "/account", "/account/sessions", "/account/two-factor"]
@@ -63,7 +71,8 @@ POSTS = ["/login", "/logout", "/transactions/PAY-NONE/refund/review",
          "/settings/approvals/limits", "/transactions/PAY-NONE/notes",
          "/settings/users/0/reset-link", "/settings/users/0/two-factor/reset", "/settings/two-factor",
          "/account/password", "/account/two-factor", "/account/sessions/0/end", "/login/code",
-         "/password/any-token"]
+         "/password/any-token", "/recipients", "/recipients/rcp_none/archive",
+         "/recipients/rcp_none/pay/review", "/recipients/rcp_none/pay", "/transactions/POU-NONE/save-recipient"]
 
 
 @pytest.fixture(scope="module")
