@@ -66,18 +66,21 @@ def _filter() -> listing.TransactionFilter:
             errors.update(error.errors)
             return None
 
-    currency = read(_currency)
+    # Read in the documented order, so the errors come in it too.
+    statuses = tuple(read(query.words, "status", STATUS_WORDS) or ())
     kinds = read(query.words, "kind", KIND_WORDS) or []
     if len(kinds) > 1:
         errors["Kind"] = [f"Kind must be one of {', '.join(KIND_WORDS)}"]
+    currency = read(_currency)
+    payment_method = read(_text, "paymentMethod")
     amounts = {}
     if "Currency" not in errors:  # an amount is read in the currency, once it is known
         amounts = {name: read(query.minor_amount, name, currency) for name in ("amountMin", "amountMax")}
     found = listing.TransactionFilter(
-        statuses=tuple(read(query.words, "status", STATUS_WORDS) or ()),
+        statuses=statuses,
         kind=kinds[0] if len(kinds) == 1 else None,
         currency=currency,
-        payment_method=read(_text, "paymentMethod"),
+        payment_method=payment_method,
         amount_min_minor=amounts.get("amountMin"),
         amount_max_minor=amounts.get("amountMax"),
         created_from=read(query.moment, "createdFrom"),
