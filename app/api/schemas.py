@@ -11,7 +11,7 @@ from pydantic.dataclasses import dataclass
 from typing_extensions import TypedDict
 
 from app.payments.formats import LONE_SURROGATE
-from app.payments.model import FieldErrors
+from app.payments.model import COMMON_DECLINE_REASONS, FieldErrors
 from app.payments.schemas import (
     CURRENCY_PATTERN,
     NOT_AN_OBJECT,
@@ -20,7 +20,6 @@ from app.payments.schemas import (
     Timestamp,
     WebhookPayload,
     check,
-    non_blank,
     read_body,
     refuse,
     require_object,
@@ -28,6 +27,9 @@ from app.payments.schemas import (
 )
 
 from .limits import SANDBOX_OUTCOMES, WEBHOOK_STATUS_WORDS
+
+DECLINE_REASON_REFUSAL = ("DeclineReason must be one of the common reasons: "
+                          + ", ".join(COMMON_DECLINE_REASONS))
 
 # Text these endpoints take only without any control character.
 PRINTABLE = r"[^\u0000-\u001F\u007F]"
@@ -77,9 +79,9 @@ class SandboxOutcomeRequest:
     """The move the sandbox helper makes as the provider would."""
 
     status: Literal[tuple(sorted(s.value for s in SANDBOX_OUTCOMES))]
-    decline_reason: Annotated[Word | None, BeforeValidator(_readable), BeforeValidator(_not_blank), Field(
-        json_schema_extra={"minLength": 1, "pattern": non_blank(PRINTABLE)},
-        description="For Declined and Failed; defaults to Declined By Bank and Provider Error.")] = None
+    decline_reason: Annotated[Literal[COMMON_DECLINE_REASONS] | None, Field(
+        description="For Declined and Failed: one of the interface's common reasons; defaults to "
+                    "Declined By Bank and Provider Error.")] = None
 
 
 # Answers of these endpoints and of the webhook log: plain dicts, declared for the document.
@@ -162,6 +164,5 @@ def read_sandbox_outcome(body: object) -> SandboxOutcomeRequest:
         words = ", ".join(sorted(s.value for s in SANDBOX_OUTCOMES))
         raise FieldErrors.one("Status", f"Status must be one of {words}")
     if "declineReason" in failed:
-        raise FieldErrors.one("DeclineReason",
-                              f"DeclineReason must be a text of at most {MAX_WORD_LENGTH} characters")
+        raise FieldErrors.one("DeclineReason", DECLINE_REASON_REFUSAL)
     return request

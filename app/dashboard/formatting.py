@@ -9,6 +9,7 @@ from decimal import Decimal
 from flask import Flask
 from markupsafe import Markup
 
+from app.payments import declines
 from app.payments.accounts import mask_account_number
 from app.payments.money import format_amount, from_minor
 
@@ -122,3 +123,4 @@ def register(app: Flask) -> None:
     app.add_template_filter(when_iso, "when_iso")
     app.add_template_filter(masked, "masked")
     app.add_template_filter(field_label, "field_label")
+    app.add_template_global(declines.explain, "decline_explained")

@@ -52,6 +52,21 @@ def test_outcome_declines_with_reason(sandbox):
     assert sandbox.status(tx_no)["DeclineReason"] == "Declined By Bank"
 
 
+@pytest.mark.parametrize("reason", ["Not enough money", "declined by bank", "", 12])
+def test_outcome_takes_only_the_common_decline_reasons(sandbox, reason):
+    tx_no = sandbox.post("/transactions", payment_body()).json()["transactionId"]
+
+    response = sandbox.post(f"/sandbox/transactions/{tx_no}/outcome",
+                            {"status": "Declined", "declineReason": reason})
+
+    assert (response.status_code, response.json()) == (400, {"errors": {"DeclineReason": [
+        "DeclineReason must be one of the common reasons: Transaction Expired, Payment Cancelled By User, "
+        "Declined By Bank, Insufficient Funds, Provider Error, Country Not Supported On Payment Method, "
+        "Currency Not Supported, Payment Method Not Available, Invalid Card Details, Card Expired, "
+        "3DS Authentication Failed, Suspected Fraud, Daily Limit Exceeded, Restricted Card"]}})
+    assert sandbox.status(tx_no)["Status"] == "Pending"
+
+
 def test_outcome_authorized_then_captured_then_chargeback(sandbox):
     tx_no = sandbox.post("/transactions", payment_body()).json()["transactionId"]
     for status in ("Authorized", "Captured", "Chargeback"):

@@ -26,7 +26,9 @@ def test_finance_cancels_a_pending_payment_after_confirming(page: Page, server, 
     expect(page.get_by_role("status").filter(has_text="is cancelled")).to_have_text(
         f"Payment {tx_no} is cancelled: Declined, Payment Cancelled By User.")
     expect(page.locator("#tx-status")).to_contain_text("Declined")
-    expect(page.locator(".decline-banner")).to_have_text("Decline reason: Payment Cancelled By User")
+    expect(page.locator(".decline-banner")).to_contain_text("Decline reason: Payment Cancelled By User")
+    expect(page.locator(".decline-banner")).to_contain_text(
+        "Tell the customer: “The payment was cancelled, so nothing was charged.")
     expect(page.locator("#cancel-panel")).to_have_count(0)
     assert page.evaluate("window.beforeTheCancel") is None  # the page was loaded afresh
     assert page.url == f"{server.url}{SANDBOX}/transactions/{tx_no}"

@@ -110,6 +110,8 @@ def test_a_refund_above_the_threshold_waits_for_another_user(admin, dashboard, m
     assert sandbox.status(tx_no)["Status"] == "Captured"
     page = asker.get(f"/transactions/{tx_no}").text
     assert "Refund approvals" in page and "Waiting for another user" in page
+    # Awaiting and decided requests share the table: the column says which time it shows.
+    assert ">Decided or expires</th>" in page and '<span class="muted small">Expires </span>' in page
     approval_id = _approval_id(approver.get(f"/transactions/{tx_no}").text)
 
     own = asker.post(f"/approvals/{approval_id}/approve", {"back": f"/transactions/{tx_no}"})

@@ -201,6 +201,10 @@ def test_a_pending_transaction_polls_its_progress_until_its_status_is_final(dash
                  'id="deliveries" aria-labelledby="deliveries-title" hx-swap-oob="true"'):
         assert part in final.text
     assert "<strong>Decline reason:</strong> Insufficient Funds" in final.text
+    # Support reads what it means and what to tell the customer (app/payments/declines.py).
+    assert "The account or card did not have enough money available. Trying again can succeed." in final.text
+    assert ("<strong>Tell the customer:</strong> “Your bank declined the payment for insufficient funds. "
+            "Please use another card or try again once funds are available.”") in final.text
     assert polling not in support.get(f"/transactions/{tx_no}").text and "Updates by itself" not in final.text
     assert support.get("/transactions/PAY-NONE/progress").status_code == 404
 
