@@ -22,7 +22,6 @@ from app.payments.model import (
 )
 from app.payments.provider import ProviderUnavailable
 from app.payments.schemas import PAYOUT_ACTION, CreateTransactionRequest, parse_create
-from app.providers.banks import domestic_bank_codes
 from app.store.merchants import merchant_by_id
 from app.web import deps
 
@@ -90,8 +89,6 @@ class Destination:
             (method.currencies[0] if method else None)
         self.country = country if method and country in method.countries else None
         self.banks: list = []
-        # What else a bank may be searched by (its national bank codes), by bank code.
-        self.bank_search_terms: dict[str, str] = domestic_bank_codes(self.country) if self.country else {}
         self.refusal: str | None = None
         self.fetching = False  # a provider account's list not stored yet: a worker is fetching it
         self.needs_country = False

@@ -10,8 +10,7 @@ document.addEventListener("input", (event) => {
   const term = filter.value.trim().toLowerCase();
   let shown = 0;
   for (const option of select.options) {
-    // A bank is also found by its national bank codes (data-search-terms), not shown in its label.
-    const match = option.text.toLowerCase().includes(term) || (option.dataset.searchTerms || "").includes(term);
+    const match = option.text.toLowerCase().includes(term);
     option.hidden = !match;
     if (match) shown += 1;
   }

@@ -76,8 +76,8 @@ def test_sepa_reads_the_bank_from_the_iban_instead_of_a_list(operator):
 def test_the_account_number_is_labelled_as_the_method_knows_it(operator, method, currency, label):
     part = operator.get(f"/payouts/new/destination?method={method}&currency={currency}",
                         headers={"HX-Request": "true"}).text
-    assert re.search(rf'<label for="account_number">{re.escape(label)}<span class="required-mark" '
-                     r'aria-hidden="true"> \*</span></label>', part)
+    assert re.search(rf'<span class="label-row"><label for="account_number">{re.escape(label)}</label>'
+                     r'<span class="required-mark" aria-hidden="true">\*</span></span>', part)
     assert re.search(r'<input[^>]*aria-required="true"[^>]*id="account_number"', part)
 
 
