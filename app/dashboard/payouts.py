@@ -216,7 +216,8 @@ def payout_banks():
 @requires("create_payout")
 def iban_bank_hint():
     """htmx, while an account number is typed: the IBAN's own bank, and whether it is the one chosen."""
-    return render_template("dashboard/_iban_bank.html", bank=iban_bank(request.args.get("account_number", "")),
+    return render_template("dashboard/_iban_bank.html",
+                           bank=iban_bank(request.args.get("account_number", "")),
                            chosen=(request.args.get("bank") or "").strip().upper())
 
 
@@ -361,7 +362,8 @@ def _summary(payout: CreateTransactionRequest, checked: create.CheckedCreate, de
     billing = payout.billing
     return {
         "amount": money(payout.amount, payout.currency), "method": destination.method.name,
-        "bank": bank_label, "holder": payout.payment.holder, "account_number": checked.payment_details["accountNumber"],
+        "bank": bank_label, "holder": payout.payment.holder,
+        "account_number": checked.payment_details["accountNumber"],
         "customer": f"{billing.first_name} {billing.last_name}", "email": billing.email,
         "customer_reference": billing.customer_reference,
         "country": country_name(billing.country) if billing.country else None,
@@ -371,8 +373,8 @@ def _summary(payout: CreateTransactionRequest, checked: create.CheckedCreate, de
         "name_differs": bool(named and named.name) and not same_name(payout.payment.holder, named.name),
         "name_again": url_for(
             "dashboard.account_name_hint", method=destination.method.method_id, currency=payout.currency,
-            bank=bank or "", account_number=checked.payment_details["accountNumber"], holder=payout.payment.holder,
-            review="1"),
+            bank=bank or "", account_number=checked.payment_details["accountNumber"],
+            holder=payout.payment.holder, review="1"),
     }
 
 

@@ -114,7 +114,8 @@ def check_create(deps: Deps, caller: Caller, request: CreateTransactionRequest, 
     return CheckedCreate(method, payment_details)
 
 
-def check_create_body(deps: Deps, caller: Caller, body: dict) -> tuple[CreateTransactionRequest, CheckedCreate]:
+def check_create_body(deps: Deps, caller: Caller,
+                      body: dict) -> tuple[CreateTransactionRequest, CheckedCreate]:
     """A create body read and checked as the API's create would, with every field error at once.
 
     The API reads a body first and stops at its field errors (parse_create); a form wants all of
