@@ -255,8 +255,9 @@ def _payout_details(deps: Deps, method: PaymentMethod, parts: CreateParts,
     already refused, and none that need a field missing or refused)."""
     errors: dict[str, list[str]] = {}
     bank = parts.bank
-    currency_read = parts.currency is not None and "Currency" not in skip
-    if (method.bank_list and bank and currency_read and "Payment.Bank" not in skip
+    # The list is the currency's (and country's): looked up only with both taken by the method.
+    list_known = parts.currency is not None and not {"Currency", "Billing.Country"} & skip
+    if (method.bank_list and bank and list_known and "Payment.Bank" not in skip
             and not bank_lists.knows_bank(deps, method, parts.currency, bank, parts.country)):
         errors["Payment.Bank"] = [
             f"Bank {bank} is not in the bank list of payment method {method.method_id}"

@@ -171,6 +171,23 @@ def test_payout_requires_holder_account_and_bank(sandbox):
     }}
 
 
+def test_a_country_the_method_refuses_is_not_also_a_bank_off_its_list(sandbox):
+    body = payout_body()
+    body["billing"]["country"] = "GH"
+    response = sandbox.post("/transactions", body)
+    assert response.json() == {"errors": {
+        "Billing.Country": ["Country GH is not supported by payment method ng-bank-payout"]}}
+
+
+def test_method_and_account_errors_come_in_one_answer(sandbox):
+    body = payout_body(accountNumber="12345")
+    del body["transactionAction"]
+    response = sandbox.post("/transactions", body)
+    assert response.json() == {"errors": {
+        "TransactionAction": ["TransactionAction must be PAYMENT for payout method ng-bank-payout"],
+        "Payment.AccountNumber": ["Account number must be a 10-digit NUBAN"]}}
+
+
 def test_sepa_payout_with_iban(sandbox):
     body = payment_body(amount=10, currency="EUR", transactionAction="PAYMENT",
                         payment={"paymentMethod": "sepa-payout", "bank": "COBADEFF",
