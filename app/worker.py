@@ -15,6 +15,7 @@ from flask import Flask
 from app.payments.idempotency import REPLAY_WINDOW
 from app.auth import throttle
 from app.payments import approvals, dispute_calls, expiry
+from app.providers.account_resolutions import account_resolution_pass
 from app.providers.bank_refresh import bank_list_pass
 from app.providers.calls import CallSettings, ProviderCalls
 from app.providers.connection_tests import connection_test_pass
@@ -33,10 +34,10 @@ STOP_CHECK_INTERVAL = 0.1
 
 
 def run_round(app: Flask) -> bool:
-    """Keep the provider calls, the bank list, settlement and dispute work, connection tests and
-    webhook deliveries going (each on this process's own threads), expire stale Pending
-    transactions and approval requests, purge old idempotency keys and failed sign-ins, fold the
-    daily totals' changes.
+    """Keep the provider calls, the bank list, settlement and dispute work, connection tests,
+    payout account names and webhook deliveries going (each on this process's own threads),
+    expire stale Pending transactions and approval requests, purge old idempotency keys and
+    failed sign-ins, fold the daily totals' changes.
 
     Returns True when there was work, so the loop goes on without sleeping.
     """
@@ -78,7 +79,8 @@ def dispute_pass(deps, _providers) -> BackgroundPass:
 # time out within PROVIDER_READ_TIMEOUT; a pass cut short leaves its claims to lapse).
 PASS_ENDS_WITHIN = 30.0
 # The jobs each round pokes, each making its passes on a thread of its own (app.providers.passes).
-BACKGROUND_PASSES = (bank_list_pass, settlement_pass, connection_test_pass, dispute_pass)
+BACKGROUND_PASSES = (bank_list_pass, settlement_pass, connection_test_pass, dispute_pass,
+                     account_resolution_pass)
 
 
 def _pass_key(make) -> str:

@@ -71,8 +71,8 @@ class PayoutForm(FlaskForm):
     reference = StringField("Reference", description="Your unique reference for this payout")
     statement_descriptor = StringField("Statement text", description="At most 22 characters")
     callback_url = StringField("Callback URL", description="Where status webhooks are sent")
-    first_name = StringField("First name")
-    last_name = StringField("Last name")
+    first_name = StringField("First name", description="Left blank: the account holder's")
+    last_name = StringField("Last name", description="Left blank: the account holder's")
     email = StringField("E-mail", render_kw={"type": "email"})
     customer_reference = StringField("Customer reference")
 

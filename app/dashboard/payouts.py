@@ -1,4 +1,5 @@
-"""New payouts: method, destination account from the method's bank list, amount, customer."""
+"""New payouts: method, destination account (its bank from the method's list, or read from the
+IBAN; a NUBAN's holder named by the provider), amount, customer."""
 from __future__ import annotations
 
 import pycountry
@@ -7,7 +8,8 @@ from flask_login import current_user
 from wtforms import SelectChoice
 
 from app.auth.users import current_caller, requires
-from app.payments import approvals, bank_lists, create
+from app.payments import account_names, approvals, bank_lists, create
+from app.payments.account_names import AccountName, NameState
 from app.payments.approvals import ApprovalKind, LimitExceeded
 from app.payments.accounts import iban_bank
 from app.payments.model import (
@@ -20,7 +22,6 @@ from app.payments.model import (
 )
 from app.payments.provider import ProviderUnavailable
 from app.payments.schemas import PAYOUT_ACTION, CreateTransactionRequest, parse_create
-from app.providers.banks import domestic_bank_codes
 from app.store.merchants import merchant_by_id
 from app.web import deps
 
@@ -49,6 +50,12 @@ FORM_WORDS_OF_FIELD = {
     "TransactionAction": "Transaction action",
 }
 BANK_LIST_MAX_AGE = 3600
+# The account number's label by the method's account rule: what the user has in hand.
+ACCOUNT_LABELS = {"iban": "IBAN", "nuban": "Account number (NUBAN)", "msisdn": "Mobile number"}
+# What the form says while a provider names the account, and when it finds none.
+NAMING = "Confirming the account holder's name with the bank…"
+NOT_CONFIRMED = "The bank did not confirm this account: {refusal}"
+NAME_WORDS = {"states": NameState, "naming": NAMING, "not_confirmed": NOT_CONFIRMED}
 
 
 def in_form_words(message: str) -> str:
@@ -82,12 +89,12 @@ class Destination:
             (method.currencies[0] if method else None)
         self.country = country if method and country in method.countries else None
         self.banks: list = []
-        # What else a bank may be searched by (its national bank codes), by bank code.
-        self.bank_search_terms: dict[str, str] = domestic_bank_codes(self.country) if self.country else {}
         self.refusal: str | None = None
         self.fetching = False  # a provider account's list not stored yet: a worker is fetching it
         self.needs_country = False
-        if method is None:
+        # An IBAN names its bank: no list to pick from, the bank read from the IBAN is shown.
+        self.bank_from_iban = bool(method) and create.bank_from_account(method)
+        if method is None or self.bank_from_iban:
             return
         if method.bank_list and len(method.countries) > 1 and not self.country:
             self.needs_country = True  # a whole region's banks is no list to pick from
@@ -103,6 +110,26 @@ class Destination:
         except ProviderUnavailable:
             self.refusal = "The bank list could not be fetched from the provider. Try again in a moment."
 
+    @property
+    def account_label(self) -> str:
+        """The account number's label for the method: "IBAN", "Account number (NUBAN)", ..."""
+        method = self.method
+        if method is None:
+            return "Account number"
+        if account_names.names_accounts(method, self.currency):
+            return ACCOUNT_LABELS["nuban"]
+        return ACCOUNT_LABELS.get(method.account_rule or "", "Account number")
+
+    @staticmethod
+    def iban_bank_of(account_number: str | None):
+        """The bank an IBAN typed so far belongs to, or None."""
+        return iban_bank(account_number) if account_number else None
+
+    @property
+    def names_accounts(self) -> bool:
+        """Whether the account's holder is named by the provider as it is typed (NUBANs)."""
+        return bool(self.method) and account_names.names_accounts(self.method, self.currency)
+
     def fill_choices(self, form: PayoutForm) -> None:
         """Give the form's selects the merchant's methods, the method's currencies and countries."""
         form.method.choices = [SelectChoice(m.method_id, m.name) for m in self.methods]
@@ -113,6 +140,7 @@ class Destination:
         form.country.choices = [SelectChoice("", "Any country")] + [
             SelectChoice(code, name) for name, code in countries]  # by name, as people look for them
         form.country.data = self.country or ""
+        form.account_number.label.text = self.account_label
 
 
 def bank_name(payout) -> str | None:
@@ -164,6 +192,9 @@ def payout_destination():
 def _blank_form(args):
     """A new payout form and its destination (method, currency, country in args), choices filled."""
     form = _new_form()
+    # A method chosen again keeps the account typed so far (its label and checks follow the method).
+    form.holder.data = args.get("holder", "")
+    form.account_number.data = args.get("account_number", "")
     destination = _destination(args)
     destination.fill_choices(form)
     return form, destination
@@ -185,12 +216,45 @@ def payout_banks():
 @requires("create_payout")
 def iban_bank_hint():
     """htmx, while an account number is typed: the IBAN's own bank, and whether it is the one chosen."""
-    return render_template("dashboard/_iban_bank.html", bank=iban_bank(request.args.get("account_number", "")),
+    return render_template("dashboard/_iban_bank.html",
+                           bank=iban_bank(request.args.get("account_number", "")),
                            chosen=(request.args.get("bank") or "").strip().upper())
 
 
+@dashboard.get("/payouts/account-name")
+@requires("create_payout")
+def account_name_hint():
+    """htmx, while a NUBAN is typed or its bank chosen, and on the review: whose the account is,
+    as the provider names it; asked again every second while a worker asks the provider."""
+    args = request.args
+    named = _account_name(args.get("method", ""), args.get("currency"), args.get("bank"),
+                          args.get("account_number"))
+    holder = args.get("holder", "")
+    differs = bool(named and named.name and holder.strip()) and not same_name(holder, named.name)
+    return render_template("dashboard/_account_name.html", named=named, differs=differs,
+                           again=url_for("dashboard.account_name_hint", **args.to_dict()),
+                           **NAME_WORDS)
+
+
+def same_name(typed: str, named: str) -> bool:
+    """Whether a typed holder is the name the bank has, in any case and word order (banks often
+    put the surname first: "OKAFOR CHINEDU")."""
+    return sorted(typed.casefold().split()) == sorted(named.casefold().split())
+
+
+def _account_name(method: str, currency: str | None, bank: str | None,
+                  account_number: str | None) -> AccountName | None:
+    return account_names.account_name(deps(), current_caller(), method, blank_to_none(currency),
+                                      blank_to_none(bank), blank_to_none(account_number))
+
+
 def _posted_body(form: PayoutForm) -> dict:
-    """The posted payout exactly as the API would get it."""
+    """The posted payout exactly as the API would get it. The holder is typed once: customer names
+    left blank are the holder's (all but the last word, and the last word)."""
+    first_name, last_name = blank_to_none(form.first_name.data), blank_to_none(form.last_name.data)
+    holder = blank_to_none(form.holder.data)
+    if holder and not first_name and not last_name:
+        first_name, last_name = split_name(holder)
     body = {
         "amount": form_amount(form.amount.data),
         "currency": blank_to_none(request.form.get("currency")),
@@ -199,8 +263,8 @@ def _posted_body(form: PayoutForm) -> dict:
         "callbackUrl": blank_to_none(form.callback_url.data),
         "transactionAction": PAYOUT_ACTION,
         "billing": {
-            "firstName": blank_to_none(form.first_name.data),
-            "lastName": blank_to_none(form.last_name.data),
+            "firstName": first_name,
+            "lastName": last_name,
             "email": blank_to_none(form.email.data),
             "customerReference": blank_to_none(form.customer_reference.data),
         },
@@ -214,6 +278,15 @@ def _posted_body(form: PayoutForm) -> dict:
     if blank_to_none(request.form.get("country")):
         body["billing"]["country"] = request.form["country"].strip()
     return body
+
+
+def split_name(holder: str) -> tuple[str, str]:
+    """A holder's name as customer first and last name: "Ada Obi Chioma" -> ("Ada Obi", "Chioma");
+    a one-word name is both."""
+    words = holder.split()
+    if len(words) == 1:
+        return words[0], words[0]
+    return " ".join(words[:-1]), words[-1]
 
 
 def _posted_payout() -> tuple[PayoutForm, Destination, dict]:
@@ -234,11 +307,10 @@ def review_payout():
     if request.form.get("step") == "edit":
         return _form_page(form, destination, focus="amount")
     try:
-        payout_request = parse_create(body)
-        create.check_create(deps(), current_caller(), payout_request)
+        payout_request, checked = create.check_create_body(deps(), current_caller(), body)
         four_eyes = money_controls(ApprovalKind.PAYOUT, payout_request.amount, payout_request.currency)
     except FieldErrors as error:
-        return _form_with_errors(form, destination, error.errors)
+        return _form_with_errors(form, destination, _with_name_refusal(error.errors, body))
     except DuplicateReference as error:
         return _form_with_errors(form, destination, {"Reference": [str(error)]})
     except LimitExceeded as error:
@@ -247,26 +319,62 @@ def review_payout():
         return _form_with_errors(form, destination, {"": [str(error)]})
     except BankListNotReady as error:
         return _form_with_errors(form, destination, {"": [str(error)]})
+    named = _named(body)
+    if named is not None and named.state is NameState.REFUSED:
+        return _form_with_errors(form, destination, _with_name_refusal({}, body, named))
     # The confirmation carries a one-time key: a second submit of it (double click, a POST
     # sent again) gets the first payout (or approval request) back instead of sending the money twice.
-    return _payout_page(form=form, destination=destination, review=_summary(payout_request, destination),
+    return _payout_page(form=form, destination=destination,
+                        review=_summary(payout_request, checked, destination, named),
                         request_key=once.new_key(), needs_approval=four_eyes,
                         threshold=threshold_text(payout_request.currency) if four_eyes else None)
 
 
-def _summary(payout: CreateTransactionRequest, destination: Destination) -> dict:
+def _named(body: dict) -> AccountName | None:
+    """Whose the posted account is, as its provider names it (NUBANs), or None."""
+    payment = body["payment"]
+    return _account_name(payment["paymentMethod"] or "", body["currency"], payment["bank"],
+                         payment["accountNumber"])
+
+
+def _with_name_refusal(errors: dict[str, list[str]], body: dict,
+                       named: AccountName | None = None) -> dict[str, list[str]]:
+    """The field errors, and the provider's refusal to name the account on the account number
+    (asked here when the checks stopped before it), so one pass shows every error."""
+    if "Payment.AccountNumber" in errors or "Payment.Bank" in errors:
+        return errors
+    if named is None:
+        named = _named(body)
+    if named is None or named.state is not NameState.REFUSED:
+        return errors
+    return {**errors, "Payment.AccountNumber": [NOT_CONFIRMED.format(refusal=named.refusal)]}
+
+
+def _summary(payout: CreateTransactionRequest, checked: create.CheckedCreate, destination: Destination,
+             named: AccountName | None) -> dict:
     """What the review shows of a checked payout, in the form's words."""
-    bank = payout.payment.bank
-    bank_label = next((f"{b.name} ({b.code})" for b in destination.banks if b.code == bank), bank)
+    bank = checked.payment_details.get("bank")
+    if destination.bank_from_iban and bank:
+        found = iban_bank(checked.payment_details["accountNumber"])
+        bank_label = f"{found.name} ({bank})" if found else bank
+    else:
+        bank_label = next((f"{b.name} ({b.code})" for b in destination.banks if b.code == bank), bank)
     billing = payout.billing
     return {
         "amount": money(payout.amount, payout.currency), "method": destination.method.name,
-        "bank": bank_label, "holder": payout.payment.holder, "account_number": payout.payment.account_number,
+        "bank": bank_label, "holder": payout.payment.holder,
+        "account_number": checked.payment_details["accountNumber"],
         "customer": f"{billing.first_name} {billing.last_name}", "email": billing.email,
         "customer_reference": billing.customer_reference,
         "country": country_name(billing.country) if billing.country else None,
         "reference": payout.reference, "statement_descriptor": payout.statement_descriptor,
-        "callback_url": payout.callback_url,
+        "callback_url": payout.callback_url, "account_label": destination.account_label,
+        "named": named,
+        "name_differs": bool(named and named.name) and not same_name(payout.payment.holder, named.name),
+        "name_again": url_for(
+            "dashboard.account_name_hint", method=destination.method.method_id, currency=payout.currency,
+            bank=bank or "", account_number=checked.payment_details["accountNumber"],
+            holder=payout.payment.holder, review="1"),
     }
 
 
@@ -278,7 +386,7 @@ def create_payout():
     form, destination, body = _posted_payout()
     caller = current_caller()
     try:
-        payout_request = parse_create(body)
+        payout_request = _parsed(body)
         if money_controls(ApprovalKind.PAYOUT, payout_request.amount, payout_request.currency):
             return _request_approval(payout_request, body)
         payout = once.run_once(deps(), caller, "payout", request.form.get("request_key", ""), body,
@@ -301,10 +409,20 @@ def create_payout():
     return load_page(url_for("dashboard.transaction", tx_no=payout.tx_no))
 
 
+def _parsed(body: dict) -> CreateTransactionRequest:
+    """The posted payout read as the API reads it; a body with field errors is also checked by the
+    create's own checks, so every error comes at once (create.check_create_body)."""
+    try:
+        return parse_create(body)
+    except FieldErrors:
+        create.check_create_body(deps(), current_caller(), body)
+        raise
+
+
 def _payout_page(status: int = 200, **context):
     """The payout page, or for htmx its form or review part (#payout) alone."""
     context = {"bank_errors": [], "error_summary": [], "selected_bank": request.form.get("bank"),
-               "review": None, "focus": None, **context}
+               "review": None, "focus": None, **NAME_WORDS, **context}
     return page_or_fragment("dashboard/payout_new.html", "dashboard/_payout.html", status, **context)
 
 

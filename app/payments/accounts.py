@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from schwifty import IBAN, registry
+from schwifty import BIC, IBAN, registry
 from schwifty.exceptions import SchwiftyException
 
 # CBN NUBAN weights over the 3-digit bank code followed by the 9-digit serial number.
@@ -62,6 +62,28 @@ def _nuban_check_digit(bank_code: str, serial: str) -> int:
     return (10 - total % 10) % 10
 
 
+def same_bank(bic: str, other: str) -> bool:
+    """Whether two BICs (8 or 11 characters) name the same bank.
+
+    A BIC is institution code (4 letters), country (2), location (2) and branch (3). Banks give
+    their branches and regional offices BICs of their own (Commerzbank: COBADEFF in Frankfurt,
+    COBADEDD in Düsseldorf, COBADEHH in Hamburg), all with the institution code and country of
+    the bank, so the bank is the first 6 characters: COBADE. A payout names the bank; the IBAN
+    routes it to the account within that bank, whatever branch BIC was chosen.
+    """
+    first, second = bic.strip().upper(), other.strip().upper()
+    return len(first) >= 6 and first[:6] == second[:6]
+
+
+def bic_bank_name(bic: str) -> str | None:
+    """The name schwifty's registry gives the bank of a BIC (8 or 11 characters), or None."""
+    try:
+        names = BIC(bic.strip().upper()).bank_names
+    except SchwiftyException:
+        return None
+    return names[0] if names else None
+
+
 @dataclass(frozen=True)
 class IbanBank:
     """The bank an IBAN's bank code names in schwifty's registry: its name and 8-character BICs."""
@@ -71,39 +93,45 @@ class IbanBank:
 
     @property
     def bic(self) -> str:
-        """The BIC the bank is shown with (the first of its BICs)."""
+        """The BIC the bank is shown with, and a payout without a bank is sent with."""
         return self.bics[0]
 
     def is_chosen(self, bank_code: str) -> bool:
-        """Whether the bank chosen (an 8- or 11-character BIC) is this bank."""
-        return bank_code.strip().upper()[:8] in self.bics
+        """Whether the bank chosen (an 8- or 11-character BIC) is this bank, at any branch of it."""
+        return any(same_bank(bank_code, bic) for bic in self.bics)
 
 
 def iban_bank(value: str) -> IbanBank | None:
     """The IBAN's own bank, or None when the value is not a valid IBAN or its bank code is
-    one the registry does not know."""
+    one the registry does not know. Its primary BIC (the registry's main entry) comes first."""
     try:
         parsed = IBAN("".join(value.split()))
         banks = registry.get_banks_by_code(parsed.country_code, parsed.bank_code)
     except SchwiftyException:
         return None
-    bics = tuple(sorted({bank.bic[:8].upper() for bank in banks if bank.bic}))
-    if not bics:
+    found = [bank for bank in banks if bank.bic and bank.name]
+    if not found:
         return None
-    return IbanBank(next(bank.name for bank in banks if bank.bic and bank.bic[:8].upper() == bics[0]), bics)
+    found.sort(key=lambda bank: (not bank.primary, bank.bic.upper()))
+    bics = tuple(dict.fromkeys(bank.bic[:8].upper() for bank in found))
+    return IbanBank(found[0].name, bics)
 
 
 def iban_bank_mismatch(iban: str, bank_code: str) -> str | None:
     """Why the bank chosen (an 8- or 11-character BIC) is not the IBAN's own bank, or None.
 
-    A bank chosen from the list must be the bank the IBAN's bank code names (one of its
-    BICs), or the transfer would be sent to one bank for an account at another. An IBAN
-    whose bank code the registry does not know is not refused.
+    A bank chosen from the list must be the bank the IBAN's bank code names, at any of its
+    branches (same_bank), or the transfer would be sent to one bank for an account at another.
+    The message names both banks by name. An IBAN whose bank code the registry does not know is
+    not refused.
     """
     bank = iban_bank(iban)
     if bank is None or bank.is_chosen(bank_code):
         return None
-    return f"Bank {bank_code} is not the bank of this IBAN, which belongs to {bank.name} ({bank.bic})"
+    chosen = bank_code.strip().upper()
+    chosen_name = bic_bank_name(chosen)
+    named = f"{chosen} ({chosen_name})" if chosen_name else chosen
+    return f"Bank {named} is not the bank of this IBAN, which belongs to {bank.name} ({bank.bic})"
 
 
 def _validate_iban(value: str) -> str:

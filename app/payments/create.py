@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import bank_lists, settlement
-from .accounts import AccountNumberError, iban_bank_mismatch, validate_account_number
+from .accounts import AccountNumberError, iban_bank, iban_bank_mismatch, validate_account_number
 from .deps import Deps, OnCreated
 from .model import (
     Caller,
@@ -19,7 +19,7 @@ from .model import (
     check_simulator_may_decide,
     new_tx_no,
 )
-from .schemas import PAYOUT_ACTION, CreateTransactionRequest
+from .schemas import PAYOUT_ACTION, CreateTransactionRequest, parse_create
 
 
 def create_transaction(deps: Deps, caller: Caller, request: CreateTransactionRequest,
@@ -102,18 +102,100 @@ def check_create(deps: Deps, caller: Caller, request: CreateTransactionRequest, 
     create_transaction runs it first; the dashboard's payout review runs it alone, so a payout
     confirmed after review meets the same rules. create_transaction skips reading the reference
     (`read_reference=False`): its insert refuses a reference already used, after these same
-    checks, which also catches a create running meanwhile.
+    checks, which also catches a create running meanwhile. The method's and the payout account's
+    field errors are raised together, in one FieldErrors.
     """
     with deps.uow(write=False) as uow:
         method = uow.methods.get(caller, request.payment.payment_method)
         existing = uow.transactions.find_by_reference(caller, request.reference) if read_reference else None
-    _check_method(method, request)
-    check_simulator_may_decide(caller.mode, method.method_id, method, demo=deps.demo_mode)
-    # A payout's bank is checked against its method's list; a payment needs no provider here.
-    payment_details = _payout_details(deps, method, request) if method.is_payout else {}
+    payment_details = _checked_parts(deps, caller, method, CreateParts.of(request), {})
     if existing is not None:
         raise DuplicateReference(request.reference, existing)
     return CheckedCreate(method, payment_details)
+
+
+def check_create_body(deps: Deps, caller: Caller,
+                      body: dict) -> tuple[CreateTransactionRequest, CheckedCreate]:
+    """A create body read and checked as the API's create would, with every field error at once.
+
+    The API reads a body first and stops at its field errors (parse_create); a form wants all of
+    them in one pass, so when the body has field errors, the method and payout-account checks
+    still run on the fields that were read well, and their errors for the other fields are added
+    (a field keeps the body's own errors). Raises what check_create raises.
+    """
+    try:
+        request = parse_create(body)
+    except FieldErrors as refused:
+        parts = CreateParts.of_body(body)
+        if parts.payment_method is not None:
+            with deps.uow(write=False) as uow:
+                method = uow.methods.get(caller, parts.payment_method)
+            try:
+                _checked_parts(deps, caller, method, parts, refused.errors)
+            except FieldErrors as more:
+                raise FieldErrors(more.errors) from None
+        raise
+    return request, check_create(deps, caller, request)
+
+
+@dataclass(frozen=True)
+class CreateParts:
+    """What the method and payout-account checks read of a create request."""
+
+    payment_method: str | None
+    currency: str | None
+    country: str | None
+    transaction_action: str | None
+    bank: str | None
+    holder: str | None
+    account_number: str | None
+
+    @classmethod
+    def of(cls, request: CreateTransactionRequest) -> CreateParts:
+        """The parts of a request read well."""
+        payment = request.payment
+        return cls(payment.payment_method, request.currency, request.billing.country,
+                   request.transaction_action, payment.bank, payment.holder, payment.account_number)
+
+    @classmethod
+    def of_body(cls, body: object) -> CreateParts:
+        """The parts of a body that failed to read: its text values, the others missing."""
+        body = body if isinstance(body, dict) else {}
+        billing = body.get("billing") if isinstance(body.get("billing"), dict) else {}
+        payment = body.get("payment") if isinstance(body.get("payment"), dict) else {}
+
+        def text(value: object) -> str | None:
+            return value.strip() or None if isinstance(value, str) else None
+
+        return cls(text(payment.get("paymentMethod")), text(body.get("currency")),
+                   text(billing.get("country")), text(body.get("transactionAction")),
+                   text(payment.get("bank")), text(payment.get("holder")),
+                   text(payment.get("accountNumber")))
+
+
+def _checked_parts(deps: Deps, caller: Caller, method: PaymentMethod | None, parts: CreateParts,
+                   errors: dict[str, list[str]]) -> dict:
+    """The method's and the payout account's checks, their errors added to `errors` (a field
+    already in error keeps its own), all raised at once; the payout's checked account otherwise."""
+    errors = {name: list(messages) for name, messages in errors.items()}
+
+    def add(found: dict[str, list[str]]) -> None:
+        for name, messages in found.items():
+            errors.setdefault(name, messages)
+
+    if method is None:
+        add({"Payment.PaymentMethod": [f"Payment method {parts.payment_method} not found"]})
+        raise FieldErrors(errors)
+    add(_check_method(method, parts))
+    check_simulator_may_decide(caller.mode, method.method_id, method, demo=deps.demo_mode)
+    payment_details: dict = {}
+    if method.is_payout:
+        # A payout's bank is checked against its method's list; a payment needs no provider here.
+        payment_details, found = _payout_details(deps, method, parts, skip=set(errors))
+        add(found)
+    if errors:
+        raise FieldErrors(errors)
+    return payment_details
 
 
 def _existing_reference(deps: Deps, caller: Caller, reference: str) -> str:
@@ -121,71 +203,99 @@ def _existing_reference(deps: Deps, caller: Caller, reference: str) -> str:
         return uow.transactions.find_by_reference(caller, reference)
 
 
-def _check_method(method: PaymentMethod | None, request: CreateTransactionRequest) -> None:
-    """The method must exist, take the currency and country, and get the fields its kind needs."""
-    if method is None:
-        raise FieldErrors.one(
-            "Payment.PaymentMethod", f"Payment method {request.payment.payment_method} not found"
-        )
+def bank_from_account(method: PaymentMethod) -> bool:
+    """Whether a payout of the method may leave out its bank: an IBAN names its bank (whose BIC
+    the payout is then sent with), where schwifty's registry knows the IBAN's bank code."""
+    return method.account_rule == "iban"
+
+
+def _check_method(method: PaymentMethod, parts: CreateParts) -> dict[str, list[str]]:
+    """The method must take the currency and country, and get the fields its kind needs."""
     errors: dict[str, list[str]] = {}
-    if request.currency not in method.currencies:
+    if parts.currency is not None and parts.currency not in method.currencies:
         errors["Currency"] = [
-            f"Currency {request.currency} is not supported by payment method {method.method_id}"
+            f"Currency {parts.currency} is not supported by payment method {method.method_id}"
         ]
-    country = request.billing.country
+    country = parts.country
     if country and method.countries and country not in method.countries:
         errors["Billing.Country"] = [
             f"Country {country} is not supported by payment method {method.method_id}"
         ]
-    payment = request.payment
     if method.is_payout:
-        if request.transaction_action != PAYOUT_ACTION:
+        if parts.transaction_action != PAYOUT_ACTION:
             errors["TransactionAction"] = [
                 f"TransactionAction must be {PAYOUT_ACTION} for payout method {method.method_id}"
             ]
-        if not payment.holder:
+        if not parts.holder:
             errors["Payment.Holder"] = ["Payment.Holder is required for payouts"]
-        if not payment.account_number:
+        if not parts.account_number:
             errors["Payment.AccountNumber"] = ["Payment.AccountNumber is required for payouts"]
-        if method.bank_list and not payment.bank:
-            errors["Payment.Bank"] = [f"Payment.Bank is required for payment method {method.method_id}"]
-        if not method.bank_list and payment.bank:
+        if method.bank_list and not parts.bank and not (bank_from_account(method) and parts.account_number):
+            errors["Payment.Bank"] = [_bank_required(method)]
+        if not method.bank_list and parts.bank:
             errors["Payment.Bank"] = [f"Payment method {method.method_id} does not take a bank"]
     else:
-        if request.transaction_action is not None:
+        if parts.transaction_action is not None:
             errors["TransactionAction"] = ["TransactionAction applies to payout methods only"]
-        for label, value in (("Payment.Bank", payment.bank), ("Payment.Holder", payment.holder),
-                             ("Payment.AccountNumber", payment.account_number)):
+        for label, value in (("Payment.Bank", parts.bank), ("Payment.Holder", parts.holder),
+                             ("Payment.AccountNumber", parts.account_number)):
             if value is not None:
                 errors[label] = [f"{label} applies to payout methods only"]
-    if errors:
-        raise FieldErrors(errors)
+    return errors
 
 
-def _payout_details(deps: Deps, method: PaymentMethod, request: CreateTransactionRequest) -> dict:
-    """Checked destination account of a payout: bank from the method's list, number by its rule."""
-    payment = request.payment
+def _bank_required(method: PaymentMethod) -> str:
+    return f"Payment.Bank is required for payment method {method.method_id}"
+
+
+def _payout_details(deps: Deps, method: PaymentMethod, parts: CreateParts,
+                    skip: set[str]) -> tuple[dict, dict[str, list[str]]]:
+    """Checked destination account of a payout: bank from the method's list (or, left out, from
+    the IBAN), number by its rule; and the field errors found (none for the fields in `skip`,
+    already refused, and none that need a field missing or refused)."""
     errors: dict[str, list[str]] = {}
-    if method.bank_list and not bank_lists.knows_bank(deps, method, request.currency, payment.bank,
-                                                      request.billing.country):
+    bank = parts.bank
+    # The list is the currency's (and country's): looked up only with both taken by the method.
+    list_known = parts.currency is not None and not {"Currency", "Billing.Country"} & skip
+    if (method.bank_list and bank and list_known and "Payment.Bank" not in skip
+            and not bank_lists.knows_bank(deps, method, parts.currency, bank, parts.country)):
         errors["Payment.Bank"] = [
-            f"Bank {payment.bank} is not in the bank list of payment method {method.method_id}"
+            f"Bank {bank} is not in the bank list of payment method {method.method_id}"
         ]
-    account = payment.account_number
-    if method.account_rule:
+    account = parts.account_number
+    if method.account_rule and account and "Payment.AccountNumber" not in skip:
         try:
-            account = validate_account_number(method.account_rule, account, payment.bank,
-                                              request.currency)
+            account = validate_account_number(method.account_rule, account, bank, parts.currency)
         except AccountNumberError as error:
             errors["Payment.AccountNumber"] = [str(error)]
         else:
-            mismatch = (iban_bank_mismatch(account, payment.bank)
-                        if method.account_rule == "iban" and payment.bank else None)
-            if mismatch and "Payment.Bank" not in errors:
-                errors["Payment.Bank"] = [mismatch]
-    if errors:
-        raise FieldErrors(errors)
-    return {"bank": payment.bank, "holder": payment.holder, "accountNumber": account}
+            if method.account_rule == "iban" and bank:
+                mismatch = iban_bank_mismatch(account, bank)
+                if mismatch and "Payment.Bank" not in errors and "Payment.Bank" not in skip:
+                    errors["Payment.Bank"] = [mismatch]
+            elif method.bank_list and bank_from_account(method) and not bank:
+                bank = _bank_of_iban(deps, method, parts, account, errors)
+    return {"bank": bank, "holder": parts.holder, "accountNumber": account}, errors
+
+
+def _bank_of_iban(deps: Deps, method: PaymentMethod, parts: CreateParts, iban: str,
+                  errors: dict[str, list[str]]) -> str | None:
+    """The BIC of an IBAN's own bank, for a payout sent without a bank; its error otherwise.
+
+    The bank must be in the method's list (any country of it: the customer's billing country
+    need not be the bank's); an IBAN whose bank the registry does not know needs Payment.Bank.
+    """
+    found = iban_bank(iban)
+    if found is None:
+        errors["Payment.Bank"] = [_bank_required(method)]
+        return None
+    if parts.currency is not None and not bank_lists.knows_bank(deps, method, parts.currency,
+                                                                 found.bic, None):
+        errors["Payment.AccountNumber"] = [
+            f"The bank of this IBAN, {found.name} ({found.bic}), is not in the bank list of "
+            f"payment method {method.method_id}"]
+        return None
+    return found.bic
 
 
 def _billing_dict(request: CreateTransactionRequest) -> dict:

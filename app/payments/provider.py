@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from .model import PaymentMethod, Status, Transaction
 
@@ -104,6 +104,27 @@ class BankListSource(Protocol):
 
     def fetch_banks(self, currency: str, country: str) -> list[Bank]:
         """The provider's banks for the currency and country, asked now (I/O: the worker's)."""
+
+
+class AccountNotResolved(Exception):
+    """The provider found no account for the number at the bank; .message is its words."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@runtime_checkable
+class AccountNameSource(Protocol):
+    """A provider that tells whose a bank account is (Paystack's GET /bank/resolve, the simulator).
+
+    A network provider is asked only by a worker (app.providers.account_resolutions); the
+    simulator answers in process.
+    """
+
+    def resolve_account(self, account_number: str, bank_code: str) -> str:
+        """The account holder's name at the bank; AccountNotResolved when the provider finds no
+        such account, ProviderUnavailable when it could not be asked."""
 
 
 class Providers(Protocol):

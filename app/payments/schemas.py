@@ -224,7 +224,9 @@ class Payment:
 
     payment_method: text(64, description="An id from GET /payment-methods.")
     bank: optional_text(20, description=(
-        "Payouts of methods with a bank list (required there): a code from POST /transactions/banks.")) = None
+        "Payouts of methods with a bank list (required there): a code from POST /transactions/banks. "
+        "An IBAN method (sepa-payout) may leave it out: the payout goes to the IBAN's own bank "
+        "(its BIC), unless the registry does not know the IBAN's bank code.")) = None
     holder: optional_text(140, description="Payouts (required there): the account holder.") = None
     account_number: optional_text(64, description=(
         "Payouts (required there): the destination account, checked by the method's rule "

@@ -77,24 +77,6 @@ def _sepa_banks(alpha2: str) -> tuple[Bank, ...]:
     return banks
 
 
-def domestic_bank_codes(country_alpha2: str) -> dict[str, str]:
-    """The national bank codes (Bankleitzahl, code banque, ...) of one SEPA country's banks, by
-    8-character BIC, space-separated: what a user may know a bank by besides its name. Empty for
-    a country without SEPA bank data."""
-    alpha2 = country_alpha2.strip().upper()
-    return _domestic_bank_codes(alpha2) if alpha2 in SEPA_COUNTRIES else {}
-
-
-@cache
-def _domestic_bank_codes(alpha2: str) -> dict[str, str]:
-    codes: dict[str, set[str]] = {}
-    for row in registry.get_banks_by_country(alpha2):
-        bic = (row.bic or "").strip().upper()
-        if _BIC.fullmatch(bic) and row.bank_code:
-            codes.setdefault(bic[:8], set()).add(row.bank_code.strip())
-    return {bic: " ".join(sorted(found)) for bic, found in codes.items()}
-
-
 @cache
 def _all_sepa_banks() -> tuple[Bank, ...]:
     rows = [row for country in SEPA_COUNTRIES for row in registry.get_banks_by_country(country)]

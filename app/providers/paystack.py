@@ -16,7 +16,7 @@ from app.payments.disputes import DisputeCallRefused, DisputeFacts, DisputeStatu
 from app.payments.model import DECLINE_STATUSES, Kind, PaymentMethod, Status, Transaction
 from app.payments.money import is_currency, to_minor
 from app.payments.reconcile import FetchedLine, FetchedSettlement, LineType
-from app.payments.provider import Bank, BankListError, Outcome, ProviderUnavailable
+from app.payments.provider import AccountNotResolved, Bank, BankListError, Outcome, ProviderUnavailable
 from app.webhooks.guard import AddressGuard, TargetRefused
 
 from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError, header
@@ -332,6 +332,27 @@ class PaystackConnector:
         except ProviderRejected as refused:
             raise ProviderUnavailable(f"Paystack refused the bank list: {refused}") from None
         return sorted(banks.values(), key=lambda bank: (bank.name.casefold(), bank.code))
+
+    # Account names (app.payments.provider.AccountNameSource), asked by the worker only
+
+    def resolve_account(self, account_number: str, bank_code: str) -> str:
+        """GET /bank/resolve: the holder's name of a bank account, as its bank has it.
+
+        Paystack answers 422 "Could not resolve account name. Check parameters or try again." (or
+        400/404) for an account it cannot find: AccountNotResolved with its words. A refused key
+        (401, 403) says nothing about the account: ProviderUnavailable.
+        """
+        try:
+            answer = self._request("GET", "/bank/resolve", params={
+                "account_number": account_number, "bank_code": bank_code})
+        except ProviderRejected as refused:
+            if refused.http_status in (400, 404, 422):
+                raise AccountNotResolved(refused.message) from None
+            raise ProviderUnavailable(f"Paystack refused the account name request: {refused}") from None
+        name = (answer["data"] or {}).get("account_name") if isinstance(answer["data"], dict) else None
+        if not isinstance(name, str) or not name.strip():
+            raise ProviderAnswerError("Paystack answered without an account name", 200)
+        return name.strip()
 
     # Beyond the interface
 

@@ -5,7 +5,7 @@ import time
 from datetime import datetime, timedelta
 
 from app.payments.model import CANCELLABLE_STATUSES, CANCELLED, Kind, PaymentMethod, Status, Transaction
-from app.payments.provider import Outcome, ProvidersByName
+from app.payments.provider import AccountNotResolved, Outcome, ProvidersByName
 
 from .banks import Bank, bank_list, is_known_bank
 
@@ -15,6 +15,19 @@ SETTLE_AFTER = timedelta(seconds=2)
 DECLINE_REFUNDS = "SBX-REFUND-DECLINED"
 FAIL_REFUNDS = "SBX-REFUND-FAILED"
 ASYNC_REFUNDS = "SBX-REFUND-ASYNC"
+
+# Sandbox test accounts for account-name resolution (NUBANs, each valid for its bank's CBN code):
+# (bank code, account number) -> the holder's name at the bank. UNRESOLVABLE_ACCOUNT is refused
+# as Paystack refuses an account it cannot find; any other account is named after its last four
+# digits, so every account has one name, the same every time (docs/api.md, Sandbox).
+TEST_ACCOUNTS = {
+    ("058", "1234567896"): "CHINEDU OKAFOR",
+    ("058", "0123456785"): "ADA OBI",
+    ("057", "1234567899"): "NGOZI ADEYEMI",
+    ("044", "1234567895"): "TUNDE BAKARE",
+}
+UNRESOLVABLE_ACCOUNT = ("058", "0000000001")
+NOT_RESOLVED = "Could not resolve account name. Check parameters or try again."
 
 
 class SimulatorProvider:
@@ -94,6 +107,13 @@ class SimulatorProvider:
                    country: str | None) -> bool:
         """The code is in the method's bank data (checked against a cached set of codes)."""
         return is_known_bank(method.bank_list, code, country)
+
+    def resolve_account(self, account_number: str, bank_code: str) -> str:
+        """The holder's name of a sandbox account: a test account's (TEST_ACCOUNTS), else
+        "SANDBOX ACCOUNT" and the last four digits; UNRESOLVABLE_ACCOUNT is refused."""
+        if (bank_code, account_number) == UNRESOLVABLE_ACCOUNT:
+            raise AccountNotResolved(NOT_RESOLVED)
+        return TEST_ACCOUNTS.get((bank_code, account_number), f"SANDBOX ACCOUNT {account_number[-4:]}")
 
 
 def providers(simulator_latency: float = 0.0) -> ProvidersByName:

@@ -766,3 +766,30 @@ Index("uq_recipients_account", recipients.c.merchant_id, recipients.c.mode,
       recipients.c.payment_method, func.coalesce(recipients.c.bank, ""), recipients.c.account_number,
       unique=True, postgresql_where=recipients.c.archived_at.is_(None),
       sqlite_where=recipients.c.archived_at.is_(None))
+
+
+# Whose a bank account is, as a provider account's provider resolved it (Paystack's GET
+# /bank/resolve), for the payout form to show before a payout is confirmed
+# (app/payments/account_names.py). A request records what it wants (due_at now); a worker asks
+# the provider and stores the answer (app/providers/account_resolutions.py). A row answered is
+# the cache: the same account at the same bank costs no second call while the answer is fresh.
+account_resolutions = Table(
+    "account_resolutions",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("provider_account_id", ForeignKey("provider_accounts.id"), nullable=False),
+    Column("bank_code", String(20), nullable=False),
+    Column("account_number", String(64), nullable=False),  # normalised by the method's rule
+    Column("holder_name", String(200)),  # the provider's answer; NULL until resolved
+    Column("refusal", String(500)),  # the provider's words when it found no such account
+    Column("last_error", String(500)),  # why the last try got no answer (it is tried again)
+    Column("requested_at", UtcDateTime(), nullable=False),  # when it was last asked for
+    # When a worker should ask the provider: now when asked for, later after a failed try
+    # (backoff), a little ahead while a worker asks (its claim); NULL once answered.
+    Column("due_at", UtcDateTime()),
+    Column("failed_tries", Integer, nullable=False, server_default=text("0")),  # in a row
+    Column("answered_at", UtcDateTime()),
+    UniqueConstraint("provider_account_id", "bank_code", "account_number",
+                     name="uq_account_resolutions_account_bank_number"),
+    Index("ix_account_resolutions_due_at", "due_at"),
+)

@@ -18,6 +18,7 @@ from app.payments.events import event_payload, event_type, new_webhook_id
 from app.payments.model import Caller, NotHeld, ReferenceTaken, Status, Transaction
 from app.util import dumps, utcnow
 
+from .account_resolutions import AccountResolutionRepository
 from .approvals import ApprovalRepository
 from .bank_lists import BankListRepository
 from .db import is_unique_violation, note_commit_sent
@@ -74,6 +75,7 @@ class UnitOfWork:
         self.bank_lists = BankListRepository(self)
         self.disputes = DisputeRepository(self)
         self.recipients = RecipientRepository(self)
+        self.account_resolutions = AccountResolutionRepository(self)
         return self
 
     @property

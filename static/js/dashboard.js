@@ -10,8 +10,7 @@ document.addEventListener("input", (event) => {
   const term = filter.value.trim().toLowerCase();
   let shown = 0;
   for (const option of select.options) {
-    // A bank is also found by its national bank codes (data-search-terms), not shown in its label.
-    const match = option.text.toLowerCase().includes(term) || (option.dataset.searchTerms || "").includes(term);
+    const match = option.text.toLowerCase().includes(term);
     option.hidden = !match;
     if (match) shown += 1;
   }
@@ -101,17 +100,24 @@ document.addEventListener("htmx:afterSettle", () => {
   }
 });
 
-// The bank of an IBAN being typed (#iban-bank, swapped in by htmx) is chosen in the bank list
-// when no bank is chosen yet; a bank the user chose is never changed behind their back.
+// The holder's name as the provider names the account ([data-account-name], swapped in by htmx)
+// fills the holder field when it is still empty, so it is never typed twice; on the review, the
+// Confirm button waits for the name.
 document.addEventListener("htmx:afterSwap", (event) => {
-  if (event.target.id !== "iban-bank") return;
-  const found = event.target.querySelector("[data-bank]");
-  const select = document.getElementById("bank");
-  if (!found || !select || select.value) return;
-  const option = [...select.options].find((candidate) => candidate.value === found.dataset.bank);
-  if (!option) return;
-  select.value = option.value;
-  option.scrollIntoView({ block: "nearest" });
+  const box = event.target;
+  if (!box.matches || !box.matches("[data-account-name]")) return;
+  const named = box.querySelector("[data-holder]");
+  if (!named) return;
+  if (box.id === "account-name") {
+    const holder = document.getElementById("holder");
+    if (holder && !holder.value.trim()) holder.value = named.dataset.holder;
+    return;
+  }
+  const confirm = document.getElementById("confirm-payout");
+  if (confirm) {
+    confirm.disabled = false;
+    confirm.removeAttribute("aria-describedby");
+  }
 });
 
 // A filter form sent with GET (data-drop-empty) leaves its empty fields out of the URL, so a

@@ -1,7 +1,12 @@
 """Creating payments and payouts, and reading their stored status."""
 from __future__ import annotations
 
+import json
+
 import pytest
+from sqlalchemy import select
+
+from app.store.tables import transactions
 
 from tests.conftest import payment_body
 
@@ -166,6 +171,23 @@ def test_payout_requires_holder_account_and_bank(sandbox):
     }}
 
 
+def test_a_country_the_method_refuses_is_not_also_a_bank_off_its_list(sandbox):
+    body = payout_body()
+    body["billing"]["country"] = "GH"
+    response = sandbox.post("/transactions", body)
+    assert response.json() == {"errors": {
+        "Billing.Country": ["Country GH is not supported by payment method ng-bank-payout"]}}
+
+
+def test_method_and_account_errors_come_in_one_answer(sandbox):
+    body = payout_body(accountNumber="12345")
+    del body["transactionAction"]
+    response = sandbox.post("/transactions", body)
+    assert response.json() == {"errors": {
+        "TransactionAction": ["TransactionAction must be PAYMENT for payout method ng-bank-payout"],
+        "Payment.AccountNumber": ["Account number must be a 10-digit NUBAN"]}}
+
+
 def test_sepa_payout_with_iban(sandbox):
     body = payment_body(amount=10, currency="EUR", transactionAction="PAYMENT",
                         payment={"paymentMethod": "sepa-payout", "bank": "COBADEFF",
@@ -181,7 +203,53 @@ def test_sepa_payout_to_a_bank_that_is_not_the_ibans_is_refused(sandbox):
     response = sandbox.post("/transactions", body)
     assert response.status_code == 400
     assert response.json() == {"errors": {"Payment.Bank": [
-        "Bank DEUTDEFF is not the bank of this IBAN, which belongs to Commerzbank (COBADEFF)"]}}
+        "Bank DEUTDEFF (Deutsche Bank) is not the bank of this IBAN, which belongs to Commerzbank (COBADEFF)"]}}
+
+
+def _sepa_payout(**payment) -> dict:
+    return payment_body(amount=10, currency="EUR", transactionAction="PAYMENT",
+                        payment={"paymentMethod": "sepa-payout", "holder": "Max Mustermann", **payment})
+
+
+def _stored_bank(app, tx_no: str) -> str | None:
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        details = uow.conn.execute(select(transactions.c.payment_details).where(
+            transactions.c.tx_no == tx_no)).scalar_one()
+    return (json.loads(details) if isinstance(details, str) else details)["bank"]
+
+
+def test_sepa_payout_to_another_branch_of_the_ibans_bank_is_accepted(sandbox, app):
+    # COBADEDD is Commerzbank in Düsseldorf; the IBAN's bank code names Commerzbank (COBADEFF).
+    response = sandbox.post("/transactions", _sepa_payout(bank="COBADEDD",
+                                                          accountNumber="DE89370400440532013000"))
+    assert response.status_code == 200, response.text
+    assert _stored_bank(app, response.json()["transactionId"]) == "COBADEDD"
+
+
+def test_sepa_payout_without_a_bank_is_sent_to_the_ibans_bank(sandbox, app):
+    response = sandbox.post("/transactions", _sepa_payout(accountNumber="DE89 3704 0044 0532 0130 00"))
+    assert response.status_code == 200, response.text
+    assert _stored_bank(app, response.json()["transactionId"]) == "COBADEFF"
+
+
+def test_sepa_payout_without_a_bank_needs_one_when_the_ibans_bank_is_unknown(sandbox):
+    response = sandbox.post("/transactions", _sepa_payout(accountNumber="MT84MALT011000012345MTLCAST001S"))
+    assert response.status_code == 400
+    assert response.json() == {"errors": {"Payment.Bank": [
+        "Payment.Bank is required for payment method sepa-payout"]}}
+
+
+def test_sepa_payout_without_a_bank_or_a_valid_iban_is_refused_on_the_account_alone(sandbox):
+    response = sandbox.post("/transactions", _sepa_payout(accountNumber="DE00370400440532013000"))
+    assert response.status_code == 400
+    assert list(response.json()["errors"]) == ["Payment.AccountNumber"]
+
+
+def test_sepa_payout_without_bank_or_account_asks_for_both(sandbox):
+    response = sandbox.post("/transactions", _sepa_payout())
+    assert response.json() == {"errors": {
+        "Payment.AccountNumber": ["Payment.AccountNumber is required for payouts"],
+        "Payment.Bank": ["Payment.Bank is required for payment method sepa-payout"]}}
 
 
 def test_mobile_money_payout_takes_no_bank(sandbox):

@@ -73,6 +73,7 @@ def visits(sample: Sample) -> list[Visit]:
         Visit("New payout", "/payouts/new", PAYERS),
         Visit("New payout with errors", "/payouts/new", PAYERS, then=review_an_empty_payout),
         Visit("Payout review", "/payouts/new", PAYERS, then=review_a_payout),
+        Visit("SEPA payout", "/payouts/new?method=sepa-payout&currency=EUR", PAYERS, then=type_an_iban),
         Visit("Sent webhooks", "/webhooks"),
         Visit("Received webhooks", "/webhooks/inbox"),
         Visit("Provider events", "/webhooks/providers"),
@@ -184,6 +185,12 @@ def review_a_recipient_payout(page: Page) -> None:
     page.get_by_label(re.compile(r"^Amount \(")).fill("25000")
     page.get_by_role("button", name="Review payout").click()
     expect(page.get_by_role("button", name="Confirm payout")).to_be_visible()
+
+
+def type_an_iban(page: Page) -> None:
+    """Type an IBAN: the form names its bank, with no list to pick from."""
+    page.get_by_label("IBAN").fill("DE89 3704 0044 0532 0130 00")
+    expect(page.locator("#iban-bank")).to_have_text("This IBAN is at Commerzbank (COBADEFF)")
 
 
 def create_a_token(page: Page) -> None:

@@ -239,6 +239,15 @@ def check_iban_bank(a, other):
     _never_shows(a.get("/payouts/iban-bank?account_number=DE89370400440532013000"), other)
 
 
+def check_account_name(a, other):
+    # Methods are the signed-in merchant's: another merchant's Paystack payout method names nothing.
+    response = a.get("/payouts/account-name?method=paystack-bank-payout&currency=NGN&bank=058"
+                     "&account_number=0123456785")
+    assert response.status_code == 200 and response.text.strip() == ""
+    _never_shows(a.get("/payouts/account-name?method=ng-bank-payout&currency=NGN&bank=058"
+                       "&account_number=0123456785"), other)
+
+
 def check_create_payout(a, other):
     # A payout is always created for the signed-in user's merchant: nothing of B is named in it.
     response = a.post("/payouts", {"method": "mobile-money-payout", "currency": "KES", "amount": "5",
@@ -549,6 +558,7 @@ CHECKS = {
     "dashboard.payout_destination": check_payout_destination,
     "dashboard.payout_banks": check_payout_banks,
     "dashboard.iban_bank_hint": check_iban_bank,
+    "dashboard.account_name_hint": check_account_name,
     "dashboard.create_payout": check_create_payout,
     "dashboard.review_payout": check_review_payout,
     "dashboard.webhooks": check_webhooks,

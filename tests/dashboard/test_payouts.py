@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 import uuid
 
@@ -54,11 +55,39 @@ def test_a_method_without_bank_list_shows_the_services_message(operator):
     assert "Cache-Control" not in response.headers or "max-age" not in response.headers["Cache-Control"]
 
 
-def test_sepa_asks_for_a_country_before_listing_banks(operator):
-    assert "Choose a country to list its banks." in operator.get(
-        "/payouts/banks?method=sepa-payout&currency=EUR").text
-    assert "banks for SEPA payout in DE" in operator.get(
-        "/payouts/banks?method=sepa-payout&currency=EUR&country=DE").text
+def test_sepa_reads_the_bank_from_the_iban_instead_of_a_list(operator):
+    for url in ("/payouts/banks?method=sepa-payout&currency=EUR",
+                "/payouts/new/destination?method=sepa-payout"):
+        part = operator.get(url, headers={"HX-Request": "true"}).text
+        assert re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", part.split('id="bank-picker"')[1].split("</div>")[0])
+                      ).strip().endswith("Bank Read from the IBAN")
+        assert 'name="bank"' not in part and 'name="country"' not in part
+    form = operator.get("/payouts/new/destination?method=sepa-payout&account_number=DE89370400440532013000",
+                        headers={"HX-Request": "true"}).text
+    assert "This IBAN is at Commerzbank (COBADEFF)" in form
+    assert 'value="DE89370400440532013000"' in form  # the account typed before the method changed
+
+
+@pytest.mark.parametrize("method, currency, label", [
+    ("sepa-payout", "EUR", "IBAN"),
+    ("ng-bank-payout", "NGN", "Account number (NUBAN)"),
+    ("mobile-money-payout", "KES", "Mobile number"),
+])
+def test_the_account_number_is_labelled_as_the_method_knows_it(operator, method, currency, label):
+    part = operator.get(f"/payouts/new/destination?method={method}&currency={currency}",
+                        headers={"HX-Request": "true"}).text
+    assert re.search(rf'<span class="label-row"><label for="account_number">{re.escape(label)}</label>'
+                     r'<span class="required-mark" aria-hidden="true">\*</span></span>', part)
+    assert re.search(r'<input[^>]*aria-required="true"[^>]*id="account_number"', part)
+
+
+def test_required_fields_are_marked_and_optional_ones_are_not(operator):
+    page = operator.get("/payouts/new?method=ng-bank-payout").text
+    required = set(re.findall(r'id="(\w+)"[^>]*aria-required="true"|aria-required="true"[^>]*id="(\w+)"', page))
+    required = {a or b for a, b in required}
+    assert required >= {"method", "currency", "bank", "account_number", "holder", "amount", "reference",
+                        "statement_descriptor", "callback_url", "email", "customer_reference"}
+    assert not required & {"country", "first_name", "last_name"}
 
 
 @pytest.mark.parametrize("account, bank, text", [
@@ -182,8 +211,8 @@ def test_the_review_shows_what_would_be_sent_and_creates_nothing(operator, app, 
     assert response.status_code == 200
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.text))
     for shown in ("Review payout of 150,000.50 NGN", "Amount 150,000.50 NGN", "Payout method NGN bank payout",
-                  "Bank Guaranty Trust Bank (058)", f"Account number {form['account_number']}",
-                  "Account holder Chinedu Okafor", "Customer Chinedu Okafor",
+                  "Bank Guaranty Trust Bank (058)", f"Account number (NUBAN) {form['account_number']}",
+                  "Account holder Chinedu Okafor", "Name at the bank: CHINEDU OKAFOR", "Customer Chinedu Okafor",
                   "Customer e-mail chinedu@example.com", f"Reference {form['reference']}"):
         assert shown in text
     assert ">Confirm payout</button>" in response.text and ">Edit</button>" in response.text
@@ -275,3 +304,93 @@ def test_a_provider_bank_list_not_stored_yet_is_being_fetched_and_asked_again(ap
     listed = operator.get(url, headers={"HX-Request": "true"})
     assert '<option value="058" >Guaranty Trust Bank (058)</option>' in listed.text
     assert "hx-trigger" not in listed.text.split(">")[0]
+
+
+def _text(html_text: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html_text)).strip()
+
+
+@pytest.mark.parametrize("args, text", [
+    ({"bank": "058", "account_number": nuban("058"), "holder": ""}, "Name at the bank: CHINEDU OKAFOR"),
+    ({"bank": "058", "account_number": nuban("058"), "holder": "okafor chinedu"},
+     "Name at the bank: CHINEDU OKAFOR"),  # the bank's word order, any case: the same name
+    ({"bank": "058", "account_number": nuban("058"), "holder": "Ngozi Eze"},
+     "Name at the bank: CHINEDU OKAFOR (not the account holder typed)"),
+    ({"bank": "058", "account_number": "0000000001"},
+     "The bank did not confirm this account: Could not resolve account name. Check parameters or try again."),
+    ({"bank": "058", "account_number": "12345"}, ""),  # not a NUBAN yet: nothing asked
+    ({"bank": "", "account_number": nuban("058")}, ""),  # no bank chosen yet
+])
+def test_the_account_holders_name_is_shown_as_the_bank_has_it(operator, args, text):
+    response = operator.get("/payouts/account-name", params={"method": "ng-bank-payout", "currency": "NGN",
+                                                             **args}, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    assert _text(response.text) == text
+    assert ('data-holder="CHINEDU OKAFOR"' in response.text) is text.startswith("Name at the bank")
+
+
+def test_an_account_the_bank_does_not_confirm_is_refused_on_the_account_number(operator):
+    response = operator.post("/payouts/review", _form(account_number="0000000001"))
+    assert response.status_code == 422
+    message = ("The bank did not confirm this account: Could not resolve account name. "
+               "Check parameters or try again.")
+    assert response.text.count(message) == 2
+    assert 'id="account_number-errors"' in response.text
+
+
+def test_one_review_shows_every_error_of_the_form_at_once(operator):
+    response = operator.post("/payouts/review", _form(amount="1.234", email="not-an-address", bank="999",
+                                                      account_number="12345", reference=""))
+    assert response.status_code == 422
+    for message in ("Amount has more decimal places than NGN allows (2)",
+                    "Customer e-mail must be a valid e-mail address",
+                    "Bank 999 is not in the bank list of payment method ng-bank-payout",
+                    "Account number must be a 10-digit NUBAN", "Reference is required"):
+        assert response.text.count(message) == 2, message
+    assert "The payout was not created: 5 problems to fix." in response.text
+
+
+@pytest.mark.parametrize("step", ["/payouts/review", "/payouts"])
+def test_the_confirm_step_also_shows_every_error_at_once(operator, step):
+    response = operator.post(step, _form(amount="1.234", account_number="12345"))
+    assert response.status_code == 422
+    assert response.text.count("Amount has more decimal places than NGN allows (2)") == 2
+    assert response.text.count("Account number must be a 10-digit NUBAN") == 2
+
+
+def test_customer_names_left_blank_are_the_holders(operator, app, merchant):
+    form = _form(first_name="", last_name="", holder="Ada Obi Chioma")
+    review = operator.post("/payouts/review", form)
+    assert review.status_code == 200
+    assert "Customer Ada Obi Chioma" in _text(review.text)
+    response = operator.post("/payouts", _confirm_form(review.text))
+    assert response.status_code == 303
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        billing = uow.conn.execute(select(transactions.c.billing).where(
+            transactions.c.reference == form["reference"])).scalar_one()
+    billing = json.loads(billing) if isinstance(billing, str) else billing
+    assert (billing["firstName"], billing["lastName"]) == ("Ada Obi", "Chioma")
+
+
+def test_a_sepa_payout_is_sent_to_the_bank_its_iban_names(operator, app, merchant):
+    form = _form(method="sepa-payout", currency="EUR", bank="", holder="Max Mustermann", amount="1500",
+                 account_number="DE89 3704 0044 0532 0130 00", first_name="", last_name="")
+    review = operator.post("/payouts/review", form)
+    assert review.status_code == 200, _text(review.text)[:500]
+    text = _text(review.text)
+    assert "Bank Commerzbank (COBADEFF)" in text and "IBAN DE89370400440532013000" in text
+    assert "Name at the bank" not in text  # IBANs are not named by the simulator
+    response = operator.post("/payouts", _confirm_form(review.text))
+    assert response.status_code == 303
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        details = uow.conn.execute(select(transactions.c.payment_details).where(
+            transactions.c.reference == form["reference"])).scalar_one()
+    details = json.loads(details) if isinstance(details, str) else details
+    assert details["bank"] == "COBADEFF"
+
+
+def test_a_sepa_iban_whose_bank_is_unknown_asks_for_a_bank_on_the_bank_line(operator):
+    response = operator.post("/payouts/review", _form(method="sepa-payout", currency="EUR", bank="",
+                                                      account_number="MT84MALT011000012345MTLCAST001S"))
+    assert response.status_code == 422
+    assert response.text.count("Bank is required for payment method sepa-payout") == 2

@@ -31,6 +31,8 @@ GUARDED = [
     ("payout", "get", "/payouts/new/destination?method=ng-bank-payout"),
     ("payout", "get", "/payouts/banks?method=ng-bank-payout&currency=NGN"),
     ("payout", "get", "/payouts/iban-bank?account_number=DE89370400440532013000"),
+    ("payout", "get", "/payouts/account-name?method=ng-bank-payout&currency=NGN&bank=058"
+                      "&account_number=0123456785"),
     ("payout", "post", "/payouts"),
     ("payout", "post", "/payouts/review"),
     ("settings", "get", "/settings"),

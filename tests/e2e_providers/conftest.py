@@ -23,7 +23,8 @@ from app.store import provider_accounts as account_store
 from app.store.encryption import SecretBox
 from app.providers.bank_refresh import refresh_due_lists
 from app.store.tables import (
-    bank_lists, disputes, provider_accounts, status_history, transactions, webhook_events,
+    account_resolutions, bank_lists, disputes, provider_accounts, status_history, transactions,
+    webhook_events,
 )
 from app.util import utcnow
 from app.webhooks.dispatcher import deliver_due
@@ -77,7 +78,7 @@ def deps(app):
 @pytest.fixture(autouse=True)
 def nothing_left_over(server):
     """After each test, its transactions stop being due for the worker, its webhooks for delivery,
-    its bank lists for fetching and its disputes for their calls and checks, so the next test's
+    its bank lists for fetching, its account names for resolving and its disputes for their calls and checks, so the next test's
     worker round and deliveries see only its own."""
     yield
     deps = server.app.extensions["paydesk"]
@@ -87,6 +88,7 @@ def nothing_left_over(server):
         uow.conn.execute(update(webhook_events).where(webhook_events.c.state == "pending")
                          .values(state="failed", next_attempt_at=None))
         uow.conn.execute(delete(bank_lists))
+        uow.conn.execute(delete(account_resolutions))
         uow.conn.execute(update(disputes).values(action=None, action_due_at=None,
                                                  status_checked_at=datetime(9999, 1, 1, tzinfo=UTC)))
         uow.commit()

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from app.payments.model import Status
-from app.payments.provider import Bank, BankListError, ProviderUnavailable
+from app.payments.provider import AccountNotResolved, Bank, BankListError, ProviderUnavailable
 from app.providers.http import ProviderRejected, Timeouts
 from app.providers.paystack import PaystackConnector
 
@@ -436,6 +436,37 @@ class TestBanks:
     def test_a_country_that_does_not_use_the_currency_is_a_bank_list_error(self, paystack):
         with pytest.raises(BankListError, match="Country GH is not supported"):
             paystack.banks(NG_PAYOUT, "NGN", "GH")
+
+
+class TestResolveAccount:
+    def test_an_account_resolves_to_its_holders_name_at_the_bank(self, paystack, fake):
+        fake.on("GET", "/bank/resolve", {"status": True, "message": "Account number resolved", "data": {
+            "account_number": "0001234567", "account_name": "DOE JANE MARY ", "bank_id": 9}})
+
+        assert paystack.resolve_account("0001234567", "058") == "DOE JANE MARY"
+        [seen] = fake.requests_to("GET", "/bank/resolve")
+        assert seen.query == {"account_number": ["0001234567"], "bank_code": ["058"]}
+        assert seen.header("Authorization") == f"Bearer {SECRET}"
+
+    def test_an_account_paystack_cannot_find_is_not_resolved_in_its_words(self, paystack, fake):
+        fake.on("GET", "/bank/resolve", Answer(422, {
+            "status": False, "message": "Could not resolve account name. Check parameters or try again.",
+            "meta": {"nextStep": "Ensure that you're passing the correct bank code and account number"},
+            "type": "api_error", "code": "unknown"}))
+
+        with pytest.raises(AccountNotResolved) as refused:
+            paystack.resolve_account("0000000001", "058")
+        assert refused.value.message == "Could not resolve account name. Check parameters or try again."
+
+    @pytest.mark.parametrize("answer", [
+        Answer(401, {"status": False, "message": "Invalid key"}),
+        Answer(502, "Bad gateway", content_type="text/plain"),
+        {"status": True, "message": "Account number resolved", "data": {"account_number": "0001234567"}},
+    ])
+    def test_a_refused_key_a_failure_or_no_name_is_no_answer_about_the_account(self, paystack, fake, answer):
+        fake.on("GET", "/bank/resolve", answer)
+        with pytest.raises(ProviderUnavailable):
+            paystack.resolve_account("0001234567", "058")
 
 
 class TestCancelAndConnection:

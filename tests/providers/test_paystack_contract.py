@@ -84,6 +84,13 @@ def test_bank_list_filters_match_the_contract(paystack, currency, country):
     assert paystack.calls == [("GET", "/bank")]
 
 
+def test_account_resolution_matches_the_contract(paystack):
+    name = paystack.resolve_account("0123456785", "058")
+
+    assert name  # Prism's placeholder name
+    assert paystack.calls == [("GET", "/bank/resolve")]
+
+
 @pytest.mark.parametrize("currency, method, bank", [
     ("NGN", NG_PAYOUT, "058"),
     ("GHS", NG_PAYOUT, "GH280100"),

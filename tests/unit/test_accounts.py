@@ -5,7 +5,9 @@ import pytest
 
 from app.payments.accounts import (
     AccountNumberError,
+    iban_bank,
     iban_bank_mismatch,
+    same_bank,
     mask_account_number,
     validate_account_number,
 )
@@ -101,15 +103,44 @@ def test_iban_is_not_required_to_match_the_chosen_bic():
     ("DE89370400440532013000", "COBADEFF"),  # Commerzbank's IBAN, Commerzbank
     ("DE89370400440532013000", "cobadeffxxx"),  # its 11-character BIC, any case
     ("FR1420041010050500013M02606", "PSSTFRPP"),  # La Banque Postale: two branch BICs, one bank
+    ("DE89370400440532013000", "COBADEDD"),  # Commerzbank Düsseldorf: another branch, same bank
+    ("DE89370400440532013000", "COBADEHHXXX"),  # Commerzbank Hamburg, 11 characters
     ("MT84MALT011000012345MTLCAST001S", "VALLMTMT"),  # a bank code the registry does not know
 ])
 def test_a_bank_that_is_the_ibans_own_or_unknown_is_not_refused(iban, bank):
     assert iban_bank_mismatch(iban, bank) is None
 
 
-def test_a_bank_that_is_not_the_ibans_own_is_refused_naming_the_ibans_bank():
-    assert iban_bank_mismatch("DE89370400440532013000", "DEUTDEFF") == (
-        "Bank DEUTDEFF is not the bank of this IBAN, which belongs to Commerzbank (COBADEFF)")
+@pytest.mark.parametrize(("bank", "message"), [
+    ("DEUTDEFF", "Bank DEUTDEFF (Deutsche Bank) is not the bank of this IBAN, which belongs to "
+                 "Commerzbank (COBADEFF)"),
+    # Another institution code in the BIC is another bank, even one the registry names after it.
+    ("DRESDEFF", "Bank DRESDEFF (Commerzbank vormals Dresdner Bank) is not the bank of this IBAN, "
+                 "which belongs to Commerzbank (COBADEFF)"),
+    # The same institution code in another country is another bank.
+    ("COBANL2X", "Bank COBANL2X (COMMERZBANK) is not the bank of this IBAN, which belongs to "
+                 "Commerzbank (COBADEFF)"),
+    ("QQQQDEFF", "Bank QQQQDEFF is not the bank of this IBAN, which belongs to Commerzbank (COBADEFF)"),
+])
+def test_a_bank_that_is_not_the_ibans_own_is_refused_naming_both_banks(bank, message):
+    assert iban_bank_mismatch("DE89370400440532013000", bank) == message
+
+
+@pytest.mark.parametrize(("bic", "other", "same"), [
+    ("COBADEFF", "COBADEDD", True),
+    ("COBADEFF", "cobadeffxxx", True),
+    ("COBADEFF", "COBANL2X", False),
+    ("COBADEFF", "DEUTDEFF", False),
+    ("COBA", "COBA", False),  # no BIC at all
+])
+def test_two_bics_name_the_same_bank_when_institution_and_country_agree(bic, other, same):
+    assert same_bank(bic, other) is same
+
+
+def test_an_ibans_bank_is_found_with_its_primary_bic_first():
+    bank = iban_bank("DE89 3704 0044 0532 0130 00")
+    assert (bank.name, bank.bic) == ("Commerzbank", "COBADEFF")
+    assert iban_bank("DE89 3704") is None
 
 
 @pytest.mark.parametrize(("value", "expected"), [

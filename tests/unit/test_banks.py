@@ -10,7 +10,6 @@ from app.providers.banks import (
     Bank,
     BankListError,
     bank_list,
-    domestic_bank_codes,
     is_known_bank,
     nigerian_banks,
     resolve_country,
@@ -200,13 +199,3 @@ def test_unknown_bank_list_source_is_a_programming_error_not_a_user_error():
 ])
 def test_known_bank_is_a_code_in_the_sources_list(source, code, country, known):
     assert is_known_bank(source, code, country) is known
-
-
-def test_domestic_bank_codes_find_a_sepa_bank_by_its_national_code():
-    codes = domestic_bank_codes("de")
-    assert "37040044" in codes["COBADEFF"].split()  # Commerzbank's Bankleitzahl in Cologne
-    assert set(codes) <= {bank.code for bank in sepa_banks("DE")}
-
-
-def test_a_country_without_sepa_bank_data_has_no_domestic_bank_codes():
-    assert domestic_bank_codes("NG") == {}

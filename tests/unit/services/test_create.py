@@ -196,3 +196,51 @@ def test_check_create_gives_the_payouts_checked_account(deps, store):
     assert checked.method.method_id == "ng-bank-payout"
     assert checked.payment_details == {"bank": "058", "holder": "Ada Obi", "accountNumber": GTBANK_NUBAN}
     assert store.committed.transactions == {}
+
+
+def _body(**payment) -> dict:
+    return {"amount": Decimal("25.00"), "currency": "NGN", "reference": "order-1", "statementDescriptor": "SHOP",
+            "callbackUrl": "https://shop.example/hooks", "transactionAction": "PAYMENT",
+            "billing": {"firstName": "Ada", "lastName": "Obi", "email": "ada@example.com",
+                        "customerReference": "customer-1"},
+            "payment": {"paymentMethod": "ng-bank-payout", "bank": "058", "holder": "Ada Obi",
+                        "accountNumber": GTBANK_NUBAN, **payment}}
+
+
+def test_check_create_body_gives_the_request_and_its_checked_payout(deps, store):
+    request, checked = create.check_create_body(deps, CALLER, _body())
+    assert (request.reference, checked.payment_details) == (
+        "order-1", {"bank": "058", "holder": "Ada Obi", "accountNumber": GTBANK_NUBAN})
+
+
+def test_check_create_body_shows_the_bodys_errors_and_the_payouts_at_once(deps, store):
+    body = _body(bank="999", accountNumber="12345", holder=None)
+    body["billing"]["email"] = "not-an-address"
+    body["amount"] = Decimal("1.234")
+    with pytest.raises(FieldErrors) as refused:
+        create.check_create_body(deps, CALLER, body)
+    errors = refused.value.errors
+    # parse_create alone stops at the body's own errors (the amount, the e-mail).
+    assert set(errors) == {"Amount", "Billing.Email", "Payment.Holder", "Payment.Bank",
+                           "Payment.AccountNumber"}
+    assert errors["Payment.Bank"] == ["Bank 999 is not in the bank list of payment method ng-bank-payout"]
+    assert errors["Payment.AccountNumber"] == ["Account number must be a 10-digit NUBAN"]
+    assert errors["Payment.Holder"] == ["Payment.Holder is required for payouts"]
+    assert store.commits == 0
+
+
+def test_check_create_body_keeps_a_fields_own_error_first(deps, store):
+    body = _body(holder="x" * 141)
+    with pytest.raises(FieldErrors) as refused:
+        create.check_create_body(deps, CALLER, body)
+    assert list(refused.value.errors) == ["Payment.Holder"]
+    assert len(refused.value.errors["Payment.Holder"]) == 1
+
+
+def test_check_create_body_of_an_unknown_method_names_it_beside_the_bodys_errors(deps):
+    body = _body(paymentMethod="crypto")
+    body["amount"] = "x"
+    with pytest.raises(FieldErrors) as refused:
+        create.check_create_body(deps, CALLER, body)
+    assert refused.value.errors["Payment.PaymentMethod"] == ["Payment method crypto not found"]
+    assert "Amount" in refused.value.errors
