@@ -156,7 +156,9 @@ def bank_name(payout) -> str | None:
     return next((bank.name for bank in banks if bank.code == code), None)
 
 
-def _destination(source) -> Destination:
+def destination_of(source) -> Destination:
+    """The destination a form or query string names (method, currency, country), among the
+    merchant's payout methods."""
     return Destination(_payout_methods(), source.get("method"), source.get("currency"),
                        blank_to_none(source.get("country")))
 
@@ -195,7 +197,7 @@ def _blank_form(args):
     # A method chosen again keeps the account typed so far (its label and checks follow the method).
     form.holder.data = args.get("holder", "")
     form.account_number.data = args.get("account_number", "")
-    destination = _destination(args)
+    destination = destination_of(args)
     destination.fill_choices(form)
     return form, destination
 
@@ -204,7 +206,7 @@ def _blank_form(args):
 @requires("create_payout")
 def payout_banks():
     """htmx: the searchable bank list of a method, currency and country; cacheable for an hour."""
-    destination = _destination(request.args)
+    destination = destination_of(request.args)
     response = page_or_fragment("dashboard/_bank_picker.html", "dashboard/_bank_picker.html",
                                 destination=destination, bank_errors=[], selected_bank=None)
     if destination.banks:
@@ -292,7 +294,7 @@ def split_name(holder: str) -> tuple[str, str]:
 def _posted_payout() -> tuple[PayoutForm, Destination, dict]:
     """The posted form, its destination (404 without a payout method) and the request it makes."""
     form = PayoutForm()
-    destination = _destination(request.form)
+    destination = destination_of(request.form)
     if destination.method is None:
         abort(404)
     return form, destination, _posted_body(form)
@@ -445,16 +447,23 @@ def _request_approval(create: CreateTransactionRequest, body: dict):
     return load_page(url_for("dashboard.approvals_list", _anchor=f"approval-{awaiting.id}"))
 
 
-def _form_with_errors(form: PayoutForm, destination: Destination, errors: dict[str, list[str]]):
-    destination.fill_choices(form)
+def spread_errors(form, errors: dict[str, list[str]], field_of_error: dict[str, str]) -> tuple[list, list]:
+    """Put the create service's errors, in the form's words, on the form's fields; the bank
+    picker's errors and the summary's (field, message) pairs are returned."""
     bank_errors, summary = [], []
     for name, messages in errors.items():
-        field_name = FIELD_OF_ERROR.get(name)
+        field_name = field_of_error.get(name)
         messages = [in_form_words(message) for message in messages]
         if field_name == "bank":
             bank_errors.extend(messages)
         elif field_name:
             getattr(form, field_name).errors = list(messages)
         summary.extend((field_name, message) for message in messages)
+    return bank_errors, summary
+
+
+def _form_with_errors(form: PayoutForm, destination: Destination, errors: dict[str, list[str]]):
+    destination.fill_choices(form)
+    bank_errors, summary = spread_errors(form, errors, FIELD_OF_ERROR)
     return _payout_page(422, form=form, destination=destination, bank_errors=bank_errors,
                         error_summary=summary)

@@ -32,7 +32,7 @@ from .approvals import money_controls, threshold_text
 from .formatting import money
 from .forms import blank_to_none, form_amount
 from .htmx import load_page, page_or_fragment
-from .payouts import FIELD_OF_ERROR, Destination, _payout_methods, in_form_words
+from .payouts import FIELD_OF_ERROR, Destination, destination_of, in_form_words, spread_errors
 
 # Which input of the save form each of the service's field errors belongs to.
 SAVE_FIELD_OF_ERROR = {**FIELD_OF_ERROR, "Label": "label"}
@@ -110,26 +110,13 @@ def _bank_names(found: list[Recipient]) -> dict[tuple, str]:
 def new_recipient():
     """The form that saves a recipient, with the bank list of the first (or chosen) payout method."""
     form = RecipientForm(formdata=None)
-    destination = _destination(request.args)
+    destination = destination_of(request.args)
     destination.fill_choices(form)
     return _save_page(form, destination)
 
 
-def _destination(source) -> Destination:
-    return Destination(_payout_methods(), source.get("method"), source.get("currency"),
-                       blank_to_none(source.get("country")))
-
-
 def _save_page(form: RecipientForm, destination: Destination, status: int = 200, errors=None):
-    bank_errors, summary = [], []
-    for name, messages in (errors or {}).items():
-        field_name = SAVE_FIELD_OF_ERROR.get(name)
-        messages = [in_form_words(message) for message in messages]
-        if field_name == "bank":
-            bank_errors.extend(messages)
-        elif field_name:
-            getattr(form, field_name).errors = list(messages)
-        summary.extend((field_name, message) for message in messages)
+    bank_errors, summary = spread_errors(form, errors or {}, SAVE_FIELD_OF_ERROR)
     return render_template("dashboard/recipient_new.html", form=form, destination=destination,
                            bank_errors=bank_errors, error_summary=summary,
                            selected_bank=request.form.get("bank")), status
@@ -141,7 +128,7 @@ def save_recipient():
     """Save the recipient after the create's own checks of a payout's destination; an account
     saved already leads to the recipient saved first."""
     form = RecipientForm()
-    destination = _destination(request.form)
+    destination = destination_of(request.form)
     if destination.method is None:
         abort(404)
     destination.fill_choices(form)
@@ -341,11 +328,5 @@ def _pay_refused(recipient: Recipient, form: PayRecipientForm, error: Exception)
 
 
 def _pay_with_errors(recipient: Recipient, form: PayRecipientForm, errors: dict[str, list[str]]):
-    summary = []
-    for name, messages in errors.items():
-        field_name = PAY_FIELD_OF_ERROR.get(name)
-        messages = [in_form_words(message) for message in messages]
-        if field_name:
-            getattr(form, field_name).errors = list(messages)
-        summary.extend((field_name, message) for message in messages)
+    _no_bank_errors, summary = spread_errors(form, errors, PAY_FIELD_OF_ERROR)  # PAY_ names no bank
     return _pay_page(recipient, 422, form=form, error_summary=summary)
