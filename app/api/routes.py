@@ -35,7 +35,7 @@ from app.util import could_be_key, utcnow
 from app.payments.bodies import create_body, method_body, refund_body, status_body
 from app.web import deps, is_api_path, json_response
 
-from . import api
+from . import api, request_log
 from .idempotency import MAX_KEY_LENGTH, answer_once
 from .openapi import openapi_document
 from .schemas import Bank, SandboxReset, read_bank_list, read_sandbox_outcome
@@ -104,6 +104,7 @@ def read_json():
 @api.before_request
 def authenticate():
     """Every endpoint needs a bearer token; it fixes the merchant and mode of everything after."""
+    request_log.started()
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
     caller = None
@@ -124,6 +125,9 @@ def authenticate():
         if needed and grant.scopes.isdisjoint(needed):
             return json_response({"error": str(ScopeMissing(needed))}, 403)
     return None
+
+
+api.after_request(request_log.note)
 
 
 @api.errorhandler(ScopeMissing)
