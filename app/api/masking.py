@@ -53,14 +53,21 @@ def mask_body(raw: bytes | str | None) -> str | None:
     except (ValueError, RecursionError, ArithmeticError):
         shown = mask_text(text)
     if truncated or len(shown) > MAX_KEPT:
-        return shown[:MAX_KEPT] + _TRUNCATED
-    return shown
+        shown = shown[:MAX_KEPT] + _TRUNCATED
+    return storable(shown)
+
+
+def storable(text: str) -> str:
+    """Text any database column takes: lone surrogates (a JSON "\\ud800") and NULs replaced."""
+    if text.isascii() and "\x00" not in text:
+        return text
+    return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
 
 
 def mask_path(path: str) -> str:
     """A request's path with whatever a segment hides masked; transaction numbers kept."""
-    return "/".join(segment if _TX_NO.fullmatch(segment) else mask_text(segment)
-                    for segment in path.split("/"))
+    return storable("/".join(segment if _TX_NO.fullmatch(segment) else mask_text(segment)
+                             for segment in path.split("/")))
 
 
 def mask_text(text: str) -> str:

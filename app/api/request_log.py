@@ -26,7 +26,7 @@ from app.store import request_log as log_rows
 from app.util import could_be_key, utcnow
 from app.web import deps
 
-from .masking import mask_body, mask_path, mask_text
+from .masking import mask_body, mask_path, mask_text, storable
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def shaped(noted: dict) -> dict:
                                             "status", "duration_ms", "request_id", "at")}
     row["path"] = mask_path(noted["path"])[:500]
     key = noted["idempotency_key"]
-    row["idempotency_key"] = mask_text(key)[:255] if key else None
+    row["idempotency_key"] = storable(mask_text(key)[:255]) if key else None
     row["request_body"] = mask_body(noted["request_raw"])
     row["response_body"] = mask_body(noted["response_raw"])
     row["tx_nos"] = touched_tx_nos(noted)

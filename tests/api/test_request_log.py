@@ -100,3 +100,7 @@ def test_the_worker_prunes_requests_older_than_the_retention(app, sandbox, merch
 ])
 def test_the_masking_function(raw, kept):
     assert mask_body(raw) == kept
+
+
+def test_masked_bodies_hold_no_lone_surrogate_or_nul():
+    assert mask_body(b'{"reference": "a\\ud800b\\u0000c"}') == '{"reference": "a?b\ufffdc"}'
