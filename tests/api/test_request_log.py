@@ -103,4 +103,5 @@ def test_the_masking_function(raw, kept):
 
 
 def test_masked_bodies_hold_no_lone_surrogate_or_nul():
-    assert mask_body(b'{"reference": "a\\ud800b\\u0000c"}') == '{"reference": "a?b\ufffdc"}'
+    assert mask_body(b'{"reference": "a\\ud800b\\u0000c"}') == '{"reference": "a?b\\u0000c"}'
+    assert mask_body(b"not json \x00 \xed\xa0\x80") == "not json \ufffd \ufffd\ufffd\ufffd"
