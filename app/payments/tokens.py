@@ -9,7 +9,7 @@ from decimal import Decimal
 from enum import StrEnum
 
 from .model import PaymentError
-from .money import format_amount, from_minor, to_minor
+from .money import fits_currency, format_amount, from_minor, is_currency, to_minor
 
 # Every scope a token can hold, in the order the dashboard and the docs list them.
 SCOPES = ("read", "payments", "refunds", "payouts", "webhooks", "sandbox")
@@ -159,3 +159,38 @@ def take_from_daily_limit(uow, caller, kind: LimitKind, amount: Decimal, currenc
                                 to_minor(amount, currency), to_minor(daily, currency))
     if left is not None:
         raise limit_refusal(kind, currency, daily, from_minor(left, currency))
+
+
+def parse_limits(text: str) -> tuple[TokenLimit, ...]:
+    """Daily limits, one a line: "refund EUR 500.00" or "payout NGN 1000000"; ValueError names
+    the first line that is not one (or a kind and currency given twice)."""
+    limits: dict[tuple, TokenLimit] = {}
+    for line in text.replace(",", "\n").splitlines():
+        words = line.split()
+        if not words:
+            continue
+        shown = " ".join(words)[:60]
+        if len(words) != 3 or words[0].lower() not in ("refund", "payout"):
+            raise ValueError(f"{shown}: write a limit as refund EUR 500.00 or payout NGN 100000")
+        kind, currency, amount = LimitKind(words[0].lower()), words[1].upper(), _amount(words[2])
+        if not is_currency(currency):
+            raise ValueError(f"{shown}: {currency[:10]} is not a currency code")
+        if amount is None or amount <= 0 or not fits_currency(amount, currency):
+            raise ValueError(f"{shown}: the amount must be above 0, with at most {currency}'s decimals")
+        if (kind, currency) in limits:
+            raise ValueError(f"{shown}: a {kind.value} limit in {currency} is given twice")
+        limits[(kind, currency)] = TokenLimit(kind, currency, amount)
+    return tuple(limits.values())
+
+
+def describe_limit(limit: TokenLimit) -> str:
+    """"refunds up to 500.00 EUR a day": how the dashboard lists a limit."""
+    what = "refunds" if limit.kind is LimitKind.REFUND else "payouts"
+    return f"{what} up to {format_amount(limit.daily, limit.currency)} {limit.currency} a day"
+
+
+def _amount(text: str) -> Decimal | None:
+    """A positive decimal written plainly (digits and one point), else None."""
+    if not text.replace(".", "", 1).isdigit() or not text.isascii() or len(text) > 20:
+        return None
+    return Decimal(text)

@@ -98,3 +98,9 @@ def prune_older_than(conn: Connection, cutoff: datetime, batch: int = PRUNE_BATC
     conn.execute(delete(request_log_tx).where(request_log_tx.c.request_log_id.in_(ids)))
     conn.execute(delete(request_log).where(request_log.c.id.in_(ids)))
     return len(ids)
+
+
+def transactions_of(conn: Connection, log_id: int) -> list[str]:
+    """The transaction numbers a logged request touched (its row already scoped to the caller)."""
+    return list(conn.execute(select(request_log_tx.c.tx_no).where(request_log_tx.c.request_log_id == log_id)
+                             .order_by(request_log_tx.c.tx_no)).scalars())
