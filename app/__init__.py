@@ -1,6 +1,8 @@
 """Paydesk: the application factory."""
 from __future__ import annotations
 
+from datetime import timedelta
+
 from flask import Flask
 from flask_wtf.csrf import CSRFProtect
 from werkzeug.middleware.proxy_fix import ProxyFix
@@ -62,6 +64,7 @@ def create_app(config: Config | None = None) -> Flask:
         clock=utcnow,
         pending_expiry=config.PENDING_EXPIRY,
         demo_mode=config.DEMO_MODE,
+        request_log_retention=timedelta(days=config.REQUEST_LOG_RETENTION_DAYS),
         hand_over=(lambda tx: announcer.announce_due([tx])) if announcer is not None else None,
     ))
     app.extensions["paydesk.engine"] = engine

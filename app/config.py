@@ -95,6 +95,12 @@ class Config:
         self.IDEMPOTENCY_ABANDONED_AFTER = float(env.get("IDEMPOTENCY_ABANDONED_AFTER", "30"))
         # Seconds a checked API token is remembered per process (revocation delay); 0 = off.
         self.TOKEN_CACHE_SECONDS = float(env.get("TOKEN_CACHE_SECONDS", "5"))
+        # The API request log (app/api/request_log.py): kept this many days (the worker prunes),
+        # written by a thread every FLUSH_MS milliseconds or BATCH rows (0: on the request's thread).
+        self.REQUEST_LOG_ENABLED = env.get("REQUEST_LOG_ENABLED", "1") == "1"
+        self.REQUEST_LOG_RETENTION_DAYS = float(env.get("REQUEST_LOG_RETENTION_DAYS", "30"))
+        self.REQUEST_LOG_FLUSH_MS = float(env.get("REQUEST_LOG_FLUSH_MS", "200"))
+        self.REQUEST_LOG_BATCH = int(env.get("REQUEST_LOG_BATCH", "500"))
         self.DB_POOL_SIZE = int(env.get("DB_POOL_SIZE", "10"))
         # Seconds a pooled PostgreSQL connection may sit unused before it is pinged on checkout.
         self.DB_PING_IDLE_AFTER = float(env.get("DB_PING_IDLE_AFTER", "2"))

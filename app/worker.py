@@ -21,7 +21,7 @@ from app.providers.calls import CallSettings, ProviderCalls
 from app.providers.connection_tests import connection_test_pass
 from app.providers.passes import BackgroundPass
 from app.providers.settlement_fetch import settlement_pass
-from app.store import idempotency, sign_in_failures
+from app.store import idempotency, request_log, sign_in_failures
 from app.store.daily_totals import FOLD_BATCH, fold_changes
 from app.util import Backoff
 from app.webhooks.dispatcher import DISPATCHER_KEY, start_delivery
@@ -75,12 +75,25 @@ def dispute_pass(deps, _providers) -> BackgroundPass:
     return BackgroundPass("dispute-calls", run)
 
 
+def request_log_pass(deps, _providers) -> BackgroundPass:
+    """One worker process's passes that delete API request log rows older than the retention
+    (REQUEST_LOG_RETENTION_DAYS), a batch per unit, until none is left."""
+    def run() -> None:
+        while True:
+            with deps.uow() as uow:
+                deleted = request_log.prune_older_than(uow.conn, deps.clock() - deps.request_log_retention)
+                uow.commit()
+            if deleted < request_log.PRUNE_BATCH:
+                return
+    return BackgroundPass("request-log-prune", run)
+
+
 # A stopping process waits this long (seconds) for a job's running pass (its provider calls
 # time out within PROVIDER_READ_TIMEOUT; a pass cut short leaves its claims to lapse).
 PASS_ENDS_WITHIN = 30.0
 # The jobs each round pokes, each making its passes on a thread of its own (app.providers.passes).
 BACKGROUND_PASSES = (bank_list_pass, settlement_pass, connection_test_pass, dispute_pass,
-                     account_resolution_pass)
+                     account_resolution_pass, request_log_pass)
 
 
 def _pass_key(make) -> str:

@@ -27,13 +27,15 @@ from app.payments.model import (
     cancel_outstanding,
 )
 from app.payments.provider import ProviderUnavailable
+from app.payments.tokens import NetworkRefused, ScopeMissing, TokenLimitExceeded
+from app.auth.scopes import needed_scopes
 from app.payments.schemas import NOT_AN_OBJECT, parse_create, parse_refund, require_object, shown_field_name
-from app.util import could_be_key
+from app.util import could_be_key, utcnow
 
 from app.payments.bodies import create_body, method_body, refund_body, status_body
 from app.web import deps, is_api_path, json_response
 
-from . import api
+from . import api, request_log
 from .idempotency import MAX_KEY_LENGTH, answer_once
 from .openapi import openapi_document
 from .schemas import Bank, SandboxReset, read_bank_list, read_sandbox_outcome
@@ -102,15 +104,37 @@ def read_json():
 @api.before_request
 def authenticate():
     """Every endpoint needs a bearer token; it fixes the merchant and mode of everything after."""
+    request_log.started()
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
     caller = None
     if scheme.lower() == "bearer" and token.strip():
         memory = current_app.extensions.setdefault(MEMORY_KEY, TokenMemory())
         caller = memory.caller(deps().uow, token.strip(), current_app.config["TOKEN_CACHE_SECONDS"])
-    if caller is None:
+    grant = caller.grant if caller is not None else None
+    if caller is None or (grant is not None and grant.expired(utcnow())):
         return json_response(AUTH_ERROR, 401)
-    g.caller = replace(caller, ip=request.remote_addr)
+    address = request.remote_addr  # the client's, through PROXY_FIX_HOPS trusted proxies
+    g.caller = replace(caller, ip=address)
+    if grant is not None:
+        if not grant.allows_address(address):
+            return json_response({"error": str(NetworkRefused(address))}, 403)
+        needed = needed_scopes(request.endpoint)
+        if needed is None:  # an endpoint missing from app.auth.scopes: refused until it is added
+            return json_response({"error": "This endpoint is not open to API tokens"}, 403)
+        if needed and grant.scopes.isdisjoint(needed):
+            return json_response({"error": str(ScopeMissing(needed))}, 403)
+    return None
+
+
+api.after_request(request_log.note)
+
+
+@api.errorhandler(ScopeMissing)
+@api.errorhandler(TokenLimitExceeded)
+def token_refused(error):
+    """Beyond the token's scopes or its daily limit: 403 naming what it lacks or what is left."""
+    return json_response({"error": str(error)}, 403)
 
 
 @api.errorhandler(FieldErrors)

@@ -8,16 +8,19 @@ from decimal import Decimal
 from email_validator import EmailNotValidError, validate_email
 from flask_wtf import FlaskForm
 from wtforms import (
+    DateField,
     EmailField,
+    SelectMultipleField,
     SelectChoice,
     SelectField,
     StringField,
     TextAreaField,
 )
-from wtforms.validators import InputRequired, Length, ValidationError
+from wtforms.validators import DataRequired, InputRequired, Length, Optional, ValidationError
 
 from app.payments.formats import storable_text
 from app.store.merchants import ROLES
+from app.payments.tokens import SCOPES, parse_limits, parse_networks
 
 
 _PLAIN_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
@@ -91,6 +94,29 @@ class TokenForm(FlaskForm):
 
     label = StringField("Label", validators=[Length(max=100), storable],
                         description="What uses this token, e.g. 'checkout server'")
+    scopes = SelectMultipleField("Scopes", choices=[SelectChoice(s, s) for s in SCOPES], default=list(SCOPES),
+                                 validators=[DataRequired("Choose at least one scope")])
+    expires_on = DateField("Expires on", validators=[Optional()],
+                           description="Optional: the token is refused from 00:00 UTC that day")
+    networks = TextAreaField("Allowed networks", validators=[Optional(), Length(max=2000), storable],
+                             description="Optional: CIDRs, one a line or comma-separated, e.g. 203.0.113.0/24")
+    limits = TextAreaField("Daily limits", validators=[Optional(), Length(max=2000), storable],
+                           description="Optional, one a line: refund EUR 500.00 or payout NGN 100000 "
+                                       "(per UTC day and currency)")
+
+    def validate_networks(self, field) -> None:
+        """CIDRs that ipaddress reads."""
+        try:
+            parse_networks(field.data or "")
+        except ValueError as error:
+            raise ValidationError(str(error)) from None
+
+    def validate_limits(self, field) -> None:
+        """Lines of kind, currency and amount."""
+        try:
+            parse_limits(field.data or "")
+        except ValueError as error:
+            raise ValidationError(str(error)) from None
 
 
 def sign_in_address(_form, field) -> None:

@@ -52,6 +52,8 @@ MAIN_NAV = (
             ("dashboard.reconciliation", "dashboard.settlement", "dashboard.export_settlement"), "reconcile"),
     Section("Audit log", "dashboard.audit", ("dashboard.audit",)),
     Section("Approvals", "dashboard.approvals_list", APPROVAL_PAGES, "approve"),
+    Section("Developers", "dashboard.developers", ("dashboard.developers", "dashboard.developer_request"),
+            "manage_settings"),
     Section("Settings", "dashboard.settings", ("dashboard.settings", *PROVIDER_PAGES, *APPROVAL_SETTINGS_PAGES),
             "manage_settings"),
 )

@@ -5,6 +5,8 @@ Every credential or user change writes an audit entry in the same transaction.
 """
 from __future__ import annotations
 
+from datetime import UTC, datetime, time
+
 from flask import (
     abort,
     current_app,
@@ -20,7 +22,8 @@ from flask_login import current_user
 from app.auth.api_tokens import forget_checked_tokens
 from app.auth.users import ROLE_DESCRIPTIONS, current_caller, requires
 from app.payments import sandbox
-from app.store import credentials
+from app.payments.tokens import SCOPE_DESCRIPTIONS, describe_limit, parse_limits, parse_networks
+from app.store import credentials, request_log
 from app.store.password_links import INVITE
 from app.store.user_sessions import end_sessions_of
 from app.store import users as staff
@@ -60,10 +63,12 @@ def _settings_page(status: int = 200, token_form=None, user_form=None):
     with deps().uow(write=False) as uow:
         merchant = merchant_by_id(uow.conn, caller.merchant_id)
         tokens = credentials.api_tokens_of(uow.conn, caller)
+        last_used = request_log.last_used(uow.conn, [t.id for t in tokens])
         secrets = credentials.webhook_secrets_of(uow, caller, deps().clock())
         members = staff.users_of(uow.conn, caller)
     return render_template(
-        "dashboard/settings.html", tokens=tokens, secrets=secrets, members=members,
+        "dashboard/settings.html", tokens=tokens, secrets=secrets, last_used=last_used,
+        scope_descriptions=SCOPE_DESCRIPTIONS, describe_limit=describe_limit, members=members,
         inbox_url=inbox_url(current_app.config["BASE_URL"], merchant.inbox_key),
         default_callback_url=merchant.default_callback_url, roles=ROLES,
         role_descriptions=ROLE_DESCRIPTIONS, token_form=token_form or TokenForm(formdata=None),
@@ -96,9 +101,18 @@ def create_token():
         return _settings_page(422, token_form=form)
     caller = current_caller()
     label = (form.label.data or "").strip()
+    expires_at = (datetime.combine(form.expires_on.data, time(0), tzinfo=UTC)
+                  if form.expires_on.data else None)
+    networks = parse_networks(form.networks.data or "")
+    limits = parse_limits(form.limits.data or "")
     with deps().uow() as uow:
-        token = issue_token(uow.conn, caller.merchant_id, caller.mode, label)
-        uow.audit(caller, "token.create", target=token[:12], detail={"label": label})
+        token = issue_token(uow.conn, caller.merchant_id, caller.mode, label, scopes=form.scopes.data,
+                            expires_at=expires_at, networks=networks, limits=limits,
+                            created_by=caller.actor)
+        uow.audit(caller, "token.create", target=token[:12], detail={
+            "label": label, "scopes": form.scopes.data,
+            "expiresAt": expires_at.isoformat() if expires_at else None,
+            "networks": [str(n) for n in networks], "limits": [describe_limit(l) for l in limits]})
         uow.commit()
     return _reveal("New API token", f"{caller.mode.value.title()} API token", token,
                    "Copy it now: Paydesk keeps only its hash and cannot show it again.")

@@ -20,6 +20,7 @@ from .model import (
     new_tx_no,
 )
 from .schemas import PAYOUT_ACTION, CreateTransactionRequest, parse_create
+from .tokens import LimitKind, require_scope, take_from_daily_limit
 
 
 def create_transaction(deps: Deps, caller: Caller, request: CreateTransactionRequest,
@@ -40,6 +41,8 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateTransactionReq
     answering_now = deps.providers.in_process_provider(method)
     now = deps.clock()
     kind = Kind.PAYOUT if method.is_payout else Kind.PAYMENT
+    # The API lets a token with either scope in (app.auth.scopes); the method says which it needs.
+    require_scope(caller.grant, "payouts" if kind is Kind.PAYOUT else "payments")
     tx = Transaction(
         merchant_id=caller.merchant_id,
         mode=caller.mode,
@@ -70,6 +73,8 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateTransactionReq
         tx.provider_check_at = now  # handed to the workers: due now, announced at commit
     try:
         with deps.uow() as uow:
+            if kind is Kind.PAYOUT:
+                take_from_daily_limit(uow, caller, LimitKind.PAYOUT, tx.amount, tx.currency, now)
             uow.transactions.add(tx)
             uow.record_history(tx, None, caller.actor)
             if kind is Kind.PAYOUT:

@@ -30,6 +30,8 @@ class Deps:
     # NOTIFY); None: their poll finds it. For a caller that decides after its commit whether a
     # worker is needed at all (a refund its provider answers in process needs none).
     hand_over: Callable[[Transaction], None] | None = None
+    # How long the API request log keeps a request (REQUEST_LOG_RETENTION_DAYS; the worker prunes).
+    request_log_retention: timedelta = timedelta(days=30)
 
 
 # A hook the caller may pass to run inside the unit of work that creates (or moves) a

@@ -5,10 +5,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import secrets
 
 from .money import fits_currency, format_amount, minor_digits
+
+if TYPE_CHECKING:
+    from .tokens import TokenGrant
 
 
 class Status(StrEnum):
@@ -403,3 +407,5 @@ class Caller:
     mode: Mode
     actor: str  # "api:<token prefix>" or a dashboard user's e-mail
     ip: str | None = None
+    # What the API token allows (app.payments.tokens); None for dashboard users and workers.
+    grant: TokenGrant | None = None

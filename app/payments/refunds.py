@@ -22,6 +22,7 @@ from .model import (
 from .provider import Provider, ProviderUnavailable
 from .refundable import RefundArithmetic, refund_state
 from .schemas import RefundRequest
+from .tokens import LimitKind, take_from_daily_limit
 
 
 def refund(deps: Deps, caller: Caller, request: RefundRequest,
@@ -38,6 +39,11 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
     its answer recorded as any provider's (settle_in_process).
     """
     now = deps.clock()
+    if caller.grant is not None and caller.grant.limits_any(LimitKind.REFUND):
+        new_refund, original = _refund_within_token_limit(deps, caller, request, on_created, now)
+        with deps.uow(write=False) as uow:
+            method = uow.methods.of_transaction(original)
+        return settle_in_process(deps, new_refund, original, method)
     try:
         with deps.uow() as uow:
             original = uow.transactions.reserve_refund_with_writes(caller, request.tx_no, request.amount)
@@ -51,6 +57,21 @@ def refund(deps: Deps, caller: Caller, request: RefundRequest,
     with deps.uow(write=False) as uow:
         method = uow.methods.of_transaction(original)
     return settle_in_process(deps, new_refund, original, method)
+
+
+def _refund_within_token_limit(deps: Deps, caller: Caller, request: RefundRequest,
+                               on_created: OnCreated, now: datetime) -> tuple[Transaction, Transaction]:
+    """A refund by a token with a daily refund limit: the refund guard runs at once (the limit
+    is per currency, the payment's), then the amount is taken from the token's limit, then the
+    Pending refund is written, all in one unit: a refusal of the limit rolls back the guard's
+    reservation too, and concurrent refunds are counted one after the other on the limit's row.
+    Tokens without such a limit keep refund()'s one-statement path."""
+    with deps.uow() as uow:
+        original = reserve_refund_or_refuse(uow, caller, request, uow.transactions.reserve_refund)
+        take_from_daily_limit(uow, caller, LimitKind.REFUND, request.amount, original.currency, now)
+        new_refund = pending_refund(caller, request, original, now)
+        write_refund(uow, caller, request, new_refund, on_created)
+    return new_refund, original
 
 
 def settle_in_process(deps: Deps, new_refund: Transaction, original: Transaction,

@@ -5,17 +5,21 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, insert, select, update
 
 from app.providers.methods import DEFAULT_METHODS
 from app.payments.model import Caller, Mode
+from app.payments.money import from_minor, to_minor
+from app.payments.tokens import (SCOPES, LimitKind, TokenGrant, TokenLimit, parse_networks,
+                                 parse_scopes)
 from app.payments.sandbox import FIXTURE_CREATED_BY, install_fixtures
 from app.util import utcnow
 
 from .encryption import SecretBox, SecretBoxError, reseal_column
-from .tables import api_tokens, merchants, users, webhook_secrets
+from .tables import api_token_limits, api_tokens, merchants, users, webhook_secrets
 from .users import NO_PASSWORD
 
 if TYPE_CHECKING:
@@ -66,10 +70,15 @@ def inbox_url(base_url: str, inbox_key: str) -> str:
     return f"{base_url}/inbox/{inbox_key}"
 
 
-def issue_token(conn: Connection, merchant_id: int, mode: Mode, label: str = "") -> str:
-    """Create an API token and return it; only its hash is kept."""
+def issue_token(conn: Connection, merchant_id: int, mode: Mode, label: str = "", *,
+                scopes: Iterable[str] = SCOPES, expires_at: datetime | None = None,
+                networks: Iterable = (), limits: Iterable[TokenLimit] = (),
+                created_by: str | None = None) -> str:
+    """Create an API token and return it; only its hash is kept. By default it holds every
+    scope, never expires, and has no network list and no limits."""
     token = TOKEN_PREFIX[mode] + secrets.token_urlsafe(32)
-    conn.execute(
+    network_text = ",".join(str(network) for network in networks)
+    token_id = conn.execute(
         insert(api_tokens).values(
             merchant_id=merchant_id,
             mode=mode.value,
@@ -77,8 +86,16 @@ def issue_token(conn: Connection, merchant_id: int, mode: Mode, label: str = "")
             prefix=token[:12],
             label=label,
             created_at=utcnow(),
-        )
-    )
+            scopes=",".join(scope for scope in SCOPES if scope in set(scopes)),
+            expires_at=expires_at,
+            networks=network_text or None,
+            created_by=created_by,
+        ).returning(api_tokens.c.id)
+    ).scalar_one()
+    limit_rows = [{"token_id": token_id, "kind": limit.kind.value, "currency": limit.currency,
+                   "daily_minor": to_minor(limit.daily, limit.currency)} for limit in limits]
+    if limit_rows:
+        conn.execute(insert(api_token_limits), limit_rows)
     return token
 
 
@@ -148,15 +165,25 @@ def _box(uow: UnitOfWork) -> SecretBox:
 
 
 def authenticate_token(conn: Connection, token: str) -> Caller | None:
-    """The caller a bearer token stands for, or None for an unknown or revoked token."""
-    row = conn.execute(
-        select(api_tokens.c.merchant_id, api_tokens.c.mode, api_tokens.c.prefix).where(
-            api_tokens.c.token_hash == hash_token(token), api_tokens.c.revoked_at.is_(None)
-        )
-    ).first()
-    if row is None:
+    """The caller a bearer token stands for, with what the token allows (its grant), or None for
+    an unknown or revoked token. Expiry and networks are the request's to check (each request,
+    also when the caller is remembered)."""
+    rows = conn.execute(
+        select(api_tokens.c.id, api_tokens.c.merchant_id, api_tokens.c.mode, api_tokens.c.prefix,
+               api_tokens.c.label, api_tokens.c.scopes, api_tokens.c.expires_at, api_tokens.c.networks,
+               api_token_limits.c.kind, api_token_limits.c.currency, api_token_limits.c.daily_minor)
+        .select_from(api_tokens.outerjoin(api_token_limits, api_token_limits.c.token_id == api_tokens.c.id))
+        .where(api_tokens.c.token_hash == hash_token(token), api_tokens.c.revoked_at.is_(None))
+    ).all()
+    if not rows:
         return None
-    return Caller(merchant_id=row.merchant_id, mode=Mode(row.mode), actor=f"api:{row.prefix}")
+    row = rows[0]
+    grant = TokenGrant(
+        token_id=row.id, label=row.label or row.prefix, scopes=parse_scopes(row.scopes),
+        expires_at=row.expires_at, networks=parse_networks(row.networks or ""),
+        limits=tuple(TokenLimit(LimitKind(r.kind), r.currency, from_minor(r.daily_minor, r.currency))
+                     for r in rows if r.kind is not None))
+    return Caller(merchant_id=row.merchant_id, mode=Mode(row.mode), actor=f"api:{row.prefix}", grant=grant)
 
 
 def create_merchant(uow: UnitOfWork, name: str, base_url: str) -> NewMerchant:

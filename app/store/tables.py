@@ -83,6 +83,13 @@ api_tokens = Table(
     Column("label", String(100), nullable=False, server_default=""),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("revoked_at", UtcDateTime()),
+    # What the token may do (app.payments.tokens.SCOPES, comma-separated); tokens made before
+    # scopes existed keep all of them (migration 0029).
+    Column("scopes", String(100), nullable=False,
+           server_default="read,payments,refunds,payouts,webhooks,sandbox"),
+    Column("expires_at", UtcDateTime()),  # refused from then on; NULL: never expires
+    Column("networks", Text),  # allowed client networks, comma-separated CIDRs; NULL: any
+    Column("created_by", String(254)),  # the dashboard user who made it
 )
 
 webhook_secrets = Table(
@@ -792,4 +799,64 @@ account_resolutions = Table(
     UniqueConstraint("provider_account_id", "bank_code", "account_number",
                      name="uq_account_resolutions_account_bank_number"),
     Index("ix_account_resolutions_due_at", "due_at"),
+)
+
+
+# A token's daily limit per kind (refund, payout) and currency (app.payments.tokens.TokenLimit).
+api_token_limits = Table(
+    "api_token_limits",
+    metadata,
+    Column("token_id", ForeignKey("api_tokens.id"), nullable=False),
+    Column("kind", String(10), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("daily_minor", BigInteger, nullable=False),
+    PrimaryKeyConstraint("token_id", "kind", "currency"),
+)
+
+# What a token with a limit has refunded or paid out on a UTC day: taken with a conditional
+# upsert in the unit that writes the refund or payout (app.store.token_limits).
+token_day_totals = Table(
+    "token_day_totals",
+    metadata,
+    Column("token_id", ForeignKey("api_tokens.id"), nullable=False),
+    Column("day", Date, nullable=False),
+    Column("kind", String(10), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("used_minor", BigInteger, nullable=False),
+    PrimaryKeyConstraint("token_id", "day", "kind", "currency"),
+)
+
+# Every API request, its bodies masked (app.api.request_log), kept REQUEST_LOG_RETENTION_DAYS.
+request_log = Table(
+    "request_log",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("token_id", Id),
+    Column("token_label", String(100), nullable=False),
+    Column("method", String(10), nullable=False),
+    Column("path", String(500), nullable=False),
+    Column("status", Integer, nullable=False),
+    Column("duration_ms", Integer, nullable=False),
+    Column("request_id", String(64), nullable=False),
+    Column("idempotency_key", String(255)),
+    Column("request_body", Text),
+    Column("response_body", Text),
+    Column("at", UtcDateTime(), nullable=False),
+    Index("ix_request_log_listing", "merchant_id", "mode", "at"),
+    Index("ix_request_log_token", "token_id", "at"),
+    Index("ix_request_log_at", "at"),
+)
+
+# The transactions a logged request touched (its path's txNo, its body's, its answer's).
+request_log_tx = Table(
+    "request_log_tx",
+    metadata,
+    Column("request_log_id", ForeignKey("request_log.id", ondelete="CASCADE"), nullable=False),
+    Column("merchant_id", Id, nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("tx_no", String(40), nullable=False),
+    PrimaryKeyConstraint("request_log_id", "tx_no"),
+    Index("ix_request_log_tx_tx_no", "merchant_id", "mode", "tx_no"),
 )

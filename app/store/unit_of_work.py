@@ -30,6 +30,7 @@ from .methods import MethodRepository
 from .notes import NoteRepository
 from .recipients import RecipientRepository
 from .provider_calls import Announcer
+from . import token_limits
 from .refund_guard import minor_units
 from .tables import audit_log, idempotency_keys, status_history, transactions, webhook_events
 from .transactions import TransactionRepository
@@ -240,6 +241,12 @@ class UnitOfWork:
             next_attempt_at=tx.updated_at,
             created_at=tx.updated_at,
         ))
+
+    def take_token_limit(self, token_id: int, day, kind: str, currency: str, amount_minor: int,
+                         daily_minor: int) -> int | None:
+        """Take an amount from a token's daily limit, now (app.store.token_limits.take): None
+        when taken, otherwise what is left of it."""
+        return token_limits.take(self.conn, token_id, day, kind, currency, amount_minor, daily_minor)
 
     def link_idempotency_key(self, record_id: int, tx: Transaction) -> None:
         """Note on an Idempotency-Key's record the transaction its request created or moved."""

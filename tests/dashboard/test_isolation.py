@@ -17,7 +17,8 @@ from app.payments.notes import add_note
 from app.providers.accounts import connect
 from app.store import provider_accounts as provider_store
 from app.store.merchants import create_merchant
-from app.store.tables import api_tokens, audit_log, transaction_notes, users, webhook_events
+from app.api.request_log import flush_request_log
+from app.store.tables import api_tokens, audit_log, request_log, transaction_notes, users, webhook_events
 from app.util import utcnow
 from tests.conftest import Api, payment_body
 
@@ -309,8 +310,27 @@ def check_settings(a, other):
     _never_shows(a.get("/settings"), other)
 
 
+def _b_logged_request(other) -> int:
+    """B's request about its live payment, written to the log; its row's id."""
+    assert other.api.get(f"/transactions/{other.payment}/status").status_code == 200
+    flush_request_log(other.app)
+    with other.app.extensions["paydesk"].uow(write=False) as uow:
+        return uow.conn.execute(select(request_log.c.id).where(
+            request_log.c.merchant_id == other.merchant_id).order_by(request_log.c.id.desc())).scalar()
+
+
+def check_developers(a, other):
+    _b_logged_request(other)
+    for query in ("", f"?tx={other.payment}", f"?token={other.token_id}", "?status=200", "?path=status"):
+        _never_shows(a.get("/developers" + query), other, query.split("=", 1)[-1])
+
+
+def check_developer_request(a, other):
+    _not_found(a.get(f"/developers/requests/{_b_logged_request(other)}"))
+
+
 def check_create_token(a, other):
-    response = a.post("/settings/tokens", {"label": "a token"})
+    response = a.post("/settings/tokens", {"label": "a token", "scopes": "read"})
     assert response.status_code == 200
     assert other.token_prefix not in response.text
 
@@ -574,6 +594,8 @@ CHECKS = {
     "dashboard.create_token": check_create_token,
     "dashboard.revoke": check_revoke,
     "dashboard.rotate_secret": check_rotate_secret,
+    "dashboard.developers": check_developers,
+    "dashboard.developer_request": check_developer_request,
     "dashboard.add_user": check_add_user,
     "dashboard.change_role": check_change_role,
     "dashboard.set_active": check_set_active,

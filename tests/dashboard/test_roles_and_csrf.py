@@ -36,6 +36,8 @@ GUARDED = [
     ("payout", "post", "/payouts"),
     ("payout", "post", "/payouts/review"),
     ("settings", "get", "/settings"),
+    ("settings", "get", "/developers"),
+    ("settings", "get", "/developers/requests/0"),
     ("settings", "post", "/settings/tokens/0/revoke"),
     ("settings", "post", "/settings/users/0/role"),
     ("settings", "post", "/settings/users/0/active"),

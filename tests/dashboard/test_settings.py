@@ -28,7 +28,7 @@ def _audit(app, merchant_id: int) -> list:
 
 
 def test_a_new_token_is_shown_once_works_and_can_be_revoked(admin, server, merchant, app):
-    response = admin.post("/settings/tokens", {"label": "checkout server"})
+    response = admin.post("/settings/tokens", {"label": "checkout server", "scopes": ["read", "refunds"]})
     assert response.status_code == 200
     assert response.headers["Cache-Control"] == "no-store"
     token = _REVEALED.search(response.text).group(1)

@@ -53,7 +53,7 @@ FORMS = {
                              path_segments.map("/transactions/{}/cancel".format)), {"step": "confirm"}),
     "payout": Form(st.just("/payouts"), {**PAYOUT_FORM, "request_key": "k1"}),
     "payout review": Form(st.just("/payouts/review"), {**PAYOUT_FORM, "step": ""}),
-    "new token": Form(st.just("/settings/tokens"), {"label": "checkout server"}),
+    "new token": Form(st.just("/settings/tokens"), {"label": "checkout server", "scopes": "read"}),
     "new user": Form(st.just("/settings/users"), {"email": "new@shop.test", "role": "support"}),
     "role": Form(user_ids.map("/settings/users/{}/role".format), {"role": "finance"}),
     "access": Form(user_ids.map("/settings/users/{}/active".format), {"active": "0"}),

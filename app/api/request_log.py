@@ -1,0 +1,191 @@
+"""The API request log: every authenticated /api/v1 request, with its token's label, method, path,
+status, duration, request id, Idempotency-Key, the transactions it touched and its bodies masked
+(app.api.masking), kept REQUEST_LOG_RETENTION_DAYS (the worker prunes it).
+
+A request's thread only notes what it sent and got (bytes and a few values) in this process's
+queue; a writer thread masks the bodies and writes the queue every REQUEST_LOG_FLUSH_MS
+milliseconds (or once REQUEST_LOG_BATCH rows wait) in one unit of work: a create or refund pays
+no statement and no masking for its log row. REQUEST_LOG_FLUSH_MS=0 writes each row on the
+request's thread instead, in a unit of its own (docs/benchmarks.md measures both). A process
+that dies loses at most its unwritten queue; a database that is away loses the batch (logged).
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import threading
+import time
+from collections import deque
+
+from flask import Flask, Response, current_app, g, request
+from werkzeug.exceptions import HTTPException
+
+from app.errors import request_id
+from app.store import request_log as log_rows
+from app.util import could_be_key, utcnow
+from app.web import deps
+
+from .masking import mask_body, mask_path, mask_text, storable
+
+log = logging.getLogger(__name__)
+
+_WRITER_KEY = "paydesk.request_log"
+# Rows waiting past this many are dropped (and counted in the log): the log never holds up
+# requests, nor grows without end while the database is away.
+MAX_WAITING = 20_000
+# The response fields that name a transaction the request made or read.
+_TX_FIELDS = ("transactionId", "TransactionId", "refundTxNo", "originalTxNo", "txNo")
+_JSON_TYPES = ("application/json",)
+
+
+def started() -> None:
+    """Note when the request began (its duration is measured from here)."""
+    g.request_log_started = time.perf_counter()
+
+
+def note(response: Response) -> Response:
+    """Queue the request for the log when a token's caller made it (after_request)."""
+    caller = g.get("caller")
+    if caller is None or not current_app.config["REQUEST_LOG_ENABLED"]:
+        return response
+    began = g.get("request_log_started") or time.perf_counter()
+    grant = caller.grant
+    noted = {
+        "merchant_id": caller.merchant_id,
+        "mode": caller.mode.value,
+        "token_id": grant.token_id if grant is not None else None,
+        "token_label": (grant.label if grant is not None else caller.actor)[:100],
+        "method": request.method[:10],
+        "path": request.path[:500],
+        "status": response.status_code,
+        "duration_ms": round((time.perf_counter() - began) * 1000),
+        "request_id": request_id(),
+        "idempotency_key": (request.headers.get("Idempotency-Key") or None),
+        "at": utcnow(),
+        "path_tx_no": (request.view_args or {}).get("tx_no"),
+        "request_raw": _request_bytes(),  # (read before: the views read the bodies they take)
+        "response_raw": None if response.is_streamed or response.direct_passthrough else response.get_data(),
+    }
+    writer(current_app).put(noted)
+    return response
+
+
+def _request_bytes() -> bytes | None:
+    """The body as sent, for JSON and bodyless requests; a note of the type and size for others
+    (a dispute file's upload is not kept)."""
+    if request.mimetype in _JSON_TYPES or not request.mimetype:
+        try:
+            return request.get_data(cache=True) or None
+        except HTTPException:  # too large to read: refused with 413 already
+            return b"[body too large, not kept]"
+    return f"[{request.mimetype[:60]} body, {request.content_length or 0} bytes, not kept]".encode()
+
+
+def shaped(noted: dict) -> dict:
+    """A noted request as its row: bodies masked, the transactions it touched found."""
+    row = {name: noted[name] for name in ("merchant_id", "mode", "token_id", "token_label", "method",
+                                            "status", "duration_ms", "request_id", "at")}
+    row["path"] = mask_path(noted["path"])[:500]
+    key = noted["idempotency_key"]
+    row["idempotency_key"] = storable(mask_text(key)[:255]) if key else None
+    row["request_body"] = mask_body(noted["request_raw"])
+    row["response_body"] = mask_body(noted["response_raw"])
+    row["tx_nos"] = touched_tx_nos(noted)
+    return row
+
+
+def touched_tx_nos(noted: dict) -> list[str]:
+    """The transaction numbers in the path, in the request's txNo and in the answer's fields."""
+    found = [noted["path_tx_no"]]
+    for raw in (noted["request_raw"], noted["response_raw"]):
+        found.extend(_tx_fields(raw))
+    return sorted({tx_no for tx_no in found if isinstance(tx_no, str) and could_be_key(tx_no, 40)})
+
+
+def _tx_fields(raw: bytes | None) -> list:
+    if not raw or raw[:1] != b"{":
+        return []
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        return []
+    return [body.get(name) for name in _TX_FIELDS] if isinstance(body, dict) else []
+
+
+class RequestLogWriter:
+    """This process's queue of noted requests and the thread that writes it."""
+
+    def __init__(self, uow_factory, flush_seconds: float, batch: int):
+        self.uow_factory = uow_factory
+        self.flush_seconds = flush_seconds
+        self.batch = batch
+        self._waiting: deque = deque()
+        self._wake = threading.Event()
+        self._lock = threading.Lock()  # one write of the queue at a time
+        self._thread: threading.Thread | None = None
+        self.dropped = 0
+
+    def put(self, noted: dict) -> None:
+        """Queue a noted request (written at once when the writer has no thread: FLUSH_MS 0)."""
+        if self.flush_seconds <= 0:
+            self._write([noted])
+            return
+        if len(self._waiting) >= MAX_WAITING:
+            self.dropped += 1
+            if self.dropped % 1000 == 1:
+                log.warning("request log: %d rows dropped, the writer is behind", self.dropped)
+            return
+        self._waiting.append(noted)
+        if self._thread is None or not self._thread.is_alive():
+            self._start()
+        if len(self._waiting) >= self.batch:
+            self._wake.set()
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._thread = threading.Thread(target=self._run, name="request-log", daemon=True)
+            self._thread.start()
+            atexit.register(self.flush)
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait(self.flush_seconds)
+            self._wake.clear()
+            self.flush()
+
+    def flush(self) -> None:
+        """Write everything queued now (the writer thread; tests; the process's exit)."""
+        with self._lock:
+            while self._waiting:
+                taken = []
+                while self._waiting and len(taken) < self.batch:
+                    taken.append(self._waiting.popleft())
+                self._write(taken)
+
+    def _write(self, noted: list[dict]) -> None:
+        try:
+            rows = [shaped(one) for one in noted]
+            with self.uow_factory() as uow:
+                log_rows.write_batch(uow.conn, rows)
+                uow.commit()
+        except Exception:  # noqa: BLE001 - the database away: the log loses this batch, not the requests
+            log.exception("request log: %d rows not written", len(noted))
+
+
+def writer(app: Flask) -> RequestLogWriter:
+    """The app's request log writer in this process, made on first use."""
+    found = app.extensions.get(_WRITER_KEY)
+    if found is None:
+        found = app.extensions.setdefault(_WRITER_KEY, RequestLogWriter(
+            deps(app).uow, app.config["REQUEST_LOG_FLUSH_MS"] / 1000, app.config["REQUEST_LOG_BATCH"]))
+    return found
+
+
+def flush_request_log(app: Flask) -> None:
+    """Write the app's queued requests now (tests, and before a page reads the log in them)."""
+    found = app.extensions.get(_WRITER_KEY)
+    if found is not None:
+        found.flush()

@@ -1,0 +1,107 @@
+"""The API request log: every authenticated request with its token, status, duration, request
+id, Idempotency-Key, transactions and masked bodies; pruned after the retention."""
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select, update
+
+from app.api.masking import mask_body
+from app.api.request_log import flush_request_log
+from app.payments.model import Caller, Mode
+from app.store import request_log as log_rows
+from app.store.tables import request_log, request_log_tx
+from app.util import utcnow
+from app.worker import background_pass, request_log_pass
+from tests.conftest import payment_body
+
+
+def logged(app, merchant, mode=Mode.SANDBOX, **filters):
+    flush_request_log(app)
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        return log_rows.search(uow.conn, Caller(merchant.merchant_id, mode, "test"),
+                               log_rows.LogFilter(**filters))
+
+
+def test_a_create_is_logged_with_its_token_key_transaction_and_masked_bodies(app, sandbox, merchant):
+    body = payment_body(billing={"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
+                                 "customerReference": "cust-1"})
+    created = sandbox.post("/transactions", body, headers={"Idempotency-Key": "key-1",
+                                                           "X-Request-Id": "req-abc-1"})
+    tx_no = created.json()["transactionId"]
+    [row] = logged(app, merchant, tx_no=tx_no)
+    assert (row.method, row.path, row.status, row.request_id, row.idempotency_key, row.token_label) == (
+        "POST", "/api/v1/transactions", 200, "req-abc-1", "key-1", "created with the merchant")
+    assert row.duration_ms >= 0
+    sent = json.loads(row.request_body)
+    assert sent["billing"]["email"] == "a•••@example.com"
+    assert sent["amount"] == 100
+    assert json.loads(row.response_body)["transactionId"] == tx_no
+
+
+def test_a_refund_is_found_by_the_payment_and_by_the_refund(app, sandbox, merchant):
+    refund = sandbox.post("/transactions/refund", {"txNo": "SBX-CAPTURED", "amount": 5}).json()
+    by_refund = logged(app, merchant, tx_no=refund["refundTxNo"])
+    by_payment = logged(app, merchant, tx_no="SBX-CAPTURED")
+    assert [r.id for r in by_refund] == [by_payment[0].id]
+    assert by_refund[0].path == "/api/v1/transactions/refund"
+
+
+def test_the_log_is_searched_by_status_and_path_and_kept_apart_per_mode(app, sandbox, live, merchant):
+    sandbox.get("/transactions/NOPE-1/status")
+    live.get("/payment-methods")
+    [missing] = logged(app, merchant, status=404)
+    assert (missing.path, json.loads(missing.response_body)) == (
+        "/api/v1/transactions/NOPE-1/status", {"error": "Transaction with TxNo NOPE-1 not found"})
+    assert [r.path for r in logged(app, merchant, path="payment-methods")] == []
+    assert [r.path for r in logged(app, merchant, Mode.LIVE, path="payment-methods")] == ["/api/v1/payment-methods"]
+
+
+def test_a_request_beyond_the_tokens_scope_is_logged_with_its_refusal(app, server, merchant):
+    from tests.api.test_token_scopes import api
+    reader = api(server, app, merchant, scopes=["read"])
+    reader.post("/transactions/refund", {"txNo": "SBX-CAPTURED", "amount": 1})
+    [refused] = logged(app, merchant, status=403)
+    assert refused.token_label.startswith("test ")
+    assert json.loads(refused.response_body) == {"error": "This token lacks the refunds scope"}
+
+
+def test_the_worker_prunes_requests_older_than_the_retention(app, sandbox, merchant):
+    sandbox.get("/payment-methods")
+    sandbox.get("/transactions/SBX-CAPTURED/status")
+    [newer, older] = logged(app, merchant)
+    with app.extensions["paydesk"].uow() as uow:
+        uow.conn.execute(update(request_log).where(request_log.c.id == older.id)
+                         .values(at=utcnow() - timedelta(days=31)))
+        uow.commit()
+    made = background_pass(app, request_log_pass)
+    made.poke()
+    made.wait(30)
+    assert [r.id for r in logged(app, merchant)] == [newer.id]
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        assert uow.conn.execute(select(request_log_tx).where(
+            request_log_tx.c.request_log_id == older.id)).all() == []
+
+
+@pytest.mark.parametrize("raw,kept", [
+    (b'{"payment": {"accountNumber": "DE89370400440532013000"}}', '{"payment": {"accountNumber": "•••• 3000"}}'),
+    (b'{"reference": "pd_live_AbC-12_x", "note": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}',
+     '{"reference": "[masked]", "note": "[masked]"}'),
+    (b'{"apiKey": "anything", "Password": "x", "webhookSecret": "y"}',
+     '{"apiKey": "[masked]", "Password": "[masked]", "webhookSecret": "[masked]"}'),
+    (b'{"description": "pay sk_live_51Habc to bob@example.org, acct 0123456789"}',
+     '{"description": "pay [masked] to b•••@example.org, acct •••• 6789"}'),
+    (b'{"txNo": "PAY-1234567890123456", "TransactionId": "RFD-9F2C41D07A3B5E68", "amount": 12345678.90}',
+     '{"txNo": "PAY-1234567890123456", "TransactionId": "RFD-9F2C41D07A3B5E68", "amount": 12345678.90}'),
+    (b"not json Bearer pd_test_zzz NL91ABNA0417164300", "not json [masked] •••• 4300"),
+    (b"", None),
+])
+def test_the_masking_function(raw, kept):
+    assert mask_body(raw) == kept
+
+
+def test_masked_bodies_hold_no_lone_surrogate_or_nul():
+    assert mask_body(b'{"reference": "a\\ud800b\\u0000c"}') == '{"reference": "a?b\\u0000c"}'
+    assert mask_body(b"not json \x00 \xed\xa0\x80") == "not json \ufffd \ufffd\ufffd\ufffd"
