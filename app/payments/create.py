@@ -107,12 +107,22 @@ def check_create(deps: Deps, caller: Caller, request: CreateTransactionRequest, 
     with deps.uow(write=False) as uow:
         method = uow.methods.get(caller, request.payment.payment_method)
         existing = uow.transactions.find_by_reference(caller, request.reference) if read_reference else None
+    return check_read(deps, caller, request, method, existing)
+
+
+def check_read(deps: Deps, caller: Caller, request: CreateTransactionRequest,
+               method: PaymentMethod | None, existing_tx_no: str | None, *,
+               knows_bank=bank_lists.knows_bank) -> CheckedCreate:
+    """check_create's checks on what it read: the method (None: not found), the txNo of a
+    transaction with the reference (None: unused), and how a bank is looked up in the method's
+    list. A batch reads these once for all its rows (app.payments.batches) and checks each row here.
+    """
     _check_method(method, request)
     check_simulator_may_decide(caller.mode, method.method_id, method, demo=deps.demo_mode)
     # A payout's bank is checked against its method's list; a payment needs no provider here.
-    payment_details = _payout_details(deps, method, request) if method.is_payout else {}
-    if existing is not None:
-        raise DuplicateReference(request.reference, existing)
+    payment_details = _payout_details(deps, method, request, knows_bank) if method.is_payout else {}
+    if existing_tx_no is not None:
+        raise DuplicateReference(request.reference, existing_tx_no)
     return CheckedCreate(method, payment_details)
 
 
@@ -162,12 +172,13 @@ def _check_method(method: PaymentMethod | None, request: CreateTransactionReques
         raise FieldErrors(errors)
 
 
-def _payout_details(deps: Deps, method: PaymentMethod, request: CreateTransactionRequest) -> dict:
+def _payout_details(deps: Deps, method: PaymentMethod, request: CreateTransactionRequest,
+                    knows_bank=bank_lists.knows_bank) -> dict:
     """Checked destination account of a payout: bank from the method's list, number by its rule."""
     payment = request.payment
     errors: dict[str, list[str]] = {}
-    if method.bank_list and not bank_lists.knows_bank(deps, method, request.currency, payment.bank,
-                                                      request.billing.country):
+    if method.bank_list and not knows_bank(deps, method, request.currency, payment.bank,
+                                           request.billing.country):
         errors["Payment.Bank"] = [
             f"Bank {payment.bank} is not in the bank list of payment method {method.method_id}"
         ]

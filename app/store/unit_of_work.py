@@ -20,6 +20,7 @@ from app.util import dumps, utcnow
 
 from .approvals import ApprovalRepository
 from .bank_lists import BankListRepository
+from .batches import BatchRepository
 from .db import is_unique_violation, note_commit_sent
 from .disputes import DisputeRepository
 from .encryption import SecretBox
@@ -72,6 +73,7 @@ class UnitOfWork:
         self.notes = NoteRepository(self)
         self.bank_lists = BankListRepository(self)
         self.disputes = DisputeRepository(self)
+        self.batches = BatchRepository(self)
         return self
 
     @property
