@@ -10,3 +10,4 @@ from . import routes  # noqa: E402,F401  (registers the views on the blueprint)
 from . import webhooks  # noqa: E402,F401
 from . import settlements  # noqa: E402,F401
 from . import disputes  # noqa: E402,F401
+from . import batches  # noqa: E402,F401

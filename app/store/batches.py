@@ -37,7 +37,8 @@ IN_LIST = 500
 
 def dumps_exact(value) -> str:
     """JSON with Decimals written exactly (amounts), as the rows' input is kept."""
-    return simplejson.dumps(value, use_decimal=True, ensure_ascii=False)
+    # ASCII escapes: a refused row's text may hold what no database stores as such (lone surrogates).
+    return simplejson.dumps(value, use_decimal=True)
 
 
 def loads_exact(text: str):
