@@ -78,5 +78,5 @@ def csrf_failed(_error):
 
 from . import (  # noqa: E402,F401
     account, accounts_admin, approvals, audit, cancel, disputes, notes, overview, payouts, providers,
-    reconciliation, refunds, settings, transactions, webhooks,
+    reconciliation, refunds, settings, transactions, webhooks, batches,
 )

@@ -41,6 +41,7 @@ MAIN_NAV = (
             ("dashboard.transaction", "dashboard.refund", "dashboard.review", "dashboard.cancel_payment")),
     Section("New payout", "dashboard.new_payout",
             ("dashboard.new_payout", "dashboard.payout", "dashboard.create_payout"), "create_payout"),
+    Section("Batches", "dashboard.batches_page", ("dashboard.batch",), "batches"),
     Section("Disputes", "dashboard.disputes", ("dashboard.dispute",), "answer_disputes"),
     Section("Webhooks", "dashboard.webhooks",
             ("dashboard.webhooks", "dashboard.inbox", "dashboard.provider_events")),
