@@ -207,3 +207,14 @@ def test_another_merchants_batch_is_not_found(deps, alice, app):
     other = Caller(alice.merchant_id, Mode.LIVE, "alice@shop.test")
     with pytest.raises(batches.BatchNotFound):
         batches.get_batch(deps, other, batch.public_id)
+
+
+def test_a_file_of_5000_rows_is_checked_whole(deps, alice, merchant):
+    prefix = uuid.uuid4().hex[:8]
+    data = csv_file(*(row(f"{prefix}-{n}") for n in range(batches.MAX_ROWS)))
+    batch = upload(deps, alice, data)
+    assert (batch.row_count, batch.count(RowState.VALID)) == (5000, 5000)
+    assert batch.totals == {"NGN": Decimal("500000.00")}
+    with pytest.raises(BatchFileError) as refused:
+        batches.read_csv(csv_file(*(row(f"{prefix}-{n}") for n in range(batches.MAX_ROWS + 1))), BatchKind.PAYOUT)
+    assert str(refused.value) == "A batch holds at most 5000 rows"
