@@ -96,7 +96,7 @@ PAYOUT_ROW_FIELDS = {"paymentMethod": "method", "amount": "amount", "currency": 
 REFUND_ROW_FIELDS = {"txNo": "txno", "amount": "amount", "reason": "reason"}
 TEMPLATES = {
     "payout": "method,amount,currency,bank,holder,account,reference,email,first_name,last_name\r\n"
-              "NG_BANK,15000.00,NGN,058,Ada Obi,0123456789,salary-2026-11-ada,ada@example.com,Ada,Obi\r\n",
+              "ng-bank-payout,15000.00,NGN,058,Ada Obi,0123456785,salary-2026-11-ada,ada@example.com,Ada,Obi\r\n",
     "refund": "txNo,amount,reason\r\nPAY-0123456789ABCDEF,10.00,Returned goods\r\n",
 }
 # A JSON number's grammar: a CSV amount is read exactly as the API reads a JSON number.
