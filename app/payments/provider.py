@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from .model import PaymentMethod, Status, Transaction
 
@@ -89,6 +89,19 @@ class Provider(Protocol):
                    country: str | None) -> bool:
         """True when the code is in the method's bank list (for the country, when one is given);
         asked as banks() is."""
+
+
+@runtime_checkable
+class SendsTransfers(Protocol):
+    """A provider that opens several payouts of one account with one request (Paystack's
+    POST /transfer/bulk). Each payout keeps its own idempotent reference, as create() sends it."""
+
+    # The most payouts one send_transfers call takes.
+    max_transfers: int
+
+    def send_transfers(self, payouts: list[Transaction], method: PaymentMethod) -> dict[str, Outcome]:
+        """Open the payouts (never opened yet, all of `method`) together: each one's answer by
+        its txNo, as create() would give it. ProviderUnavailable when the provider did not answer."""
 
 
 class BankListSource(Protocol):

@@ -241,6 +241,14 @@ class BatchRepository:
             batch_rows.c.id == row_id, batch_rows.c.state == RowState.VALID.value,
         ).values(state=RowState.FAILED.value, errors=json.dumps(errors), tx_no=tx_no))
 
+    def of_batches(self, tx_nos: list[str]) -> set[str]:
+        """Which of these transactions a batch's row made (the worker opens their payouts together)."""
+        found: set[str] = set()
+        for chunk in _chunks(sorted(set(tx_nos))):
+            found.update(self.conn.execute(select(batch_rows.c.tx_no).where(
+                batch_rows.c.tx_no.in_(chunk))).scalars())
+        return found
+
     def finish(self, batch_id: int, now: datetime) -> None:
         """A running batch with no valid row left is done."""
         self.conn.execute(update(batches).where(

@@ -776,4 +776,6 @@ batch_rows = Table(
     Column("tx_no", String(40)),
     UniqueConstraint("batch_id", "row_number", name="uq_batch_rows_batch_row"),
     Index("ix_batch_rows_progress", "batch_id", "state", "row_number"),
+    # The worker asks which payouts it is about to open a batch made (app.providers.calls).
+    Index("ix_batch_rows_tx_no", "tx_no"),
 )

@@ -62,9 +62,11 @@ def upgrade() -> None:
         sa.UniqueConstraint('batch_id', 'row_number', name='uq_batch_rows_batch_row'),
     )
     op.create_index('ix_batch_rows_progress', 'batch_rows', ['batch_id', 'state', 'row_number'])
+    op.create_index('ix_batch_rows_tx_no', 'batch_rows', ['tx_no'])
 
 
 def downgrade() -> None:
+    op.drop_index('ix_batch_rows_tx_no', 'batch_rows')
     op.drop_index('ix_batch_rows_progress', 'batch_rows')
     op.drop_table('batch_rows')
     op.drop_index('ix_batches_state', 'batches')
