@@ -27,6 +27,8 @@ ADMINS = PERMISSIONS["manage_settings"]
 OVERVIEWERS = PERMISSIONS["view_overview"]
 RECONCILERS = PERMISSIONS["reconcile"]
 DISPUTERS = PERMISSIONS["answer_disputes"]
+BATCHERS = PERMISSIONS["batches"]
+PAYOUT_BATCHERS = BATCHERS & PAYERS  # a payout batch's page also needs create_payout
 SIGNED_OUT = frozenset({"signed out"})
 
 
@@ -40,6 +42,8 @@ class Sample:
     declined: str
     payout: str
     dispute: str = "DSP-NONE"  # an open dispute of another captured payment
+    batch_in_review: str = "bat_none"  # a payout batch with a refused row, in review
+    batch_done: str = "bat_none"  # a payout batch the worker has made
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,20 @@ def visits(sample: Sample) -> list[Visit]:
         Visit("Disputes", "/disputes", DISPUTERS),
         Visit("Dispute", f"/disputes/{sample.dispute}", DISPUTERS),
         Visit("Not allowed", "/disputes", EVERYONE - DISPUTERS),
+        Visit("Batches", "/batches", BATCHERS),
+        Visit("Batch file refused", "/batches", BATCHERS, then=upload_a_file_without_rows),
+        Visit("Batch in review", f"/batches/{sample.batch_in_review}", PAYOUT_BATCHERS),
+        Visit("Batch done", f"/batches/{sample.batch_done}", PAYOUT_BATCHERS),
+        Visit("Not allowed", "/batches", EVERYONE - BATCHERS),
     ]
+
+
+def upload_a_file_without_rows(page: Page) -> None:
+    """Send the batch upload form a CSV file with a header and no rows: the file's error."""
+    page.get_by_label("CSV file", exact=False).set_input_files(
+        {"name": "empty.csv", "mimeType": "text/csv", "buffer": b"txNo,amount\r\n"})
+    page.get_by_role("button", name="Check the file").click()
+    expect(page.get_by_role("alert")).to_be_visible()
 
 
 def sign_in_with_a_wrong_password(page: Page) -> None:

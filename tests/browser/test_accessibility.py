@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from app.payments import dispute_service, settlement
+from app.payments import batches, dispute_service, settlement
 from app.payments.model import Caller, Mode, Status
 from app.store.merchants import NewMerchant, create_merchant
 from app.webhooks.dispatcher import deliver_due
@@ -20,6 +20,7 @@ from app.webhooks.settings import DeliverySettings
 from tests.api.test_create_and_status import payout_body
 from tests.conftest import Api, payment_body
 from tests.dashboard.conftest import add_user
+from tests.dashboard.test_payouts import nuban
 
 from .accessibility import ROLES, SIGNED_OUT, Sample, page_problems, shown_across, visits
 from .conftest import open_in_mode, sign_in
@@ -91,7 +92,26 @@ def _sample(deps, merchant: NewMerchant, mode: Mode, api: Api) -> Sample:
     dispute = dispute_service.open_in_sandbox(deps, charged_back).dispute  # the simulator's dispute
     return Sample(payment=captured, pending=payment(f"ORDER-{tag}-PENDING", None),
                   declined=payment(f"ORDER-{tag}-DECLINED", Status.DECLINED, "Insufficient Funds"),
-                  payout=payout.json()["transactionId"], dispute=dispute.dispute_no)
+                  payout=payout.json()["transactionId"], dispute=dispute.dispute_no,
+                  batch_in_review=_batch(api, tag, refused_row=True),
+                  batch_done=_batch(api, tag, refused_row=False, deps=deps))
+
+
+def _batch(api: Api, tag: str, *, refused_row: bool, deps=None) -> str:
+    """A payout batch of three rows: with a refused row it stays in review; without, it runs
+    and a worker's pass makes its rows (deps given)."""
+    account = nuban("058", "012345678")
+    rows = [{"paymentMethod": "ng-bank-payout", "amount": 1500, "currency": "NGN", "bank": "058",
+             "holder": "Ada Obi", "accountNumber": account, "reference": f"BATCH-{tag}-{refused_row}-{n}",
+             "email": "ada@example.com"} for n in range(3)]
+    if refused_row:
+        rows[1].update(bank="999", amount=-5)
+    created = api.post("/payouts/batches", {"rows": rows})
+    assert created.status_code == 201, created.text
+    if deps is not None:
+        batches.run_due_batches(deps)
+        assert api.get(f"/payouts/batches/{created.json()['id']}").json()["state"] == "done"
+    return created.json()["id"]
 
 
 @pytest.fixture
