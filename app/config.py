@@ -93,6 +93,9 @@ class Config:
         # its checkout page letting the payer approve them. Off, live mode takes real providers only.
         self.DEMO_MODE = env.get("DEMO_MODE", "0") == "1"
         self.IDEMPOTENCY_ABANDONED_AFTER = float(env.get("IDEMPOTENCY_ABANDONED_AFTER", "30"))
+        # Seconds a worker holds a running batch between chunks; a killed worker's batch goes on
+        # in another after it (app/payments/batches.py).
+        self.BATCH_LEASE_SECONDS = float(env.get("BATCH_LEASE_SECONDS", "30"))
         # Seconds a checked API token is remembered per process (revocation delay); 0 = off.
         self.TOKEN_CACHE_SECONDS = float(env.get("TOKEN_CACHE_SECONDS", "5"))
         # The API request log (app/api/request_log.py): kept this many days (the worker prunes),

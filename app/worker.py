@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import signal
 import time
+from datetime import timedelta
 from collections.abc import Callable
 
-from flask import Flask
+from flask import Flask, current_app
 
 from app.payments.idempotency import REPLAY_WINDOW
 from app.auth import throttle
-from app.payments import approvals, dispute_calls, expiry
+from app.payments import approvals, batches, dispute_calls, expiry
 from app.providers.account_resolutions import account_resolution_pass
 from app.providers.bank_refresh import bank_list_pass
 from app.providers.calls import CallSettings, ProviderCalls
@@ -88,12 +89,19 @@ def request_log_pass(deps, _providers) -> BackgroundPass:
     return BackgroundPass("request-log-prune", run)
 
 
+def batch_pass(deps, _providers) -> BackgroundPass:
+    """One worker process's passes of the running batches: their valid rows' payouts and
+    refunds created, a chunk at a time under a lease (app.payments.batches)."""
+    lease = timedelta(seconds=current_app.config["BATCH_LEASE_SECONDS"])  # made in a round's app context
+    return BackgroundPass("batches", lambda: batches.run_due_batches(deps, lease=lease))
+
+
 # A stopping process waits this long (seconds) for a job's running pass (its provider calls
 # time out within PROVIDER_READ_TIMEOUT; a pass cut short leaves its claims to lapse).
 PASS_ENDS_WITHIN = 30.0
 # The jobs each round pokes, each making its passes on a thread of its own (app.providers.passes).
 BACKGROUND_PASSES = (bank_list_pass, settlement_pass, connection_test_pass, dispute_pass,
-                     account_resolution_pass, request_log_pass)
+                     account_resolution_pass, request_log_pass, batch_pass)
 
 
 def _pass_key(make) -> str:

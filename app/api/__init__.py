@@ -11,3 +11,4 @@ from . import webhooks  # noqa: E402,F401
 from . import settlements  # noqa: E402,F401
 from . import disputes  # noqa: E402,F401
 from . import listing  # noqa: E402,F401
+from . import batches  # noqa: E402,F401

@@ -56,6 +56,7 @@ def openapi_document(base_url: str) -> dict:
             **_webhook_paths(MAX_TX_NO_LENGTH, MAX_WEBHOOK_LIMIT, MAX_WEBHOOK_ID_LENGTH),
             **_settlement_paths(),
             **_dispute_paths(),
+            **_batch_paths(),
             "/api/v1/openapi.json": {"get": {
                 "operationId": "getOpenApiDocument",
                 "summary": "This document.",
@@ -73,6 +74,7 @@ def openapi_document(base_url: str) -> dict:
                 **_error_schemas(),
                 **_settlement_schemas(),
                 **_dispute_schemas(),
+                **_batch_schemas(),
             },
             "responses": _shared_responses(),
         },
@@ -683,6 +685,111 @@ def _dispute_paths() -> dict:
             },
         }},
     }
+
+
+# Batches
+
+_BATCH_ID = _path_parameter("batchId", 40, "bat_9f2c41d07a3b5e68c1d2e3f4")
+
+
+def _batch_schemas() -> dict:
+    """A batch, its rows, and the rows a batch create takes (payout rows or refund rows)."""
+    text = {"type": "string"}
+    amount = {"type": "number", "description": "Read exactly, as the create's and refund's amount."}
+    return {
+        "PayoutBatchRow": {
+            "type": "object", "additionalProperties": True,
+            "description": ("One payout: the create's fields, flat. A row's unknown fields, like its "
+                            "refused values, are that row's errors (the batch is still stored)."),
+            "properties": {
+                "paymentMethod": text, "amount": amount, "currency": text, "holder": text,
+                "accountNumber": text, "bank": text, "reference": text,
+                "recipientId": {"type": "string", "description": "A saved recipient (not available yet)."},
+                "email": text, "firstName": {"type": "string", "description": "Default: the holder's first names."},
+                "lastName": {"type": "string", "description": "Default: the holder's last name."},
+                "customerReference": {"type": "string", "description": "Default: the reference."},
+                "country": text,
+                "statementDescriptor": {"type": "string", "description": "Default: the merchant's name."},
+                "callbackUrl": {"type": "string", "description": "Default: the merchant's callback URL."},
+            }},
+        "RefundBatchRow": {
+            "type": "object", "additionalProperties": True,
+            "properties": {"txNo": text, "amount": amount, "reason": text}},
+        **{f"{word}BatchRequest": _object({
+            "rows": {"type": "array", "minItems": 1, "maxItems": 5000, "items": _ref(f"{word}BatchRow")},
+            "runValidRows": {"type": "boolean", "default": False,
+                             "description": "Run the valid rows even when some are refused."},
+        }, required=["rows"]) for word in ("Payout", "Refund")},
+        "BatchRowResult": _object({
+            "row": {"type": "integer", "minimum": 1},
+            "state": {"type": "string", "enum": ["invalid", "valid", "skipped", "created", "failed"]},
+            "errors": {"type": ["object", "null"], "additionalProperties": {
+                "type": "array", "items": {"type": "string"}},
+                "description": "The create's (or refund's) own messages, per field."},
+            "txNo": {"type": ["string", "null"]},
+            "status": {"type": "string", "description": "The transaction's status once created, else the row's state."},
+            "declineReason": {"type": ["string", "null"]},
+        }),
+        "Batch": _object({
+            "id": {"type": "string", "pattern": "^bat_[0-9a-f]+$"},
+            "kind": {"type": "string", "enum": ["payout", "refund"]},
+            "state": {"type": "string", "enum": ["review", "awaiting_approval", "running", "done", "cancelled"]},
+            "source": {"type": "string", "enum": ["api", "dashboard"]},
+            "rowCount": {"type": "integer", "minimum": 1},
+            "validRows": {"type": "integer", "minimum": 0},
+            "invalidRows": {"type": "integer", "minimum": 0},
+            "waitingRows": {"type": "integer", "minimum": 0},
+            "createdRows": {"type": "integer", "minimum": 0},
+            "failedRows": {"type": "integer", "minimum": 0},
+            "totals": {"type": "object", "additionalProperties": {"type": "number"},
+                       "description": "The valid rows' amounts per currency."},
+            "createdAt": {"type": "string", "format": "date-time"},
+            "approvedAt": {"type": ["string", "null"], "format": "date-time"},
+            "finishedAt": {"type": ["string", "null"], "format": "date-time"},
+            "rows": {"type": "array", "items": _ref("BatchRowResult")},
+        }, required=["id", "kind", "state", "source", "rowCount", "validRows", "invalidRows", "waitingRows",
+                     "createdRows", "failedRows", "totals", "createdAt", "approvedAt", "finishedAt"]),
+    }
+
+
+def _batch_paths() -> dict:
+    refused = _response("The batch is not in a state that allows it.", _ref("Error"))
+    not_found = _response("No such batch of this kind for this merchant and mode.", _ref("Error"))
+    paths = {}
+    for kind, word, row in (("payouts", "Payout", "create"), ("refunds", "Refund", "refund")):
+        paths[f"/api/v1/{kind}/batches"] = {"post": {
+            "operationId": f"create{word}Batch",
+            "summary": (f"Check every row as its own {row} would; store the batch. Without refused rows "
+                        "(or with runValidRows) it runs at once, awaiting one approval when a currency's "
+                        "total is above the approval threshold; else it stays in review."),
+            "parameters": [IDEMPOTENCY_KEY],
+            "requestBody": {"required": True, **_json(_ref(f"{word}BatchRequest"))},
+            "responses": {
+                "201": _response("The batch and its rows.", _ref("Batch"), REPLAYED),
+                "400": _shared("FieldErrors"),
+                "401": _shared("Unauthorized"),
+                "409": _response("A request with this Idempotency-Key is still being processed.", _ref("Error")),
+                "413": _shared("TooLarge"),
+                "422": _shared("KeyReused"),
+            },
+        }}
+        paths[f"/api/v1/{kind}/batches/{{batchId}}"] = {"get": {
+            "operationId": f"get{word}Batch",
+            "summary": "The batch, its counts and each row's result.",
+            "parameters": [_BATCH_ID],
+            "responses": {"200": _response("The batch and its rows.", _ref("Batch")),
+                          "401": _shared("Unauthorized"), "404": not_found},
+        }}
+        for action, summary in (("run", "Run a batch in review: refused rows are skipped, valid rows made."),
+                                ("cancel", "Cancel a batch in review.")):
+            paths[f"/api/v1/{kind}/batches/{{batchId}}/{action}"] = {"post": {
+                "operationId": f"{action}{word}Batch",
+                "summary": summary,
+                "parameters": [_BATCH_ID],
+                "responses": {"200": _response("The batch.", _ref("Batch")), "401": _shared("Unauthorized"),
+                              "404": not_found, "409": refused},
+            }}
+    return paths
 
 
 # Errors

@@ -29,6 +29,11 @@ ENDPOINT_SCOPES: dict[str, tuple[str, ...]] = {
     "api.sandbox_reset": ("sandbox",),
     "api.sandbox_dispute_outcome": ("sandbox",),
     "api.run_sandbox_settlements": ("sandbox",),
+    # A batch's kind needs its scope, asked by the service (app.payments.batches).
+    "api.get_batch": ("read",),
+    "api.create_batch": ("payouts", "refunds"),
+    "api.run_batch": ("payouts", "refunds"),
+    "api.cancel_batch": ("payouts", "refunds"),
 }
 assert all(set(needed) <= set(SCOPES) for needed in ENDPOINT_SCOPES.values())  # nosec B101
 

@@ -30,6 +30,8 @@ PERMISSIONS = {
     "answer_disputes": frozenset({"finance", "admin"}),
     # Sees the approvals list; approving a refund also needs "refund", a payout "create_payout".
     "approve": frozenset({"finance", "payouts", "admin"}),
+    # The Batches pages; a payout batch also needs "create_payout", a refund batch "refund".
+    "batches": frozenset({"finance", "payouts", "admin"}),
     # Every role: support staff, who talk to customers, are the ones who most need to note things.
     "add_note": frozenset({"support", "finance", "payouts", "admin"}),
 }

@@ -105,6 +105,10 @@ def approve_request(approval_id: int):
     except PaymentError as error:  # refused: already decided, above a limit, the payout's checks
         flash(_message(error), "error")
         return _back()
+    if found.kind.is_batch:
+        flash(f"Approved: batch {found.body.get('batch')} is running; a worker makes its "
+              f"{found.body.get('rows')} rows.", "success")
+        return _back()
     later = " (the provider confirms it shortly)" if made.status is Status.PENDING else ""
     flash(f"Approved: {found.kind.value} {made.tx_no} of {money(made.amount, made.currency)} is "
           f"{made.status.value}{later}.", "error" if made.status in DECLINE_STATUSES else "success")

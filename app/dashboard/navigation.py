@@ -45,6 +45,7 @@ MAIN_NAV = (
     Section("New payout", "dashboard.new_payout",
             ("dashboard.new_payout", "dashboard.payout", "dashboard.create_payout"), "create_payout"),
     Section("Recipients", "dashboard.recipients_list", RECIPIENT_PAGES, "create_payout"),
+    Section("Batches", "dashboard.batches_page", ("dashboard.batch",), "batches"),
     Section("Disputes", "dashboard.disputes", ("dashboard.dispute",), "answer_disputes"),
     Section("Webhooks", "dashboard.webhooks",
             ("dashboard.webhooks", "dashboard.inbox", "dashboard.provider_events")),

@@ -33,11 +33,18 @@ class ApprovalKind(StrEnum):
 
     REFUND = "refund"
     PAYOUT = "payout"
+    # A batch's valid rows (app.payments.batches), approved once for the whole batch.
+    PAYOUT_BATCH = "payouts"
+    REFUND_BATCH = "refunds"
 
     @property
     def permission(self) -> str:
         """The dashboard permission (app.auth.users.PERMISSIONS) needed to approve one."""
-        return "refund" if self is ApprovalKind.REFUND else "create_payout"
+        return "refund" if self in (ApprovalKind.REFUND, ApprovalKind.REFUND_BATCH) else "create_payout"
+
+    @property
+    def is_batch(self) -> bool:
+        return self in (ApprovalKind.PAYOUT_BATCH, ApprovalKind.REFUND_BATCH)
 
 
 class ApprovalState(StrEnum):
@@ -102,11 +109,12 @@ def needs_approval(threshold: Decimal | None, amount: Decimal) -> bool:
 
 def check_limit(limits: UserLimits, kind: ApprovalKind, amount: Decimal) -> None:
     """Refuse an amount above the user's limit for refunds or payouts in its currency."""
-    limit = limits.max_refund if kind is ApprovalKind.REFUND else limits.max_payout
+    refund = kind in (ApprovalKind.REFUND, ApprovalKind.REFUND_BATCH)
+    limit = limits.max_refund if refund else limits.max_payout
     if limit is not None and amount > limit:
         currency = limits.currency
         raise LimitExceeded(
-            f"Your {kind.value} limit is {format_amount(limit, currency)} {currency}: "
+            f"Your {'refund' if refund else 'payout'} limit is {format_amount(limit, currency)} {currency}: "
             f"{format_amount(amount, currency)} {currency} is above it. Ask an admin to raise it, "
             f"or a colleague whose limit allows it.")
 
@@ -174,15 +182,19 @@ def request_payout(deps: Deps, caller: Caller, request: CreateTransactionRequest
             return uow.approvals.by_form_key(caller, form_key)
 
 
-def approve(deps: Deps, caller: Caller, approval_id: int) -> Transaction:
+def approve(deps: Deps, caller: Caller, approval_id: int) -> Transaction | ApprovalRequest:
     """Approve another user's awaiting request and make its refund or payout, exactly once.
 
     The request moves to approved in the database transaction that writes the Pending refund
     (or the payout): of two approvals at once, the second finds it approved and is refused.
-    The provider is asked after that commit, as for any refund or payout.
+    The provider is asked after that commit, as for any refund or payout. A batch's request
+    moves its batch to running in the same database transaction (the approved request is
+    returned: a worker makes the batch's rows).
     """
     approval = _get(deps, caller, approval_id)
     check_decider(approval, caller.actor, approving=True)
+    if approval.kind.is_batch:
+        return _approve_batch(deps, caller, approval)
     if approval.kind is ApprovalKind.PAYOUT:
         return _approve_payout(deps, caller, approval)
     return _approve_refund(deps, caller, approval)
@@ -234,6 +246,20 @@ def _approve_payout(deps: Deps, caller: Caller, approval: ApprovalRequest) -> Tr
     return create.create_transaction(deps, caller, request, on_created=claimed)
 
 
+def _approve_batch(deps: Deps, caller: Caller, approval: ApprovalRequest) -> ApprovalRequest:
+    now = deps.clock()
+    with deps.uow() as uow:
+        if not uow.approvals.decide(caller, approval.id, ApprovalState.APPROVED, now):
+            raise ApprovalRefused(_decided_meanwhile(deps, caller, approval.id))
+        if not uow.batches.start_approved(caller, approval.id, caller.actor, now):
+            raise ApprovalRefused("The batch of this request is no longer awaiting approval.")
+        uow.audit(caller, "approval.approve", approval.body.get("batch"), approval.amount, approval.currency,
+                  {"kind": approval.kind.value, "approvalId": approval.id,
+                   "requestedBy": approval.requested_by, "totals": approval.body.get("totals")})
+        uow.commit()
+    return _get(deps, caller, approval.id)
+
+
 def _decided_meanwhile(deps: Deps, caller: Caller, approval_id: int) -> str:
     """Why a request could not be decided: someone decided it first, or it expired."""
     current = _get(deps, caller, approval_id)
@@ -266,7 +292,9 @@ def reject(deps: Deps, caller: Caller, approval_id: int, note: str | None = None
         if approval.kind is ApprovalKind.REFUND:
             uow.transactions.release_held_refund(approval.original_id,
                                                  to_minor(approval.amount, approval.currency))
-        uow.audit(caller, "approval.reject", approval.original_tx_no or approval.body.get("reference"),
+        if approval.kind.is_batch:
+            uow.batches.cancel_awaiting(approval.id, now)
+        uow.audit(caller, "approval.reject", _target(approval),
                   approval.amount, approval.currency,
                   {"kind": approval.kind.value, "approvalId": approval.id, "note": note})
         uow.commit()
@@ -287,10 +315,17 @@ def expire_approvals(deps: Deps, limit: int = 100) -> int:
             if approval.kind is ApprovalKind.REFUND:
                 uow.transactions.release_held_refund(approval.original_id,
                                                      to_minor(approval.amount, approval.currency))
+            if approval.kind.is_batch:
+                uow.batches.cancel_awaiting(approval.id, now)
             uow.audit(Caller(approval.merchant_id, approval.mode, "worker"), "approval.expire",
-                      approval.original_tx_no or approval.body.get("reference"), approval.amount,
+                      _target(approval), approval.amount,
                       approval.currency, {"kind": approval.kind.value, "approvalId": approval.id})
             uow.commit()
             expired += 1
     return expired
 
+
+
+def _target(approval: ApprovalRequest) -> str | None:
+    """What an approval's audit row names: the payment refunded, the payout's reference, the batch."""
+    return approval.original_tx_no or approval.body.get("reference") or approval.body.get("batch")

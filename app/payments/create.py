@@ -2,6 +2,7 @@
 provider's answer (in process) or its provider call, due now for a worker."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import bank_lists, settlement
@@ -89,6 +90,11 @@ def create_transaction(deps: Deps, caller: Caller, request: CreateTransactionReq
     return tx
 
 
+# How a bank code is looked up in a method's list: bank_lists.knows_bank(deps, method, currency,
+# code, country), or a batch's reader that remembers its answers (app.payments.batches).
+KnowsBank = Callable[[Deps, PaymentMethod, str, str, "str | None"], bool]
+
+
 @dataclass(frozen=True)
 class CheckedCreate:
     """A create request that passed every check before a write: its method and the payout's
@@ -113,9 +119,19 @@ def check_create(deps: Deps, caller: Caller, request: CreateTransactionRequest, 
     with deps.uow(write=False) as uow:
         method = uow.methods.get(caller, request.payment.payment_method)
         existing = uow.transactions.find_by_reference(caller, request.reference) if read_reference else None
-    payment_details = _checked_parts(deps, caller, method, CreateParts.of(request), {})
-    if existing is not None:
-        raise DuplicateReference(request.reference, existing)
+    return check_read(deps, caller, request, method, existing)
+
+
+def check_read(deps: Deps, caller: Caller, request: CreateTransactionRequest,
+               method: PaymentMethod | None, existing_tx_no: str | None, *,
+               knows_bank: KnowsBank = bank_lists.knows_bank) -> CheckedCreate:
+    """check_create's checks on what it read: the method (None: not found), the txNo of a
+    transaction with the reference (None: unused), and how a bank is looked up in the method's
+    list. A batch reads these once for all its rows (app.payments.batches) and checks each row here.
+    """
+    payment_details = _checked_parts(deps, caller, method, CreateParts.of(request), {}, knows_bank)
+    if existing_tx_no is not None:
+        raise DuplicateReference(request.reference, existing_tx_no)
     return CheckedCreate(method, payment_details)
 
 
@@ -179,7 +195,7 @@ class CreateParts:
 
 
 def _checked_parts(deps: Deps, caller: Caller, method: PaymentMethod | None, parts: CreateParts,
-                   errors: dict[str, list[str]]) -> dict:
+                   errors: dict[str, list[str]], knows_bank: KnowsBank = bank_lists.knows_bank) -> dict:
     """The method's and the payout account's checks, their errors added to `errors` (a field
     already in error keeps its own), all raised at once; the payout's checked account otherwise."""
     errors = {name: list(messages) for name, messages in errors.items()}
@@ -196,7 +212,7 @@ def _checked_parts(deps: Deps, caller: Caller, method: PaymentMethod | None, par
     payment_details: dict = {}
     if method.is_payout:
         # A payout's bank is checked against its method's list; a payment needs no provider here.
-        payment_details, found = _payout_details(deps, method, parts, skip=set(errors))
+        payment_details, found = _payout_details(deps, method, parts, set(errors), knows_bank)
         add(found)
     if errors:
         raise FieldErrors(errors)
@@ -253,8 +269,8 @@ def _bank_required(method: PaymentMethod) -> str:
     return f"Payment.Bank is required for payment method {method.method_id}"
 
 
-def _payout_details(deps: Deps, method: PaymentMethod, parts: CreateParts,
-                    skip: set[str]) -> tuple[dict, dict[str, list[str]]]:
+def _payout_details(deps: Deps, method: PaymentMethod, parts: CreateParts, skip: set[str],
+                    knows_bank: KnowsBank) -> tuple[dict, dict[str, list[str]]]:
     """Checked destination account of a payout: bank from the method's list (or, left out, from
     the IBAN), number by its rule; and the field errors found (none for the fields in `skip`,
     already refused, and none that need a field missing or refused)."""
@@ -263,7 +279,7 @@ def _payout_details(deps: Deps, method: PaymentMethod, parts: CreateParts,
     # The list is the currency's (and country's): looked up only with both taken by the method.
     list_known = parts.currency is not None and not {"Currency", "Billing.Country"} & skip
     if (method.bank_list and bank and list_known and "Payment.Bank" not in skip
-            and not bank_lists.knows_bank(deps, method, parts.currency, bank, parts.country)):
+            and not knows_bank(deps, method, parts.currency, bank, parts.country)):
         errors["Payment.Bank"] = [
             f"Bank {bank} is not in the bank list of payment method {method.method_id}"
         ]
@@ -279,12 +295,12 @@ def _payout_details(deps: Deps, method: PaymentMethod, parts: CreateParts,
                 if mismatch and "Payment.Bank" not in errors and "Payment.Bank" not in skip:
                     errors["Payment.Bank"] = [mismatch]
             elif method.bank_list and bank_from_account(method) and not bank:
-                bank = _bank_of_iban(deps, method, parts, account, errors)
+                bank = _bank_of_iban(deps, method, parts, account, errors, knows_bank)
     return {"bank": bank, "holder": parts.holder, "accountNumber": account}, errors
 
 
 def _bank_of_iban(deps: Deps, method: PaymentMethod, parts: CreateParts, iban: str,
-                  errors: dict[str, list[str]]) -> str | None:
+                  errors: dict[str, list[str]], knows_bank: KnowsBank) -> str | None:
     """The BIC of an IBAN's own bank, for a payout sent without a bank; its error otherwise.
 
     The bank must be in the method's list (any country of it: the customer's billing country
@@ -294,8 +310,7 @@ def _bank_of_iban(deps: Deps, method: PaymentMethod, parts: CreateParts, iban: s
     if found is None:
         errors["Payment.Bank"] = [_bank_required(method)]
         return None
-    if parts.currency is not None and not bank_lists.knows_bank(deps, method, parts.currency,
-                                                                 found.bic, None):
+    if parts.currency is not None and not knows_bank(deps, method, parts.currency, found.bic, None):
         errors["Payment.AccountNumber"] = [
             f"The bank of this IBAN, {found.name} ({found.bic}), is not in the bank list of "
             f"payment method {method.method_id}"]

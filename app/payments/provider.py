@@ -91,6 +91,19 @@ class Provider(Protocol):
         asked as banks() is."""
 
 
+@runtime_checkable
+class SendsTransfers(Protocol):
+    """A provider that opens several payouts of one account with one request (Paystack's
+    POST /transfer/bulk). Each payout keeps its own idempotent reference, as create() sends it."""
+
+    # The most payouts one send_transfers call takes.
+    max_transfers: int
+
+    def send_transfers(self, payouts: list[Transaction], method: PaymentMethod) -> dict[str, Outcome]:
+        """Open the payouts (never opened yet, all of `method`) together: each one's answer by
+        its txNo, as create() would give it. ProviderUnavailable when the provider did not answer."""
+
+
 class BankListSource(Protocol):
     """A provider account's connector, as the stored bank lists use it (app.payments.bank_lists).
 

@@ -29,7 +29,7 @@ from .model import (
     check_simulator_may_decide,
     original_after_refunds,
 )
-from .provider import Outcome, ProviderDisconnected, ProviderUnavailable
+from .provider import Outcome, ProviderDisconnected, ProviderUnavailable, SendsTransfers
 from .voids import as_cancelled
 
 # While one worker asks the provider about a transaction, others skip it this long.
@@ -332,3 +332,68 @@ def claim_provider_calls(deps: Deps, tx_ids: list[int], now: datetime) -> set[in
         claimed = uow.transactions.claim_provider_checks(tx_ids, now, now + CLAIM_FOR)
         uow.commit()
     return claimed
+
+
+# -- payouts of a batch opened together ---------------------------------------------------------
+
+def opens_a_transfer(known: AsRead) -> bool:
+    """The call would open a payout at its provider (send its transfer): Pending, never
+    opened, no cancel outstanding, its method known."""
+    tx = known.tx
+    return (tx.kind is Kind.PAYOUT and tx.status is Status.PENDING and not tx.opened_at_provider
+            and not cancel_outstanding(tx) and known.method is not None)
+
+
+def transfer_groups(deps: Deps, calls: list[AsRead],
+                    together: Callable[[AsRead], bool]) -> tuple[list[list[AsRead]], list[AsRead]]:
+    """The calls that open payouts `together` allows to go together (a batch's), in groups of
+    one method whose provider sends transfers together (SendsTransfers), each group at most
+    the provider's max_transfers; and the other calls, made one by one."""
+    grouped: dict[tuple, list[AsRead]] = {}
+    sizes: dict[tuple, int] = {}
+    singles = []
+    for known in calls:
+        if opens_a_transfer(known) and together(known):
+            try:
+                provider = deps.providers.for_method(known.method, account=known.account)
+            except ProviderUnavailable:
+                provider = None  # settle_with_provider records why, one by one
+            if isinstance(provider, SendsTransfers):
+                key = (known.method.method_id, known.method.provider_account_id)
+                grouped.setdefault(key, []).append(known)
+                sizes[key] = provider.max_transfers
+                continue
+        singles.append(known)
+    groups = []
+    for key, members in grouped.items():
+        if len(members) == 1:
+            singles.extend(members)
+            continue
+        groups.extend(members[start:start + sizes[key]] for start in range(0, len(members), sizes[key]))
+    return groups, singles
+
+
+def settle_transfers_together(deps: Deps, group: list[AsRead], *, source: str,
+                              gate: Callable[[], AbstractContextManager] = nullcontext) -> None:
+    """Open a group of payouts (transfer_groups') with one request to their provider
+    (send_transfers, inside `gate`), and record each one's answer as settle_with_provider records
+    a single create's answer; each stays Pending and due when the provider cannot answer."""
+    first = group[0]
+    try:
+        provider = deps.providers.for_method(first.method, account=first.account)
+        with gate():
+            outcomes = provider.send_transfers([known.tx for known in group], first.method)
+    except ProviderUnavailable as error:
+        for known in group:
+            provider_unavailable(deps, known.tx, error)
+        return
+    failed = None
+    for known in group:
+        try:
+            apply_outcome(deps, known.tx.id, outcomes[known.tx.tx_no], source=source,
+                          as_read=(known.tx, known.original),
+                          recoverable=known.tx.provider_check_at is not None)
+        except Exception as error:  # noqa: BLE001 - the others' answers are recorded all the same
+            failed = failed or error
+    if failed is not None:
+        raise failed  # that payout's claim lapses; asked again, its reference keeps it single

@@ -331,20 +331,31 @@ class ProviderCalls:
             if call.tx_id not in claimed:
                 self._done(call)  # another worker took it
         try:
-            known = self._read(taken)
+            known, together = self._read(taken)
+            # A batch's payouts to one Paystack account go in one bulk request (at most its limit).
+            groups, _singles = settlement.transfer_groups(
+                self.deps, [known[call.tx_id] for call in taken if call.tx_id in known],
+                lambda read: read.tx.tx_no in together)
         except Exception:
             for call in taken:
                 self._done(call)  # the claims lapse and the calls are made again
             raise
+        call_of = {call.tx_id: call for call in taken}
+        grouped = set()
+        for group in groups:
+            grouped.update(read.tx.id for read in group)
+            self.pool.submit(self._call_together, [call_of[read.tx.id] for read in group], group)
         for call in taken:
-            self.pool.submit(self._call, call, known.get(call.tx_id))
+            if call.tx_id not in grouped:
+                self.pool.submit(self._call, call, known.get(call.tx_id))
         return len(claimed)
 
-    def _read(self, calls: list[DueCall]) -> dict[int, settlement.AsRead]:
+    def _read(self, calls: list[DueCall]) -> tuple[dict[int, settlement.AsRead], set[str]]:
         """What the claimed calls need, read in one unit of work however many they are: the
-        transactions and their originals, their methods and the methods' provider accounts."""
+        transactions and their originals, their methods and the methods' provider accounts; and
+        the txNos of the payouts to open that a batch made."""
         if not calls:
-            return {}
+            return {}, set()
         with self.deps.uow(write=False) as uow:
             found = uow.transactions.many_for_worker([call.tx_id for call in calls])
             account_ids = {account_id_of(call.account) for call in calls} - {None}
@@ -357,7 +368,9 @@ class ProviderCalls:
                     account_id = method.provider_account_id if method else None
                     known[tx.id] = settlement.AsRead(tx, found.get(tx.original_id), method,
                                                      accounts.get(account_id))
-        return known
+            opening = [read.tx.tx_no for read in known.values() if settlement.opens_a_transfer(read)]
+            together = uow.batches.of_batches(opening) if len(opening) > 1 else set()
+        return known, together
 
     def _put_off_paused_accounts(self, now: datetime) -> None:
         """Each provider account whose breaker is open: its calls due now wait for the trial."""
@@ -386,6 +399,18 @@ class ProviderCalls:
             logger.exception("provider call for transaction %s failed", call.tx_id)
         finally:
             self._done(call)
+
+    def _call_together(self, calls: list[DueCall], group: list[settlement.AsRead]) -> None:
+        """A group of payouts opened with one request (settlement.settle_transfers_together)."""
+        try:
+            call_deps = replace(self.deps, uow=self.slots.bounded(self.deps.uow))
+            settlement.settle_transfers_together(call_deps, group, source="worker",
+                                                 gate=self.breaker(calls[0].account).call)
+        except Exception:  # noqa: BLE001 - logged; the claims lapse and the calls are made again
+            logger.exception("provider call for transactions %s failed", [call.tx_id for call in calls])
+        finally:
+            for call in calls:
+                self._done(call)
 
     def _done(self, call: DueCall) -> None:
         with self.changed:

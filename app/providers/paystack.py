@@ -91,6 +91,10 @@ SETTLEMENT_PAGE_SIZE = 50
 SETTLEMENT_PAGES = 2
 
 RECIPIENT_TYPES = {"NGN": "nuban", "GHS": "ghipss", "ZAR": "basa"}
+# Transfers in one POST /transfer/bulk: Paystack's guide to bulk transfers allows 100 a request
+# (its OpenAPI document sets no maxItems).
+BULK_TRANSFERS = 100
+BULK_UNLISTED = "Paystack's bulk answer did not list this transfer; Paydesk asks again"
 
 # The countries Paystack lists banks for, by currency, and the names its /bank filter takes.
 BANK_COUNTRIES = {"NGN": ("NG", "nigeria"), "GHS": ("GH", "ghana"), "KES": ("KE", "kenya"),
@@ -519,31 +523,94 @@ class PaystackConnector:
 
     def _send_transfer(self, tx: Transaction, method: PaymentMethod) -> Outcome:
         """POST /transferrecipient (Paystack returns the existing one for a known account), then /transfer."""
+        try:
+            recipient = self._recipient(tx, method)
+            if isinstance(recipient, Outcome):
+                return recipient
+            answer = self._request("POST", "/transfer", json={
+                "source": "balance", **self._transfer_item(tx, recipient), "currency": tx.currency})
+        except ProviderRejected as refused:
+            return self._opened_before(tx, refused, self._verify_transfer)
+        return transfer_outcome(answer["data"], answer.get("message"))
+
+    max_transfers = BULK_TRANSFERS
+
+    def send_transfers(self, payouts: list[Transaction], method: PaymentMethod) -> dict[str, Outcome]:
+        """Several payouts of this account in one POST /transfer/bulk per currency (at most
+        BULK_TRANSFERS each), their recipients made first (one per account, as _send_transfer
+        makes them); each payout's answer by its txNo, as create() gives it.
+
+        Each transfer keeps the reference create() gives it, so no retry pays twice: a bulk that
+        Paystack refuses (a reference it has seen, from a lost answer) is sent again one transfer
+        at a time, where a repeated reference is verified. A payout the answer does not list stays
+        Pending, not opened, and is sent again the same way. ProviderUnavailable passes up.
+        """
+        outcomes: dict[str, Outcome] = {}
+        ready: dict[str, list[tuple[Transaction, str]]] = {}
+        recipients: dict[tuple, str | Outcome | ProviderRejected] = {}
+        for tx in payouts:
+            details = tx.payment_details
+            key = (tx.currency, details.get("holder"), details.get("accountNumber"), details.get("bank"))
+            if key not in recipients:
+                try:
+                    recipients[key] = self._recipient(tx, method)
+                except ProviderRejected as refused:
+                    recipients[key] = refused
+            found = recipients[key]
+            if isinstance(found, ProviderRejected):  # as _send_transfer: an earlier call's transfer?
+                outcomes[tx.tx_no] = self._opened_before(tx, found, self._verify_transfer)
+            elif isinstance(found, Outcome):  # a currency Paystack does not pay out in
+                outcomes[tx.tx_no] = found
+            else:
+                ready.setdefault(tx.currency, []).append((tx, found))
+        for currency, listed in ready.items():
+            for start in range(0, len(listed), BULK_TRANSFERS):
+                outcomes.update(self._bulk(currency, listed[start:start + BULK_TRANSFERS], method))
+        return outcomes
+
+    def _bulk(self, currency: str, listed: list[tuple[Transaction, str]],
+              method: PaymentMethod) -> dict[str, Outcome]:
+        try:
+            answer = self._request("POST", "/transfer/bulk", json={
+                "currency": currency, "source": "balance",
+                "transfers": [self._transfer_item(tx, recipient) for tx, recipient in listed]})
+        except ProviderRejected:
+            return {tx.tx_no: self._send_transfer(tx, method) for tx, _recipient in listed}
+        rows = answer["data"] if isinstance(answer["data"], list) else []
+        by_reference = {row.get("reference"): row for row in rows if isinstance(row, Mapping)}
+        return {tx.tx_no: transfer_outcome(by_reference[transfer_reference(tx.tx_no)], answer.get("message"))
+                if transfer_reference(tx.tx_no) in by_reference
+                else Outcome(Status.PENDING, provider_message=BULK_UNLISTED)
+                for tx, _recipient in listed}
+
+    def _recipient(self, tx: Transaction, method: PaymentMethod) -> str | Outcome:
+        """The recipient code of the payout's account (POST /transferrecipient: Paystack returns
+        the existing one for a known account), or the payout's Failed outcome when Paystack does
+        not pay out in its currency. ProviderRejected when Paystack refuses the recipient."""
         recipient_type = "mobile_money" if method.account_rule == "msisdn" else RECIPIENT_TYPES.get(tx.currency)
         if recipient_type is None:
             return Outcome(Status.FAILED, provider_message=f"Paystack does not pay out in {tx.currency}",
                            decline_reason="Currency Not Supported")
         details = tx.payment_details
-        try:
-            recipient = self._request("POST", "/transferrecipient", json={
-                "type": recipient_type,
-                "name": details.get("holder"),
-                "account_number": details.get("accountNumber"),
-                "bank_code": details.get("bank"),
-                "currency": tx.currency,
-            })
-            answer = self._request("POST", "/transfer", json={
-                "source": "balance",
-                "amount": to_minor(tx.amount, tx.currency),
-                "recipient": recipient["data"]["recipient_code"],
-                # The transfer's idempotency key: Paystack never sends two transfers with one reference.
-                "reference": transfer_reference(tx.tx_no),
-                "currency": tx.currency,
-                "reason": tx.statement_descriptor or tx.reference,
-            })
-        except ProviderRejected as refused:
-            return self._opened_before(tx, refused, self._verify_transfer)
-        return transfer_outcome(answer["data"], answer.get("message"))
+        recipient = self._request("POST", "/transferrecipient", json={
+            "type": recipient_type,
+            "name": details.get("holder"),
+            "account_number": details.get("accountNumber"),
+            "bank_code": details.get("bank"),
+            "currency": tx.currency,
+        })
+        return recipient["data"]["recipient_code"]
+
+    @staticmethod
+    def _transfer_item(tx: Transaction, recipient: str) -> dict:
+        """One transfer as /transfer and /transfer/bulk take it."""
+        return {
+            "amount": to_minor(tx.amount, tx.currency),
+            "recipient": recipient,
+            # The transfer's idempotency key: Paystack never sends two transfers with one reference.
+            "reference": transfer_reference(tx.tx_no),
+            "reason": tx.statement_descriptor or tx.reference,
+        }
 
     def _verify_transfer(self, tx: Transaction) -> Outcome:
         answer = self._request("GET", f"/transfer/verify/{quote(transfer_reference(tx.tx_no), safe='')}")

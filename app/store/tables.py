@@ -860,3 +860,55 @@ request_log_tx = Table(
     PrimaryKeyConstraint("request_log_id", "tx_no"),
     Index("ix_request_log_tx_tx_no", "merchant_id", "mode", "tx_no"),
 )
+
+# Batches of payouts or refunds (app/payments/batches.py): a file or a JSON list, every row checked
+# before anything is created, then (after its approval when above the threshold) run by a worker.
+# state: review -> (awaiting_approval) -> running -> done, or cancelled. A worker holds a running
+# batch's lease (lease_until) while it creates rows; a killed worker's lease lapses to another.
+batches = Table(
+    "batches",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("public_id", String(40), nullable=False, unique=True),  # bat_...
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("kind", String(10), nullable=False),  # payout | refund
+    Column("state", String(20), nullable=False),
+    Column("source", String(10), nullable=False),  # api | dashboard
+    Column("file_name", String(200)),
+    Column("row_count", Integer, nullable=False),
+    Column("totals", Text, nullable=False),  # JSON {"EUR": "100.00"}: the valid rows' totals
+    # The Idempotency-Key (API) or upload form's one-time key: one batch per key.
+    Column("request_key", String(255)),
+    Column("approval_id", ForeignKey("approval_requests.id")),
+    Column("created_by", String(254), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("submitted_by", String(254)),
+    Column("submitted_at", UtcDateTime()),
+    Column("approved_by", String(254)),
+    Column("approved_at", UtcDateTime()),
+    Column("finished_at", UtcDateTime()),
+    Column("lease_until", UtcDateTime()),
+    UniqueConstraint("merchant_id", "mode", "request_key", name="uq_batches_request_key"),
+    Index("ix_batches_listing", "merchant_id", "mode", "created_at"),
+    Index("ix_batches_state", "state", "lease_until"),
+)
+
+# One row of a batch: its input as sent, the create or refund service's messages when it was
+# refused (per field), and once run the transaction it made. state: invalid | valid | skipped
+# (invalid when the valid rows were run) | created | failed (refused when run).
+batch_rows = Table(
+    "batch_rows",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("batch_id", ForeignKey("batches.id"), nullable=False),
+    Column("row_number", Integer, nullable=False),
+    Column("input", Text, nullable=False),  # JSON: the row as the API body it makes
+    Column("errors", Text),  # JSON {"Payment.Bank": ["..."]}
+    Column("state", String(10), nullable=False),
+    Column("tx_no", String(40)),
+    UniqueConstraint("batch_id", "row_number", name="uq_batch_rows_batch_row"),
+    Index("ix_batch_rows_progress", "batch_id", "state", "row_number"),
+    # The worker asks which payouts it is about to open a batch made (app.providers.calls).
+    Index("ix_batch_rows_tx_no", "tx_no"),
+)

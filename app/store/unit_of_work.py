@@ -21,6 +21,7 @@ from app.util import dumps, utcnow
 from .account_resolutions import AccountResolutionRepository
 from .approvals import ApprovalRepository
 from .bank_lists import BankListRepository
+from .batches import BatchRepository
 from .db import is_unique_violation, note_commit_sent
 from .disputes import DisputeRepository
 from .encryption import SecretBox
@@ -77,6 +78,7 @@ class UnitOfWork:
         self.disputes = DisputeRepository(self)
         self.recipients = RecipientRepository(self)
         self.account_resolutions = AccountResolutionRepository(self)
+        self.batches = BatchRepository(self)
         return self
 
     @property

@@ -125,3 +125,23 @@ def test_a_payout_limit_refuses_what_is_above_what_is_left(server, app, merchant
     spent = limited.post("/transactions", payout_body(1))
     assert (spent.status_code, spent.json()["error"]) == (
         403, "This token may pay out 5000.00 KES a day; 0.00 KES is left today")
+
+
+def test_a_batch_needs_its_kinds_scope_and_a_token_without_a_daily_limit(server, app, merchant):
+    rows = {"rows": [{"paymentMethod": "mobile-money-payout", "amount": 5, "currency": "KES",
+                      "holder": "Wanjiru Kamau", "accountNumber": "+254712345678",
+                      "reference": f"batch-{uuid.uuid4().hex[:8]}", "email": "w@example.com"}]}
+    refunder = api(server, app, merchant, scopes=["read", "refunds"])
+    refused = refunder.post("/payouts/batches", rows)
+    assert (refused.status_code, refused.json()) == (403, {"error": "This token lacks the payouts scope"})
+    limited = api(server, app, merchant, scopes=list(SCOPES),
+                  limits=[TokenLimit(LimitKind.PAYOUT, "KES", Decimal("100"))])
+    held = limited.post("/payouts/batches", rows)
+    assert (held.status_code, held.json()) == (403, {"error": (
+        "This token has a daily payout limit, which a batch cannot be held to: send the payouts one by "
+        "one, or use a token without one")})
+    payer = api(server, app, merchant, scopes=["read", "payouts"])
+    made = payer.post("/payouts/batches", rows)
+    assert made.status_code == 201, made.text
+    assert refunder.post(f"/payouts/batches/{made.json()['id']}/cancel").status_code == 403
+    assert refunder.get(f"/payouts/batches/{made.json()['id']}").status_code == 200  # read

@@ -27,6 +27,8 @@ ADMINS = PERMISSIONS["manage_settings"]
 OVERVIEWERS = PERMISSIONS["view_overview"]
 RECONCILERS = PERMISSIONS["reconcile"]
 DISPUTERS = PERMISSIONS["answer_disputes"]
+BATCHERS = PERMISSIONS["batches"]
+PAYOUT_BATCHERS = BATCHERS & PAYERS  # a payout batch's page also needs create_payout
 SIGNED_OUT = frozenset({"signed out"})
 
 
@@ -41,6 +43,8 @@ class Sample:
     payout: str
     dispute: str = "DSP-NONE"  # an open dispute of another captured payment
     recipient: str = "rcp_none"  # a saved recipient (an NGN bank account)
+    batch_in_review: str = "bat_none"  # a payout batch with a refused row, in review
+    batch_done: str = "bat_none"  # a payout batch the worker has made
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,20 @@ def visits(sample: Sample) -> list[Visit]:
         Visit("Recipient payout review", f"/recipients/{sample.recipient}/pay", PAYERS,
               then=review_a_recipient_payout),
         Visit("Not allowed", "/recipients", EVERYONE - PAYERS),
+        Visit("Batches", "/batches", BATCHERS),
+        Visit("Batch file refused", "/batches", BATCHERS, then=upload_a_file_without_rows),
+        Visit("Batch in review", f"/batches/{sample.batch_in_review}", PAYOUT_BATCHERS),
+        Visit("Batch done", f"/batches/{sample.batch_done}", PAYOUT_BATCHERS),
+        Visit("Not allowed", "/batches", EVERYONE - BATCHERS),
     ]
+
+
+def upload_a_file_without_rows(page: Page) -> None:
+    """Send the batch upload form a CSV file with a header and no rows: the file's error."""
+    page.get_by_label("CSV file", exact=False).set_input_files(
+        {"name": "empty.csv", "mimeType": "text/csv", "buffer": b"txNo,amount\r\n"})
+    page.get_by_role("button", name="Check the file").click()
+    expect(page.get_by_role("alert")).to_be_visible()
 
 
 def sign_in_with_a_wrong_password(page: Page) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from app.payments import dispute_service, recipients, settlement
+from app.payments import batches, dispute_service, recipients, settlement
 from app.payments.recipients import RecipientDetails
 from app.payments.model import Caller, Mode, Status
 from app.store.merchants import NewMerchant, create_merchant
@@ -98,7 +98,26 @@ def _sample(deps, merchant: NewMerchant, mode: Mode, api: Api) -> Sample:
     return Sample(payment=captured, pending=payment(f"ORDER-{tag}-PENDING", None),
                   declined=payment(f"ORDER-{tag}-DECLINED", Status.DECLINED, "Insufficient Funds"),
                   payout=payout.json()["transactionId"], dispute=dispute.dispute_no,
-                  recipient=recipient.recipient.public_id)
+                  recipient=recipient.recipient.public_id,
+                  batch_in_review=_batch(api, tag, refused_row=True),
+                  batch_done=_batch(api, tag, refused_row=False, deps=deps))
+
+
+def _batch(api: Api, tag: str, *, refused_row: bool, deps=None) -> str:
+    """A payout batch of three rows: with a refused row it stays in review; without, it runs
+    and a worker's pass makes its rows (deps given)."""
+    account = nuban("058", "012345678")
+    rows = [{"paymentMethod": "ng-bank-payout", "amount": 1500, "currency": "NGN", "bank": "058",
+             "holder": "Ada Obi", "accountNumber": account, "reference": f"BATCH-{tag}-{refused_row}-{n}",
+             "email": "ada@example.com"} for n in range(3)]
+    if refused_row:
+        rows[1].update(bank="999", amount=-5)
+    created = api.post("/payouts/batches", {"rows": rows})
+    assert created.status_code == 201, created.text
+    if deps is not None:
+        batches.run_due_batches(deps)
+        assert api.get(f"/payouts/batches/{created.json()['id']}").json()["state"] == "done"
+    return created.json()["id"]
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import hashlib
 import re
 import uuid
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -778,6 +779,76 @@ CHECKS.update({
     "dashboard.pay_recipient": check_pay_recipient,
     "dashboard.review_recipient_payout": check_review_recipient_payout,
     "dashboard.create_recipient_payout": check_create_recipient_payout,
+})
+
+
+def _b_batch(a, other: OtherMerchant) -> str:
+    """B's payout batch in review, in the mode A's client is in (a row refused keeps it there)."""
+    api = other.sandbox if a.prefix else other.api
+    created = api.post("/payouts/batches", {"rows": [{"paymentMethod": "mobile-money-payout", "amount": 5,
+                                                       "currency": "KES", "holder": "B", "accountNumber": "x",
+                                                       "reference": f"b-batch-{uuid.uuid4().hex[:8]}"}]})
+    assert created.status_code == 201, created.text
+    return created.json()["id"]
+
+
+def _b_batch_in_review(a, other: OtherMerchant, batch_id: str) -> None:
+    api = other.sandbox if a.prefix else other.api
+    assert api.get(f"/payouts/batches/{batch_id}").json()["state"] == "review"
+
+
+def check_batches_page(a, other):
+    batch_id = _b_batch(a, other)
+    response = a.get("/batches")
+    _never_shows(response, other)
+    assert batch_id not in response.text
+
+
+def check_batch_template(a, other):
+    response = a.get("/batches/template/payout.csv")
+    assert response.status_code == 200
+    assert response.text.startswith("method,amount,currency,")
+
+
+def check_upload_batch(a, other):
+    batch_id = _b_batch(a, other)
+    response = a.post("/batches", {"kind": "payout", "upload_key": uuid.uuid4().hex},
+                      files={"file": ("p.csv", b"method,amount,currency,holder,account,reference\r\n"
+                                                b"mobile-money-payout,1,KES,A,+254712345678,x\r\n", "text/csv")})
+    assert response.status_code == 303
+    page = a.get(urlsplit(response.headers["Location"]).path)
+    _never_shows(page, other)
+    assert batch_id not in page.text
+
+
+def check_batch(a, other):
+    _not_found(a.get(f"/batches/{_b_batch(a, other)}"))
+
+
+def check_run_batch(a, other):
+    batch_id = _b_batch(a, other)
+    _not_found(a.post(f"/batches/{batch_id}/run"))
+    _b_batch_in_review(a, other, batch_id)
+
+
+def check_cancel_batch(a, other):
+    batch_id = _b_batch(a, other)
+    _not_found(a.post(f"/batches/{batch_id}/cancel"))
+    _b_batch_in_review(a, other, batch_id)
+
+
+def check_batch_results(a, other):
+    _not_found(a.get(f"/batches/{_b_batch(a, other)}/results.csv"))
+
+
+CHECKS.update({
+    "dashboard.batches_page": check_batches_page,
+    "dashboard.batch_template": check_batch_template,
+    "dashboard.upload_batch": check_upload_batch,
+    "dashboard.batch": check_batch,
+    "dashboard.run_batch": check_run_batch,
+    "dashboard.cancel_batch": check_cancel_batch,
+    "dashboard.batch_results": check_batch_results,
 })
 
 

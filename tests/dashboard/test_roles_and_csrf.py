@@ -19,6 +19,7 @@ ALLOWED = {
     "overview": {"finance", "admin"},
     "approve": {"finance", "payouts", "admin"},
     "note": {"support", "finance", "payouts", "admin"},
+    "batches": {"finance", "payouts", "admin"},
 }
 # (action, method, path): paths name nothing that exists, so an allowed role gets past the role
 # check to a 404 or a form error, and a refused one gets 403 before anything is looked up.
@@ -42,6 +43,13 @@ GUARDED = [
     ("settings", "post", "/settings/users/0/role"),
     ("settings", "post", "/settings/users/0/active"),
     ("overview", "get", "/overview"),
+    ("batches", "get", "/batches"),
+    ("batches", "get", "/batches/template/payout.csv"),
+    ("batches", "post", "/batches"),
+    ("batches", "get", "/batches/bat_none"),
+    ("batches", "post", "/batches/bat_none/run"),
+    ("batches", "post", "/batches/bat_none/cancel"),
+    ("batches", "get", "/batches/bat_none/results.csv"),
     ("approve", "get", "/approvals"),
     ("approve", "post", "/approvals/0/approve"),
     ("approve", "post", "/approvals/0/reject"),

@@ -490,3 +490,119 @@ class TestCancelAndConnection:
 
         with pytest.raises(ProviderRejected, match="Invalid key"):
             paystack.test_connection()
+
+
+def bulk_answer(*transfers: tuple[str, int, str], message: str = "2 transfers queued.") -> dict:
+    """POST /transfer/bulk as Paystack answers it (TransferBulkResponse): each transfer's
+    reference, recipient, amount, transfer code, currency and status."""
+    return {"status": True, "message": message, "data": [
+        {"reference": reference, "recipient": "RCP_t0ya41mp35flk40", "amount": amount,
+         "transfer_code": f"TRF_{reference[-8:]}", "currency": "NGN", "status": status}
+        for reference, amount, status in transfers]}
+
+
+FIRST, SECOND = "POU-7E3A9C1B5D2F4680", "POU-1B2C3D4E5F60718A"
+
+
+class TestBulkTransfers:
+    def test_two_payouts_go_in_one_bulk_request_each_with_its_own_reference(self, paystack, fake):
+        fake.on("POST", "/transferrecipient", recipient_answer())
+        fake.on("POST", "/transfer/bulk", bulk_answer(("pou-7e3a9c1b5d2f4680", 2500000, "received"),
+                                                      ("pou-1b2c3d4e5f60718a", 1250000, "success")))
+
+        outcomes = paystack.send_transfers(
+            [payout(FIRST), payout(SECOND, amount="12500.00", reference="order-18a")], NG_PAYOUT)
+
+        # One recipient for the one account; one bulk request for both transfers.
+        assert [seen.json for seen in fake.requests_to("POST", "/transferrecipient")] == [{
+            "type": "nuban", "name": "Ada Obi", "account_number": "0123456789", "bank_code": "058",
+            "currency": "NGN"}]
+        assert [seen.json for seen in fake.requests_to("POST", "/transfer/bulk")] == [{
+            "currency": "NGN", "source": "balance", "transfers": [
+                {"amount": 2500000, "recipient": "RCP_t0ya41mp35flk40", "reference": "pou-7e3a9c1b5d2f4680",
+                 "reason": "order-2f4680"},
+                {"amount": 1250000, "recipient": "RCP_t0ya41mp35flk40", "reference": "pou-1b2c3d4e5f60718a",
+                 "reason": "order-18a"}]}]
+        assert fake.requests_to("POST", "/transfer") == []
+        assert {tx_no: (o.status, o.provider_transaction_id, o.provider_status, o.provider_message)
+                for tx_no, o in outcomes.items()} == {
+            FIRST: (Status.PENDING, "TRF_5d2f4680", "received", "2 transfers queued."),
+            SECOND: (Status.CAPTURED, "TRF_5f60718a", "success", "2 transfers queued.")}
+
+    def test_a_refused_bulk_is_sent_again_one_transfer_at_a_time(self, paystack, fake):
+        # The first payout's transfer went out before (its answer lost): Paystack refuses the
+        # bulk for its reference. Singly, the first is verified where it stands, the second sent.
+        fake.on("POST", "/transferrecipient", recipient_answer())
+        fake.on("POST", "/transfer/bulk", Answer(400, {
+            "status": False, "message": "Duplicate Transfer Reference", "type": "validation_error",
+            "code": "duplicate_reference"}))
+        fake.on("POST", "/transfer",
+                Answer(400, {"status": False, "message": "Duplicate Transfer Reference",
+                             "type": "validation_error", "code": "duplicate_reference"}),
+                transfer_body("pending", "Transfer has been queued", reference="pou-1b2c3d4e5f60718a"))
+        fake.on("GET", "/transfer/verify/pou-7e3a9c1b5d2f4680", transfer_body("success", "Transfer retrieved"))
+
+        outcomes = paystack.send_transfers([payout(FIRST), payout(SECOND)], NG_PAYOUT)
+
+        assert [seen.json["reference"] for seen in fake.requests_to("POST", "/transfer")] == [
+            "pou-7e3a9c1b5d2f4680", "pou-1b2c3d4e5f60718a"]
+        assert {tx_no: o.status for tx_no, o in outcomes.items()} == {
+            FIRST: Status.CAPTURED, SECOND: Status.PENDING}
+        assert outcomes[SECOND].provider_status == "pending"
+
+    def test_a_transfer_the_answer_does_not_list_stays_pending_and_unopened(self, paystack, fake):
+        fake.on("POST", "/transferrecipient", recipient_answer())
+        fake.on("POST", "/transfer/bulk", bulk_answer(("pou-7e3a9c1b5d2f4680", 2500000, "received"),
+                                                      message="1 transfers queued."))
+
+        outcomes = paystack.send_transfers([payout(FIRST), payout(SECOND)], NG_PAYOUT)
+
+        missing = outcomes[SECOND]
+        assert (missing.status, missing.provider_transaction_id, missing.provider_status) == (
+            Status.PENDING, None, None)
+        assert missing.provider_message == "Paystack's bulk answer did not list this transfer; Paydesk asks again"
+
+    def test_a_refused_recipient_fails_its_payouts_only(self, paystack, fake):
+        fake.on("POST", "/transferrecipient", Answer(400, {
+            "status": False, "message": "Cannot resolve account", "type": "validation_error",
+            "code": "invalid_bank_account"}), recipient_answer())
+        fake.on("GET", "/transfer/verify/pou-7e3a9c1b5d2f4680",
+                Answer(404, {"status": False, "message": "Transfer not found"}))
+        fake.on("POST", "/transfer/bulk", bulk_answer(("pou-1b2c3d4e5f60718a", 2500000, "received"),
+                                                      message="1 transfers queued."))
+
+        outcomes = paystack.send_transfers([payout(FIRST, account="0000000000"), payout(SECOND)], NG_PAYOUT)
+
+        assert (outcomes[FIRST].status, outcomes[FIRST].decline_reason,
+                outcomes[FIRST].provider_message) == (Status.FAILED, "Provider Error", "Cannot resolve account")
+        assert outcomes[SECOND].status is Status.PENDING
+        [bulk] = fake.requests_to("POST", "/transfer/bulk")
+        assert [t["reference"] for t in bulk.json["transfers"]] == ["pou-1b2c3d4e5f60718a"]
+
+    def test_payouts_in_two_currencies_make_two_bulk_requests(self, paystack, fake):
+        fake.on("POST", "/transferrecipient", recipient_answer())
+        fake.on("POST", "/transfer/bulk", bulk_answer(("pou-7e3a9c1b5d2f4680", 2500000, "received")),
+                bulk_answer(("pou-1b2c3d4e5f60718a", 2500000, "received")))
+
+        paystack.send_transfers([payout(FIRST), payout(SECOND, currency="GHS", bank="GH280100")], NG_PAYOUT)
+
+        assert [seen.json["currency"] for seen in fake.requests_to("POST", "/transfer/bulk")] == ["NGN", "GHS"]
+
+    def test_at_most_100_transfers_go_in_one_request(self, paystack, fake):
+        tx_nos = [f"POU-{n:016X}" for n in range(101)]
+        fake.on("POST", "/transferrecipient", recipient_answer())
+        fake.on("POST", "/transfer/bulk", bulk_answer(*[(t.lower(), 2500000, "received") for t in tx_nos[:100]]),
+                bulk_answer((tx_nos[100].lower(), 2500000, "received")))
+
+        outcomes = paystack.send_transfers([payout(tx_no) for tx_no in tx_nos], NG_PAYOUT)
+
+        assert [len(seen.json["transfers"]) for seen in fake.requests_to("POST", "/transfer/bulk")] == [100, 1]
+        assert {o.provider_status for o in outcomes.values()} == {"received"}
+        assert len(fake.requests_to("POST", "/transferrecipient")) == 1
+
+    def test_no_answer_is_provider_unavailable(self, paystack, fake):
+        fake.on("POST", "/transferrecipient", recipient_answer())
+        fake.on("POST", "/transfer/bulk", Answer(503, {"status": False, "message": "Service unavailable"}))
+
+        with pytest.raises(ProviderUnavailable):
+            paystack.send_transfers([payout(FIRST), payout(SECOND)], NG_PAYOUT)
