@@ -9,8 +9,9 @@ from __future__ import annotations
 import signal
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 
-from flask import Flask
+from flask import Flask, current_app
 
 from app.payments.idempotency import REPLAY_WINDOW
 from app.auth import throttle
@@ -23,6 +24,7 @@ from app.providers.settlement_fetch import settlement_pass
 from app.store import idempotency, sign_in_failures
 from app.store.daily_totals import FOLD_BATCH, fold_changes
 from app.util import Backoff
+from app.webhooks import events
 from app.webhooks.dispatcher import DISPATCHER_KEY, start_delivery
 from app.web import deps as app_deps
 
@@ -74,11 +76,32 @@ def dispute_pass(deps, _providers) -> BackgroundPass:
     return BackgroundPass("dispute-calls", run)
 
 
+# How often a worker process prunes the events past their retention.
+PRUNE_EVENTS_EVERY = timedelta(hours=1)
+
+
+def event_retention_pass(deps, _providers) -> BackgroundPass:
+    """One worker process's passes removing the events older than EVENT_RETENTION_DAYS, at most
+    once per PRUNE_EVENTS_EVERY (app.webhooks.events)."""
+    keep = timedelta(days=float(current_app.config.get("EVENT_RETENTION_DAYS",
+                                                       events.DEFAULT_RETENTION_DAYS)))
+    last_run: list[datetime] = []
+
+    def run() -> None:
+        now = deps.clock()
+        if last_run and now - last_run[0] < PRUNE_EVENTS_EVERY:
+            return
+        events.prune_events(deps, now - keep)
+        last_run[:] = [now]
+    return BackgroundPass("event-retention", run)
+
+
 # A stopping process waits this long (seconds) for a job's running pass (its provider calls
 # time out within PROVIDER_READ_TIMEOUT; a pass cut short leaves its claims to lapse).
 PASS_ENDS_WITHIN = 30.0
 # The jobs each round pokes, each making its passes on a thread of its own (app.providers.passes).
-BACKGROUND_PASSES = (bank_list_pass, settlement_pass, connection_test_pass, dispute_pass)
+BACKGROUND_PASSES = (bank_list_pass, settlement_pass, connection_test_pass, dispute_pass,
+                     event_retention_pass)
 
 
 def _pass_key(make) -> str:

@@ -11,3 +11,5 @@ from . import webhooks  # noqa: E402,F401
 from . import settlements  # noqa: E402,F401
 from . import disputes  # noqa: E402,F401
 from . import listing  # noqa: E402,F401
+from . import events  # noqa: E402,F401
+from . import webhook_endpoints  # noqa: E402,F401

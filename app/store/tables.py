@@ -350,8 +350,13 @@ webhook_events = Table(
     Column("next_attempt_manual", Boolean, nullable=False, server_default=text("false")),
     # Attempts made before the current retry schedule began (a resend starts a new one).
     Column("schedule_offset", Integer, nullable=False, server_default="0"),
+    # The event this delivery carries (NULL for deliveries older than events, or once the event
+    # is past its retention), and the merchant's endpoint it goes to (NULL: the callbackUrl).
+    Column("event_id", ForeignKey("events.id"), index=True),
+    Column("endpoint_id", ForeignKey("webhook_endpoints.id")),
     Index("ix_webhook_events_due", "state", "next_attempt_at"),
     Index("ix_webhook_events_merchant", "merchant_id", "mode", "created_at"),
+    Index("ix_webhook_events_endpoint", "endpoint_id", "created_at"),
 )
 
 webhook_attempts = Table(
@@ -766,3 +771,62 @@ Index("uq_recipients_account", recipients.c.merchant_id, recipients.c.mode,
       recipients.c.payment_method, func.coalesce(recipients.c.bank, ""), recipients.c.account_number,
       unique=True, postgresql_where=recipients.c.archived_at.is_(None),
       sqlite_where=recipients.c.archived_at.is_(None))
+
+# What happened that sent a webhook (issue 32): one row per change, written by the unit of work
+# that makes the change, in its batch (app/store/unit_of_work.py), kept EVENT_RETENTION_DAYS.
+# Its deliveries are webhook_events rows: the callbackUrl's in the same batch, the merchant's
+# endpoints' when a delivery worker fans it out (`fanned_out`, app/webhooks/endpoints.py).
+events = Table(
+    "events",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("public_id", String(40), nullable=False, unique=True),  # evt_..., the API's id
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("event_type", String(40), nullable=False),  # e.g. refund.failed
+    # The transaction it is about (a dispute's payment): its deliveries are filed under it.
+    Column("transaction_id", ForeignKey("transactions.id"), nullable=False),
+    Column("tx_no", String(100), nullable=False),
+    Column("webhook_id", String(64), nullable=False),  # the callbackUrl delivery's webhook-id
+    Column("payload", Text, nullable=False),  # the webhook's exact body
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("fanned_out", Boolean, nullable=False, server_default=text("false")),
+    Index("ix_events_listing", "merchant_id", "mode", "id"),
+    Index("ix_events_tx_no", "merchant_id", "mode", "tx_no"),
+    Index("ix_events_created", "created_at"),
+)
+
+# Events still to be given their endpoints' deliveries: few at any time.
+Index("ix_events_fan_out", events.c.id, postgresql_where=events.c.fanned_out.is_(False),
+      sqlite_where=events.c.fanned_out.is_(False))
+
+# A merchant's webhook endpoints in one mode (issue 32): the event types they take ("*": all),
+# each with its own whsec_ secrets. Deleting keeps the row (its deliveries' log names it).
+webhook_endpoints = Table(
+    "webhook_endpoints",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("public_id", String(40), nullable=False, unique=True),  # we_..., the API's id
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("url", String(2048), nullable=False),
+    Column("enabled_events", Text, nullable=False),  # JSON list of event types, or ["*"]
+    Column("enabled", Boolean, nullable=False, server_default=text("true")),
+    Column("description", String(200)),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    Column("deleted_at", UtcDateTime()),
+    Index("ix_webhook_endpoints_merchant", "merchant_id", "mode", "id"),
+)
+
+# An endpoint's signing secrets, sealed as webhook_secrets are; a rotated one signs beside the
+# new one until expires_at.
+webhook_endpoint_secrets = Table(
+    "webhook_endpoint_secrets",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("endpoint_id", ForeignKey("webhook_endpoints.id"), nullable=False, index=True),
+    Column("secret", Text, nullable=False),  # Fernet token (app/store/encryption.py)
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("expires_at", UtcDateTime()),
+)
