@@ -78,5 +78,5 @@ def csrf_failed(_error):
 
 from . import (  # noqa: E402,F401
     account, accounts_admin, approvals, audit, cancel, disputes, notes, overview, payouts, providers,
-    recipients, reconciliation, refunds, settings, transactions, webhooks,
+    recipients, reconciliation, refunds, settings, transactions, webhook_endpoints, webhooks,
 )
