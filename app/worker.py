@@ -24,8 +24,9 @@ from app.providers.settlement_fetch import settlement_pass
 from app.store import idempotency, sign_in_failures
 from app.store.daily_totals import FOLD_BATCH, fold_changes
 from app.util import Backoff
-from app.webhooks import events
+from app.webhooks import events, receiver_check
 from app.webhooks.dispatcher import DISPATCHER_KEY, start_delivery
+from app.webhooks.settings import DeliverySettings
 from app.web import deps as app_deps
 
 FIRST_ROUND_PAUSE = 0.5  # seconds after the first failed round
@@ -96,12 +97,19 @@ def event_retention_pass(deps, _providers) -> BackgroundPass:
     return BackgroundPass("event-retention", run)
 
 
+def receiver_check_pass(deps, _providers) -> BackgroundPass:
+    """One worker process's passes running the receiver checks merchants asked for
+    (app.webhooks.receiver_check): never on a request's thread."""
+    settings = DeliverySettings.from_config(current_app.config)
+    return BackgroundPass("receiver-checks", lambda: receiver_check.run_due_checks(deps, settings))
+
+
 # A stopping process waits this long (seconds) for a job's running pass (its provider calls
 # time out within PROVIDER_READ_TIMEOUT; a pass cut short leaves its claims to lapse).
 PASS_ENDS_WITHIN = 30.0
 # The jobs each round pokes, each making its passes on a thread of its own (app.providers.passes).
 BACKGROUND_PASSES = (bank_list_pass, settlement_pass, connection_test_pass, dispute_pass,
-                     event_retention_pass)
+                     event_retention_pass, receiver_check_pass)
 
 
 def _pass_key(make) -> str:

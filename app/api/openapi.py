@@ -796,6 +796,23 @@ def _endpoint_schemas() -> dict:
         "RotatedWebhookEndpoint": _object({**endpoint, "secret": secret, "previousSecretExpiresAt": {
             "type": "string", "format": "date-time",
             "description": "Until then deliveries carry a signature with the previous secret too."}}),
+        "ReceiverCheck": _object({
+            "id": {"type": "string", "description": "chk_ and 24 hex digits."},
+            "endpointId": {"type": "string"},
+            "status": {"type": "string", "enum": ["Pending", "Done"]},
+            "passed": {"type": ["boolean", "null"],
+                       "description": "Every send got what it should (null until done)."},
+            "requestedAt": {"type": "string", "format": "date-time"},
+            "finishedAt": {"type": ["string", "null"], "format": "date-time"},
+            "results": {"type": "array", "items": _object({
+                "case": {"type": "string", "enum": ["valid", "tampered", "replay", "stale"]},
+                "httpStatus": {"type": ["integer", "null"]},
+                "error": {"type": ["string", "null"]},
+                "accepted": {"type": "boolean", "description": "The receiver answered 2xx."},
+                "asExpected": {"type": "boolean", "description": "Accepted only the valid one."},
+                "advice": {"type": ["string", "null"], "description": "How to fix it, when not as expected."},
+            })},
+        }),
         "WebhookEndpointRequest": _object(
             {"url": url, "enabledEvents": event_types, "enabled": {"type": "boolean", "default": True},
              "description": description}, required=["url", "enabledEvents"]),
@@ -888,6 +905,28 @@ def _endpoint_paths() -> dict:
                 "200": _response("The endpoint and its new secret.", _ref("RotatedWebhookEndpoint")),
                 "401": _shared("Unauthorized"),
                 "404": not_found,
+            },
+        }},
+        "/api/v1/webhook-endpoints/{endpointId}/check": {"post": {
+            "operationId": "checkWebhookReceiver",
+            "summary": ("Ask a worker to send the endpoint a correctly signed test event, a tampered one, a replay "
+                        "and a stale one (10 minutes old), and record which the receiver accepted (2xx)."),
+            "parameters": [endpoint_id],
+            "responses": {
+                "202": _response("Recorded; GET .../checks/{checkId} gives the result once run.",
+                                 _ref("ReceiverCheck")),
+                "401": _shared("Unauthorized"),
+                "404": not_found,
+            },
+        }},
+        "/api/v1/webhook-endpoints/{endpointId}/checks/{checkId}": {"get": {
+            "operationId": "getWebhookReceiverCheck",
+            "summary": "One receiver check: Pending until a worker has run it, then each send's outcome.",
+            "parameters": [endpoint_id, _path_parameter("checkId", 40, "chk_0123456789abcdef01234567")],
+            "responses": {
+                "200": _response("The check.", _ref("ReceiverCheck")),
+                "401": _shared("Unauthorized"),
+                "404": _response("No such endpoint or check for this merchant and mode.", _ref("Error")),
             },
         }},
         "/api/v1/webhook-endpoints/{endpointId}/resend-failed": {"post": {

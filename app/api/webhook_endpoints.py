@@ -7,7 +7,7 @@ from flask import current_app, g
 from app.payments.formats import iso_utc
 from app.payments.model import FieldErrors
 from app.web import deps, json_response
-from app.webhooks import endpoints
+from app.webhooks import endpoints, receiver_check
 from app.webhooks.settings import DeliverySettings
 
 from . import api, query
@@ -115,3 +115,39 @@ def resend_failed_webhooks(endpoint_id: str):
     except endpoints.EndpointNotFound as error:
         return _not_found(error)
     return json_response({"resent": resent}, 202)
+
+
+def check_body(check: receiver_check.Check) -> dict:
+    """A receiver check as the API shows it: Pending until a worker has run it."""
+    return {
+        "id": check.public_id,
+        "endpointId": check.endpoint_public_id,
+        "status": "Done" if check.done else "Pending",
+        "passed": check.passed,
+        "requestedAt": iso_utc(check.requested_at),
+        "finishedAt": iso_utc(check.finished_at),
+        "results": [{"case": r.case, "httpStatus": r.http_status, "error": r.error, "accepted": r.accepted,
+                     "asExpected": r.as_expected, "advice": r.advice} for r in check.results],
+    }
+
+
+@api.post("/webhook-endpoints/<endpoint_id>/check")
+def check_webhook_receiver(endpoint_id: str):
+    """Ask a worker to send the endpoint a valid, a tampered, a replayed and a stale test delivery;
+    202 with the check, whose result GET .../checks/{checkId} gives."""
+    try:
+        check = receiver_check.request_check(deps(), g.caller, endpoint_id)
+    except endpoints.EndpointNotFound as error:
+        return _not_found(error)
+    return json_response(check_body(check), 202)
+
+
+@api.get("/webhook-endpoints/<endpoint_id>/checks/<check_id>")
+def get_webhook_receiver_check(endpoint_id: str, check_id: str):
+    """One receiver check of the endpoint and, once run, what the receiver accepted."""
+    try:
+        with deps().uow(write=False) as uow:
+            check = receiver_check.get_check(uow.conn, g.caller, endpoint_id, check_id)
+    except (endpoints.EndpointNotFound, receiver_check.CheckNotFound) as error:
+        return json_response({"error": str(error)}, 404)
+    return json_response(check_body(check))

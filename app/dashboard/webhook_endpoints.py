@@ -14,10 +14,11 @@ from app.auth.users import current_caller, requires
 from app.payments.events import EVENT_TYPES
 from app.payments.model import FieldErrors
 from app.web import deps
-from app.webhooks import endpoints, log
+from app.webhooks import endpoints, log, receiver_check
 from app.webhooks.settings import DeliverySettings
 
 from . import dashboard
+from .htmx import wants_fragment
 from .settings import _reveal
 from .webhooks import with_attempts
 
@@ -82,7 +83,8 @@ def _list_page(form: EndpointForm | None = None, status: int = 200):
 
 
 def _endpoint_page(endpoint: endpoints.Endpoint, form: EndpointForm | None = None,
-                   resend_form: ResendForm | None = None, status: int = 200):
+                   resend_form: ResendForm | None = None, status: int = 200,
+                   check: receiver_check.Check | None = None):
     caller = current_caller()
     with deps().uow(write=False) as uow:
         stats = endpoints.stats(uow.conn, endpoint, deps().clock())
@@ -92,7 +94,8 @@ def _endpoint_page(endpoint: endpoints.Endpoint, form: EndpointForm | None = Non
     form = form or EndpointForm(formdata=None, url=endpoint.url, description=endpoint.description,
                                 events=list(endpoint.enabled_events), enabled=endpoint.enabled)
     return render_template("dashboard/webhook_endpoint.html", endpoint=endpoint, stats=stats, rows=rows,
-                           form=form, resend_form=resend_form or ResendForm(formdata=None)), status
+                           form=form, resend_form=resend_form or ResendForm(formdata=None),
+                           check=check), status
 
 
 @dashboard.get("/settings/webhook-endpoints")
@@ -185,3 +188,29 @@ def webhook_endpoint_resend(endpoint_id: str):
     flash(f"{resent} failed {'delivery' if resent == 1 else 'deliveries'} since "
           f"{since:%Y-%m-%d %H:%M} UTC will be sent again in a moment.", "success")
     return redirect(url_for("dashboard.webhook_endpoint", endpoint_id=endpoint_id), 303)
+
+
+@dashboard.post("/settings/webhook-endpoints/<endpoint_id>/check")
+@requires("manage_settings")
+def webhook_endpoint_check(endpoint_id: str):
+    """Ask a worker to check the endpoint's receiver; the answer polls for the result (htmx)."""
+    caller = current_caller()
+    try:
+        check = receiver_check.request_check(deps(), caller, endpoint_id)
+    except endpoints.EndpointNotFound:
+        abort(404)
+    if wants_fragment():
+        return render_template("dashboard/_receiver_check.html", check=check, endpoint_id=endpoint_id)
+    return _endpoint_page(_endpoint_or_404(caller, endpoint_id), check=check)
+
+
+@dashboard.get("/settings/webhook-endpoints/<endpoint_id>/checks/<check_id>")
+@requires("manage_settings")
+def webhook_endpoint_check_result(endpoint_id: str, check_id: str):
+    """A receiver check as it stands (what the check's fragment polls until it is done)."""
+    try:
+        with deps().uow(write=False) as uow:
+            check = receiver_check.get_check(uow.conn, current_caller(), endpoint_id, check_id)
+    except (endpoints.EndpointNotFound, receiver_check.CheckNotFound):
+        abort(404)
+    return render_template("dashboard/_receiver_check.html", check=check, endpoint_id=endpoint_id)

@@ -830,3 +830,25 @@ webhook_endpoint_secrets = Table(
     Column("created_at", UtcDateTime(), nullable=False),
     Column("expires_at", UtcDateTime()),
 )
+
+# A receiver check of an endpoint (issue 32, item 6): asked by a request, run by a worker (a
+# correctly signed test event, a tampered one, a replay, a stale one), its findings kept as JSON.
+webhook_receiver_checks = Table(
+    "webhook_receiver_checks",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("public_id", String(40), nullable=False, unique=True),  # chk_...
+    Column("endpoint_id", ForeignKey("webhook_endpoints.id"), nullable=False, index=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("state", String(10), nullable=False),  # pending | done
+    Column("requested_at", UtcDateTime(), nullable=False),
+    Column("requested_by", String(254), nullable=False),
+    Column("claimed_until", UtcDateTime()),  # a worker is running it until then
+    Column("finished_at", UtcDateTime()),
+    Column("results", Text),  # JSON list of the four sends' outcomes
+)
+
+Index("ix_webhook_receiver_checks_due", webhook_receiver_checks.c.requested_at,
+      postgresql_where=webhook_receiver_checks.c.state == "pending",
+      sqlite_where=webhook_receiver_checks.c.state == "pending")

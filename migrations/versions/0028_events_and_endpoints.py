@@ -1,8 +1,9 @@
 """events and webhook endpoints
 
-Issue 32, items 2 and 3: every change that sends a webhook is an event (kept
+Issue 32, items 2, 3 and 6: every change that sends a webhook is an event (kept
 EVENT_RETENTION_DAYS), listed by GET /api/v1/events; merchants subscribe webhook endpoints,
-each with its own whsec_ secrets, to the event types they want. A delivery (webhook_events)
+each with its own whsec_ secrets, to the event types they want, and ask a worker to check that
+an endpoint's receiver refuses tampered, replayed and stale deliveries. A delivery (webhook_events)
 names its event and, when it goes to an endpoint rather than the callbackUrl, the endpoint.
 
 Revision ID: 0028
@@ -74,6 +75,28 @@ def upgrade() -> None:
         sa.Column('expires_at', sa.DateTime(timezone=True)),
     )
     op.create_index('ix_webhook_endpoint_secrets_endpoint_id', 'webhook_endpoint_secrets', ['endpoint_id'])
+    op.create_table(
+        'webhook_receiver_checks',
+        sa.Column('id', Id, primary_key=True),
+        sa.Column('public_id', sa.String(40), nullable=False),
+        sa.Column('endpoint_id', Id, sa.ForeignKey(
+            'webhook_endpoints.id', name='fk_webhook_receiver_checks_endpoint_id_webhook_endpoints'),
+            nullable=False),
+        sa.Column('merchant_id', Id, sa.ForeignKey(
+            'merchants.id', name='fk_webhook_receiver_checks_merchant_id_merchants'), nullable=False),
+        sa.Column('mode', sa.String(10), nullable=False),
+        sa.Column('state', sa.String(10), nullable=False),
+        sa.Column('requested_at', sa.DateTime(timezone=True), nullable=False),
+        sa.Column('requested_by', sa.String(254), nullable=False),
+        sa.Column('claimed_until', sa.DateTime(timezone=True)),
+        sa.Column('finished_at', sa.DateTime(timezone=True)),
+        sa.Column('results', sa.Text()),
+        sa.UniqueConstraint('public_id', name='uq_webhook_receiver_checks_public_id'),
+    )
+    op.create_index('ix_webhook_receiver_checks_endpoint_id', 'webhook_receiver_checks', ['endpoint_id'])
+    pending = sa.text("state = 'pending'")
+    op.create_index('ix_webhook_receiver_checks_due', 'webhook_receiver_checks', ['requested_at'],
+                    postgresql_where=pending, sqlite_where=pending)
     # Plain ALTER TABLE, not a batch: SQLite's batch mode would copy the table. SQLite adds the
     # columns without their foreign keys (it cannot add a constraint to a table).
     op.add_column('webhook_events', sa.Column('event_id', Id, nullable=True))
@@ -96,6 +119,9 @@ def downgrade() -> None:
         op.drop_constraint('fk_webhook_events_event_id_events', 'webhook_events', type_='foreignkey')
     op.drop_column('webhook_events', 'endpoint_id')
     op.drop_column('webhook_events', 'event_id')
+    op.drop_index('ix_webhook_receiver_checks_due', 'webhook_receiver_checks')
+    op.drop_index('ix_webhook_receiver_checks_endpoint_id', 'webhook_receiver_checks')
+    op.drop_table('webhook_receiver_checks')
     op.drop_index('ix_webhook_endpoint_secrets_endpoint_id', 'webhook_endpoint_secrets')
     op.drop_table('webhook_endpoint_secrets')
     op.drop_index('ix_webhook_endpoints_merchant', 'webhook_endpoints')

@@ -20,6 +20,7 @@ from app.store.merchants import create_merchant
 from app.store.tables import api_tokens, audit_log, transaction_notes, users, webhook_events
 from app.util import utcnow
 from app.webhooks import endpoints as webhook_endpoints
+from app.webhooks import receiver_check
 from tests.conftest import Api, payment_body
 
 from .conftest import SANDBOX, Browserless, add_user
@@ -813,7 +814,21 @@ def check_webhook_endpoint_resend(a, other):
                       {"since": "2020-01-01T00:00"}))
 
 
+def check_webhook_endpoint_check(a, other):
+    _not_found(a.post(f"/settings/webhook-endpoints/{_b_endpoint(a, other)}/check"))
+
+
+def check_webhook_endpoint_check_result(a, other):
+    mode = Mode.SANDBOX if a.prefix == SANDBOX else Mode.LIVE
+    endpoint_id = _b_endpoint(a, other)
+    check = receiver_check.request_check(other.app.extensions["paydesk"],
+                                         Caller(other.merchant_id, mode, "b@shop.test"), endpoint_id)
+    _not_found(a.get(f"/settings/webhook-endpoints/{endpoint_id}/checks/{check.public_id}"))
+
+
 CHECKS.update({
+    "dashboard.webhook_endpoint_check": check_webhook_endpoint_check,
+    "dashboard.webhook_endpoint_check_result": check_webhook_endpoint_check_result,
     "dashboard.webhook_endpoints": check_webhook_endpoints,
     "dashboard.webhook_endpoint_create": check_webhook_endpoint_create,
     "dashboard.webhook_endpoint": check_webhook_endpoint,

@@ -63,6 +63,8 @@ GUARDED = [
     ("settings", "post", "/settings/webhook-endpoints/we_none/rotate"),
     ("settings", "post", "/settings/webhook-endpoints/we_none/delete"),
     ("settings", "post", "/settings/webhook-endpoints/we_none/resend-failed"),
+    ("settings", "post", "/settings/webhook-endpoints/we_none/check"),
+    ("settings", "get", "/settings/webhook-endpoints/we_none/checks/chk_none"),
 ]
 READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit",
                      "/audit/export.csv", "/account", "/account/sessions", "/account/two-factor"]
@@ -82,7 +84,7 @@ POSTS = ["/login", "/logout", "/transactions/PAY-NONE/refund/review",
          "/recipients/rcp_none/pay/review", "/recipients/rcp_none/pay", "/transactions/POU-NONE/save-recipient",
          "/settings/webhook-endpoints", "/settings/webhook-endpoints/we_none",
          "/settings/webhook-endpoints/we_none/rotate", "/settings/webhook-endpoints/we_none/delete",
-         "/settings/webhook-endpoints/we_none/resend-failed"]
+         "/settings/webhook-endpoints/we_none/resend-failed", "/settings/webhook-endpoints/we_none/check"]
 
 
 @pytest.fixture(scope="module")

@@ -138,3 +138,26 @@ def test_a_secret_made_in_the_dashboard_verifies_deliveries(admin, app, merchant
         deliver_due(app.extensions["paydesk"], delivery_settings(), merchant_id=merchant.merchant_id)
         [delivery] = receiver.wait_for(1)
     assert Webhook(secret).verify(delivery.body, delivery.headers)["txNo"] == tx_no
+
+
+def test_check_my_receiver_polls_until_the_worker_has_run_it(admin, app, merchant):
+    from app.webhooks.receiver_check import ADVICE, run_due_checks
+    from tests.webhooks.conftest import delivery_settings
+    from tests.webhooks.receiver import Receiver
+
+    with Receiver(status=200) as receiver:
+        admin.post("/settings/webhook-endpoints", _form(url=receiver.url, events=["*"]))
+        endpoint = _only_endpoint(app, merchant)
+        page = f"/settings/webhook-endpoints/{endpoint.public_id}"
+        assert "Check my receiver" in admin.get(page).text
+        asked = admin.post(f"{page}/check", headers={"HX-Request": "true"})
+        assert asked.status_code == 200
+        assert 'hx-trigger="every 2s"' in asked.text and "Checking your receiver" in asked.text
+        poll = html.unescape(re.search(r'hx-get="([^"]+)"', asked.text).group(1))
+        assert "Checking your receiver" in admin.get(poll).text
+        assert receiver.received == []  # nothing sent by the request
+        run_due_checks(app.extensions["paydesk"], delivery_settings())
+    done = admin.get(poll)
+    assert done.status_code == 200 and "hx-trigger" not in done.text
+    assert "Your receiver does not check deliveries as it should" in done.text
+    assert html.escape(ADVICE["tampered"]) in done.text and html.escape(ADVICE["stale"]) in done.text
