@@ -41,6 +41,7 @@ class Sample:
     payout: str
     dispute: str = "DSP-NONE"  # an open dispute of another captured payment
     recipient: str = "rcp_none"  # a saved recipient (an NGN bank account)
+    endpoint: str = "we_none"  # a webhook endpoint
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,11 @@ def visits(sample: Sample) -> list[Visit]:
         Visit("Recipient payout review", f"/recipients/{sample.recipient}/pay", PAYERS,
               then=review_a_recipient_payout),
         Visit("Not allowed", "/recipients", EVERYONE - PAYERS),
+        Visit("Webhook endpoints", "/settings/webhook-endpoints", ADMINS),
+        Visit("Webhook endpoint form with errors", "/settings/webhook-endpoints", ADMINS,
+              then=create_an_empty_endpoint),
+        Visit("Webhook endpoint", f"/settings/webhook-endpoints/{sample.endpoint}", ADMINS),
+        Visit("Not allowed", "/settings/webhook-endpoints", EVERYONE - ADMINS),
     ]
 
 
@@ -195,6 +201,13 @@ def create_a_token(page: Page) -> None:
 def connect_without_a_key(page: Page) -> None:
     """Send the provider form without a secret key."""
     page.get_by_role("button", name="Connect in", exact=False).click()
+    expect(page.locator(".field-errors").first).to_be_visible()
+
+
+def create_an_empty_endpoint(page: Page) -> None:
+    """Send the new endpoint form without a URL or event types."""
+    page.get_by_label("Every event type (*)").uncheck()
+    page.get_by_role("button", name="Create endpoint").click()
     expect(page.locator(".field-errors").first).to_be_visible()
 
 
