@@ -72,6 +72,8 @@ class Config:
         self.WEBHOOK_CONNECT_TIMEOUT = float(env.get("WEBHOOK_CONNECT_TIMEOUT", "5"))
         self.WEBHOOK_TIMEOUT = float(env.get("WEBHOOK_TIMEOUT", "15"))
         self.WEBHOOK_CONCURRENCY = int(env.get("WEBHOOK_CONCURRENCY", "16"))
+        # Days the event log (GET /api/v1/events) keeps an event; a worker prunes older ones.
+        self.EVENT_RETENTION_DAYS = float(env.get("EVENT_RETENTION_DAYS", "30"))
         # Seconds to wait for a provider's connection and then for its answer (Paystack, Stripe).
         self.PROVIDER_CONNECT_TIMEOUT = float(env.get("PROVIDER_CONNECT_TIMEOUT", "5"))
         self.PROVIDER_READ_TIMEOUT = float(env.get("PROVIDER_READ_TIMEOUT", "30"))

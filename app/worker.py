@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import signal
 import time
-from datetime import timedelta
 from collections.abc import Callable
+from datetime import datetime, timedelta
 
 from flask import Flask, current_app
 
-from app.payments.idempotency import REPLAY_WINDOW
 from app.auth import throttle
 from app.payments import approvals, batches, dispute_calls, expiry
+from app.payments.idempotency import REPLAY_WINDOW
 from app.providers.account_resolutions import account_resolution_pass
 from app.providers.bank_refresh import bank_list_pass
 from app.providers.calls import CallSettings, ProviderCalls
@@ -25,7 +25,9 @@ from app.providers.settlement_fetch import settlement_pass
 from app.store import idempotency, request_log, sign_in_failures
 from app.store.daily_totals import FOLD_BATCH, fold_changes
 from app.util import Backoff
+from app.webhooks import events, receiver_check
 from app.webhooks.dispatcher import DISPATCHER_KEY, start_delivery
+from app.webhooks.settings import DeliverySettings
 from app.web import deps as app_deps
 
 FIRST_ROUND_PAUSE = 0.5  # seconds after the first failed round
@@ -96,12 +98,40 @@ def batch_pass(deps, _providers) -> BackgroundPass:
     return BackgroundPass("batches", lambda: batches.run_due_batches(deps, lease=lease))
 
 
+# How often a worker process prunes the events past their retention.
+PRUNE_EVENTS_EVERY = timedelta(hours=1)
+
+
+def event_retention_pass(deps, _providers) -> BackgroundPass:
+    """One worker process's passes removing the events older than EVENT_RETENTION_DAYS, at most
+    once per PRUNE_EVENTS_EVERY (app.webhooks.events)."""
+    keep = timedelta(days=float(current_app.config.get("EVENT_RETENTION_DAYS",
+                                                       events.DEFAULT_RETENTION_DAYS)))
+    last_run: list[datetime] = []
+
+    def run() -> None:
+        now = deps.clock()
+        if last_run and now - last_run[0] < PRUNE_EVENTS_EVERY:
+            return
+        events.prune_events(deps, now - keep)
+        last_run[:] = [now]
+    return BackgroundPass("event-retention", run)
+
+
+def receiver_check_pass(deps, _providers) -> BackgroundPass:
+    """One worker process's passes running the receiver checks merchants asked for
+    (app.webhooks.receiver_check): never on a request's thread."""
+    settings = DeliverySettings.from_config(current_app.config)
+    return BackgroundPass("receiver-checks", lambda: receiver_check.run_due_checks(deps, settings))
+
+
 # A stopping process waits this long (seconds) for a job's running pass (its provider calls
 # time out within PROVIDER_READ_TIMEOUT; a pass cut short leaves its claims to lapse).
 PASS_ENDS_WITHIN = 30.0
 # The jobs each round pokes, each making its passes on a thread of its own (app.providers.passes).
 BACKGROUND_PASSES = (bank_list_pass, settlement_pass, connection_test_pass, dispute_pass,
-                     account_resolution_pass, request_log_pass, batch_pass)
+                     account_resolution_pass, request_log_pass, batch_pass, event_retention_pass,
+                     receiver_check_pass)
 
 
 def _pass_key(make) -> str:

@@ -12,3 +12,7 @@ from . import settlements  # noqa: E402,F401
 from . import disputes  # noqa: E402,F401
 from . import listing  # noqa: E402,F401
 from . import batches  # noqa: E402,F401
+
+
+from . import events  # noqa: E402,F401
+from . import webhook_endpoints  # noqa: E402,F401

@@ -22,3 +22,9 @@ MAX_DISPUTE_NO_LENGTH = 40
 # GET /transactions: rows per page unless `limit` says otherwise, and the most one page holds.
 DEFAULT_TRANSACTION_LIMIT = 20
 MAX_TRANSACTION_LIMIT = 100
+# GET /events: rows per page unless `limit` says otherwise, and the most one page holds.
+DEFAULT_EVENT_LIMIT = 20
+MAX_EVENT_LIMIT = 100
+# GET /webhook-endpoints: the same for endpoints.
+DEFAULT_ENDPOINT_LIMIT = 20
+MAX_ENDPOINT_LIMIT = 100

@@ -14,20 +14,26 @@ from pydantic.json_schema import GenerateJsonSchema
 
 from app.payments.dispute_files import FILE_KINDS, MAX_FILE_BYTES
 from app.payments.disputes import EVIDENCE_FIELDS, MAX_EVIDENCE_TEXT, DisputeStatus
-from app.payments.events import MAX_WEBHOOK_ID_LENGTH
+from app.payments.events import EVENT_TYPES, MAX_EVENT_ID_LENGTH, MAX_WEBHOOK_ID_LENGTH
 from app.payments.model import MAX_TX_NO_LENGTH
 from app.payments.schemas import REQUEST_MODELS, RESPONSE_MODELS
+from app.webhooks.endpoints import ALL_EVENTS, MAX_DESCRIPTION_LENGTH, MAX_ENDPOINT_ID_LENGTH, MAX_URL_LENGTH
 
 from .idempotency import MAX_KEY_LENGTH
 from .limits import (
     DEFAULT_DISPUTE_LIMIT,
+    DEFAULT_ENDPOINT_LIMIT,
+    DEFAULT_EVENT_LIMIT,
     DEFAULT_SETTLEMENT_LIMIT,
     MAX_DISPUTE_LIMIT,
     MAX_DISPUTE_NO_LENGTH,
+    MAX_ENDPOINT_LIMIT,
+    MAX_EVENT_LIMIT,
     MAX_SETTLEMENT_LIMIT,
     DEFAULT_TRANSACTION_LIMIT,
     MAX_TRANSACTION_LIMIT,
     MAX_WEBHOOK_LIMIT,
+    WEBHOOK_STATUS_WORDS,
 )
 from .listing import KIND_WORDS, MAX_CURSOR_LENGTH, MAX_FILTER_TEXT, STATUS_WORDS
 from .schemas import API_REQUEST_MODELS, API_RESPONSE_MODELS
@@ -57,6 +63,8 @@ def openapi_document(base_url: str) -> dict:
             **_settlement_paths(),
             **_dispute_paths(),
             **_batch_paths(),
+            **_event_paths(),
+            **_endpoint_paths(),
             "/api/v1/openapi.json": {"get": {
                 "operationId": "getOpenApiDocument",
                 "summary": "This document.",
@@ -75,6 +83,8 @@ def openapi_document(base_url: str) -> dict:
                 **_settlement_schemas(),
                 **_dispute_schemas(),
                 **_batch_schemas(),
+                **_event_schemas(),
+                **_endpoint_schemas(),
             },
             "responses": _shared_responses(),
         },
@@ -704,7 +714,9 @@ def _batch_schemas() -> dict:
             "properties": {
                 "paymentMethod": text, "amount": amount, "currency": text, "holder": text,
                 "accountNumber": text, "bank": text, "reference": text,
-                "recipientId": {"type": "string", "description": "A saved recipient (not available yet)."},
+                "recipientId": {"type": "string", "description": (
+                    "A saved recipient (rcp_...): the row is paid to its account; leave paymentMethod, "
+                    "bank, holder and accountNumber out.")},
                 "email": text, "firstName": {"type": "string", "description": "Default: the holder's first names."},
                 "lastName": {"type": "string", "description": "Default: the holder's last name."},
                 "customerReference": {"type": "string", "description": "Default: the reference."},
@@ -790,6 +802,257 @@ def _batch_paths() -> dict:
                               "404": not_found, "409": refused},
             }}
     return paths
+
+
+# Events
+
+def _event_schemas() -> dict:
+    time = {"type": ["string", "null"], "format": "date-time"}
+    return {
+        "EventDelivery": _object({
+            "webhookId": {"type": "string", "description": "Sent as webhook-id; stable across retries."},
+            "endpointId": {"type": ["string", "null"],
+                           "description": "The webhook endpoint it goes to; null for the callbackUrl."},
+            "url": {"type": "string"},
+            "status": {"type": "string", "enum": list(WEBHOOK_STATUS_WORDS.values())},
+            "attempts": {"type": "integer", "minimum": 0},
+            "lastHttpStatus": {"type": ["integer", "null"]},
+            "lastError": {"type": ["string", "null"]},
+            "nextAttemptAt": time,
+            "deliveredAt": time,
+        }),
+        "Event": _object({
+            "id": {"type": "string", "description": "evt_ and 24 hex digits."},
+            "type": {"type": "string", "enum": list(EVENT_TYPES)},
+            "txNo": {"type": "string", "description": "The transaction it is about (a dispute's payment)."},
+            "createdAt": {"type": "string", "format": "date-time"},
+            "data": {"type": "object", "description": "The webhook's exact body."},
+            "deliveries": {"type": "array", "items": _ref("EventDelivery"),
+                           "description": "The callbackUrl's and each subscribed endpoint's, oldest first."},
+        }),
+    }
+
+
+def _event_paths() -> dict:
+    def query(name: str, schema: dict, description: str, **extra) -> dict:
+        return {"name": name, "in": "query", "required": False, "description": description, "schema": schema,
+                **extra}
+
+    moment = {"type": "string", "examples": ["2026-11-30", "2026-11-30T12:00:00Z"]}
+    return {
+        "/api/v1/events": {"get": {
+            "operationId": "listEvents",
+            "summary": ("The token's events of the last EVENT_RETENTION_DAYS (30 unless configured), "
+                        "newest first, each with its deliveries."),
+            "parameters": [
+                query("type", {"type": "array", "items": {"type": "string", "enum": list(EVENT_TYPES)}},
+                      "Any of these event types: comma-separated or repeated.", style="form", explode=True),
+                query("createdFrom", moment, "Created at or after: a date (its midnight UTC) or a UTC time."),
+                query("createdTo", moment, "Created before (exclusive): a date or a UTC time."),
+                query("txNo", {"type": "string", "minLength": 1, "maxLength": MAX_TX_NO_LENGTH},
+                      "Only this transaction's events (a dispute's events name its payment)."),
+                query("deliveryFailed", {"type": "string", "enum": ["true", "false"]},
+                      "true: only events with a delivery not delivered whose last attempt failed."),
+                query("limit", {"type": "integer", "minimum": 1, "maximum": MAX_EVENT_LIMIT,
+                                "default": DEFAULT_EVENT_LIMIT}, "Rows per page."),
+                query("cursor", {"type": "string", "maxLength": 40}, "nextCursor of the previous page (opaque)."),
+            ],
+            "responses": {
+                "200": _response("A page of events.", _object({
+                    "events": {"type": "array", "items": _ref("Event")},
+                    "hasMore": {"type": "boolean"},
+                    "nextCursor": {"type": ["string", "null"],
+                                   "description": "Pass it as cursor for the next page; null on the last."}})),
+                "400": _shared("FieldErrors"),
+                "401": _shared("Unauthorized"),
+            },
+        }},
+        "/api/v1/events/{eventId}": {"get": {
+            "operationId": "getEvent",
+            "summary": "One event with its deliveries.",
+            "parameters": [_path_parameter("eventId", MAX_EVENT_ID_LENGTH, "evt_0123456789abcdef01234567")],
+            "responses": {
+                "200": _response("The event.", _ref("Event")),
+                "401": _shared("Unauthorized"),
+                "404": _response("No such event for this merchant and mode (or past retention).", _ref("Error")),
+            },
+        }},
+    }
+
+
+# Webhook endpoints
+
+def _endpoint_schemas() -> dict:
+    event_types = {"type": "array", "minItems": 1, "uniqueItems": True,
+                   "items": {"type": "string", "enum": [ALL_EVENTS, *EVENT_TYPES]},
+                   "description": f'The event types it takes; ["{ALL_EVENTS}"]: every one.'}
+    url = {"type": "string", "minLength": 1, "maxLength": MAX_URL_LENGTH, "format": "uri",
+           "pattern": "^https?://", "description": "http(s); checked by the delivery guard as a callbackUrl is."}
+    description = {"type": ["string", "null"], "maxLength": MAX_DESCRIPTION_LENGTH}
+    endpoint = {
+        "id": {"type": "string", "description": "we_ and 24 hex digits."},
+        "url": {"type": "string"},
+        "enabledEvents": {"type": "array", "items": {"type": "string"}},
+        "enabled": {"type": "boolean"},
+        "description": {"type": ["string", "null"]},
+        "createdAt": {"type": "string", "format": "date-time"},
+        "updatedAt": {"type": "string", "format": "date-time"},
+    }
+    secret = {"type": "string", "pattern": "^whsec_", "description": "Shown in this answer only."}
+    return {
+        "WebhookEndpoint": _object(endpoint),
+        "WebhookEndpointWithSecret": _object({**endpoint, "secret": secret}),
+        "RotatedWebhookEndpoint": _object({**endpoint, "secret": secret, "previousSecretExpiresAt": {
+            "type": "string", "format": "date-time",
+            "description": "Until then deliveries carry a signature with the previous secret too."}}),
+        "ReceiverCheck": _object({
+            "id": {"type": "string", "description": "chk_ and 24 hex digits."},
+            "endpointId": {"type": "string"},
+            "status": {"type": "string", "enum": ["Pending", "Done"]},
+            "passed": {"type": ["boolean", "null"],
+                       "description": "Every send got what it should (null until done)."},
+            "requestedAt": {"type": "string", "format": "date-time"},
+            "finishedAt": {"type": ["string", "null"], "format": "date-time"},
+            "results": {"type": "array", "items": _object({
+                "case": {"type": "string", "enum": ["valid", "tampered", "replay", "stale"]},
+                "httpStatus": {"type": ["integer", "null"]},
+                "error": {"type": ["string", "null"]},
+                "accepted": {"type": "boolean", "description": "The receiver answered 2xx."},
+                "asExpected": {"type": "boolean", "description": "Accepted only the valid one."},
+                "advice": {"type": ["string", "null"], "description": "How to fix it, when not as expected."},
+            })},
+        }),
+        "WebhookEndpointRequest": _object(
+            {"url": url, "enabledEvents": event_types, "enabled": {"type": "boolean", "default": True},
+             "description": description}, required=["url", "enabledEvents"]),
+        "WebhookEndpointUpdate": _object(
+            {"url": url, "enabledEvents": event_types, "enabled": {"type": "boolean"},
+             "description": description}, required=[], minProperties=0),
+    }
+
+
+def _endpoint_paths() -> dict:
+    endpoint_id = _path_parameter("endpointId", MAX_ENDPOINT_ID_LENGTH, "we_0123456789abcdef01234567")
+    not_found = _response("No such endpoint for this merchant and mode.", _ref("Error"))
+    example = {"url": "https://merchant.example/paydesk-events", "enabledEvents": ["refund.failed", "payout.failed"],
+               "description": "Finance alerts"}
+    update = {
+        "operationId": "updateWebhookEndpoint",
+        "summary": "Change the fields given; disabling stops the endpoint's waiting deliveries (Failed, resendable).",
+        "parameters": [endpoint_id],
+        "requestBody": {"required": True, **_json(_ref("WebhookEndpointUpdate"), example={"enabled": False})},
+        "responses": {
+            "200": _response("The endpoint.", _ref("WebhookEndpoint")),
+            "400": _shared("FieldErrors"),
+            "401": _shared("Unauthorized"),
+            "404": not_found,
+            "413": _shared("TooLarge"),
+        },
+    }
+    return {
+        "/api/v1/webhook-endpoints": {
+            "post": {
+                "operationId": "createWebhookEndpoint",
+                "summary": "A webhook endpoint of the token's merchant and mode; its whsec_ secret is shown once.",
+                "requestBody": {"required": True, **_json(_ref("WebhookEndpointRequest"), example=example)},
+                "responses": {
+                    "201": _response("Created, with its secret.", _ref("WebhookEndpointWithSecret")),
+                    "400": _shared("FieldErrors"),
+                    "401": _shared("Unauthorized"),
+                    "413": _shared("TooLarge"),
+                },
+            },
+            "get": {
+                "operationId": "listWebhookEndpoints",
+                "summary": "The token's webhook endpoints, newest first.",
+                "parameters": [
+                    {"name": "limit", "in": "query", "required": False,
+                     "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ENDPOINT_LIMIT,
+                                "default": DEFAULT_ENDPOINT_LIMIT}},
+                    {"name": "cursor", "in": "query", "required": False,
+                     "description": "nextCursor of the previous page (opaque).",
+                     "schema": {"type": "string", "maxLength": 40}},
+                ],
+                "responses": {
+                    "200": _response("A page of endpoints.", _object({
+                        "webhookEndpoints": {"type": "array", "items": _ref("WebhookEndpoint")},
+                        "hasMore": {"type": "boolean"},
+                        "nextCursor": {"type": ["string", "null"]}})),
+                    "400": _shared("FieldErrors"),
+                    "401": _shared("Unauthorized"),
+                },
+            },
+        },
+        "/api/v1/webhook-endpoints/{endpointId}": {
+            "get": {
+                "operationId": "getWebhookEndpoint",
+                "summary": "One webhook endpoint (never its secret).",
+                "parameters": [endpoint_id],
+                "responses": {"200": _response("The endpoint.", _ref("WebhookEndpoint")),
+                              "401": _shared("Unauthorized"), "404": not_found},
+            },
+            "patch": update,
+            "post": {**update, "operationId": "updateWebhookEndpointByPost",
+                     "summary": "The same as PATCH, for clients that cannot send PATCH."},
+            "delete": {
+                "operationId": "deleteWebhookEndpoint",
+                "summary": "Delete the endpoint: no more deliveries go to it; its log stays.",
+                "parameters": [endpoint_id],
+                "responses": {
+                    "200": _response("Deleted.", _object({"id": {"type": "string"}, "deleted": {"const": True}})),
+                    "401": _shared("Unauthorized"),
+                    "404": not_found,
+                },
+            },
+        },
+        "/api/v1/webhook-endpoints/{endpointId}/rotate-secret": {"post": {
+            "operationId": "rotateWebhookEndpointSecret",
+            "summary": ("A new whsec_ secret, shown once; the previous one keeps signing beside it for 24 hours "
+                        "(webhook-signature then carries both signatures, space-separated)."),
+            "parameters": [endpoint_id],
+            "responses": {
+                "200": _response("The endpoint and its new secret.", _ref("RotatedWebhookEndpoint")),
+                "401": _shared("Unauthorized"),
+                "404": not_found,
+            },
+        }},
+        "/api/v1/webhook-endpoints/{endpointId}/check": {"post": {
+            "operationId": "checkWebhookReceiver",
+            "summary": ("Ask a worker to send the endpoint a correctly signed test event, a tampered one, a replay "
+                        "and a stale one (10 minutes old), and record which the receiver accepted (2xx)."),
+            "parameters": [endpoint_id],
+            "responses": {
+                "202": _response("Recorded; GET .../checks/{checkId} gives the result once run.",
+                                 _ref("ReceiverCheck")),
+                "401": _shared("Unauthorized"),
+                "404": not_found,
+            },
+        }},
+        "/api/v1/webhook-endpoints/{endpointId}/checks/{checkId}": {"get": {
+            "operationId": "getWebhookReceiverCheck",
+            "summary": "One receiver check: Pending until a worker has run it, then each send's outcome.",
+            "parameters": [endpoint_id, _path_parameter("checkId", 40, "chk_0123456789abcdef01234567")],
+            "responses": {
+                "200": _response("The check.", _ref("ReceiverCheck")),
+                "401": _shared("Unauthorized"),
+                "404": _response("No such endpoint or check for this merchant and mode.", _ref("Error")),
+            },
+        }},
+        "/api/v1/webhook-endpoints/{endpointId}/resend-failed": {"post": {
+            "operationId": "resendFailedWebhooks",
+            "summary": "Queue again, each with a fresh retry schedule, the endpoint's Failed deliveries since a time.",
+            "parameters": [endpoint_id, {
+                "name": "since", "in": "query", "required": True,
+                "description": "Deliveries of events created at or after: a date or a UTC time.",
+                "schema": {"type": "string", "examples": ["2026-11-30", "2026-11-30T12:00:00Z"]}}],
+            "responses": {
+                "202": _response("Queued.", _object({"resent": {"type": "integer", "minimum": 0}})),
+                "400": _shared("FieldErrors"),
+                "401": _shared("Unauthorized"),
+                "404": not_found,
+            },
+        }},
+    }
 
 
 # Errors

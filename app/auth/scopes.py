@@ -34,6 +34,18 @@ ENDPOINT_SCOPES: dict[str, tuple[str, ...]] = {
     "api.create_batch": ("payouts", "refunds"),
     "api.run_batch": ("payouts", "refunds"),
     "api.cancel_batch": ("payouts", "refunds"),
+    "api.list_events": ("read",),
+    "api.get_event": ("read",),
+    # Endpoints hold a signing secret and decide where events go: the webhooks scope, reads too.
+    "api.create_webhook_endpoint": ("webhooks",),
+    "api.list_webhook_endpoints": ("webhooks",),
+    "api.get_webhook_endpoint": ("webhooks",),
+    "api.update_webhook_endpoint": ("webhooks",),
+    "api.delete_webhook_endpoint": ("webhooks",),
+    "api.rotate_webhook_endpoint_secret": ("webhooks",),
+    "api.resend_failed_webhooks": ("webhooks",),
+    "api.check_webhook_receiver": ("webhooks",),
+    "api.get_webhook_receiver_check": ("webhooks",),
 }
 assert all(set(needed) <= set(SCOPES) for needed in ENDPOINT_SCOPES.values())  # nosec B101
 

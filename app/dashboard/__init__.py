@@ -78,5 +78,5 @@ def csrf_failed(_error):
 
 from . import (  # noqa: E402,F401
     account, accounts_admin, approvals, audit, batches, cancel, developers, disputes, notes, overview, payouts,
-    providers, recipients, reconciliation, refunds, settings, transactions, webhooks,
+    providers, recipients, reconciliation, refunds, settings, transactions, webhook_endpoints, webhooks,
 )

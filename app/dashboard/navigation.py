@@ -38,6 +38,7 @@ APPROVAL_PAGES = ("dashboard.approvals_list", "dashboard.approve_request", "dash
 RECIPIENT_PAGES = ("dashboard.recipients_list", "dashboard.new_recipient", "dashboard.save_recipient",
                    "dashboard.archive_recipient", "dashboard.pay_recipient", "dashboard.review_recipient_payout",
                    "dashboard.create_recipient_payout", "dashboard.save_payout_recipient")
+ENDPOINT_PAGES = ("dashboard.webhook_endpoint",)
 MAIN_NAV = (
     Section("Overview", "dashboard.overview", ("dashboard.overview",), "view_overview"),
     Section("Transactions", "dashboard.transactions",
@@ -55,8 +56,8 @@ MAIN_NAV = (
     Section("Approvals", "dashboard.approvals_list", APPROVAL_PAGES, "approve"),
     Section("Developers", "dashboard.developers", ("dashboard.developers", "dashboard.developer_request"),
             "manage_settings"),
-    Section("Settings", "dashboard.settings", ("dashboard.settings", *PROVIDER_PAGES, *APPROVAL_SETTINGS_PAGES),
-            "manage_settings"),
+    Section("Settings", "dashboard.settings", ("dashboard.settings", *PROVIDER_PAGES, *APPROVAL_SETTINGS_PAGES,
+                                               *ENDPOINT_PAGES), "manage_settings"),
 )
 WEBHOOK_TABS = (
     Section("Sent deliveries", "dashboard.webhooks", ("dashboard.webhooks",)),
@@ -68,6 +69,7 @@ SETTINGS_TABS = (
     Section("Providers", "dashboard.providers", PROVIDER_PAGES, "manage_settings"),
     Section("Approvals and limits", "dashboard.approval_settings", APPROVAL_SETTINGS_PAGES,
             "manage_settings"),
+    Section("Webhook endpoints", "dashboard.webhook_endpoints", ENDPOINT_PAGES, "manage_settings"),
 )
 
 

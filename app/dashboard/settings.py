@@ -77,10 +77,11 @@ def _settings_page(status: int = 200, token_form=None, user_form=None):
     ), status
 
 
-def _reveal(title: str, what: str, secret: str, note: str):
+def _reveal(title: str, what: str, secret: str, note: str, back: str | None = None,
+            back_label: str | None = None):
     """Show a new credential once: never stored in clear, never cached, never shown again."""
     response = make_response(render_template("dashboard/reveal.html", title=title, what=what,
-                                             secret=secret, note=note))
+                                             secret=secret, note=note, back=back, back_label=back_label))
     response.headers["Cache-Control"] = "no-store"
     return response
 

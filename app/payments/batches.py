@@ -358,6 +358,13 @@ RECIPIENT_BILLING_COLUMNS = {"first_name": "first_name", "last_name": "last_name
                              "customer_reference": "customer_reference", "country": "country"}
 
 
+def _recipient_id(row: dict) -> str | None:
+    """The saved recipient a row names: its text (a JSON row's non-text is named as its text, and
+    found by no recipient), or None."""
+    named = _blank(row.get("recipient"))
+    return None if named is None else named if isinstance(named, str) else str(named)[:60]
+
+
 def _with_recipient(row: dict, named: str, recipient: Recipient | None) -> tuple[dict, dict[str, list[str]]]:
     """A row naming a saved recipient, its cells filled from the recipient (its account and
     currency, its billing where the row gives none); or the row and why the recipient cannot be
@@ -411,15 +418,15 @@ def check_payout_rows(deps: Deps, caller: Caller, rows: list[dict],
     """Every payout row checked as its own create would be (the create's checks and messages),
     plus a reference used twice in the batch; nothing written."""
     reads = _BatchReads(deps, caller)
-    named = {_blank(row.get("recipient")) for row in rows} - {None}
+    named = {_recipient_id(row) for row in rows} - {None}
     with deps.uow(write=False) as uow:
         saved = {public_id: recipients.find(uow, caller, public_id) for public_id in named}
     parsed = []
     for number, row in enumerate(rows, start=1):
         errors = dict(row.get("_errors") or {})
-        recipient_id = _blank(row.get("recipient"))
+        recipient_id = _recipient_id(row)
         if recipient_id is not None:
-            row, refused = _with_recipient(row, recipient_id, saved[recipient_id])
+            row, refused = _with_recipient(row, recipient_id, saved.get(recipient_id))
             if refused:  # the rest of the row would only repeat what the recipient lacks
                 parsed.append((number, payout_body(row, defaults), None, {**errors, **refused}))
                 continue

@@ -6,8 +6,9 @@ import json
 import secrets
 from dataclasses import dataclass
 
+from .disputes import DisputeStatus
 from .formats import iso_utc
-from .model import Status, Transaction
+from .model import Kind, Status, Transaction
 from .money import quantize
 from .schemas import WebhookPayload
 
@@ -45,6 +46,24 @@ def _event_name(kind: str, status: str) -> str:
 
 # Webhook ids are msg_ and 24 hex digits; text longer than this cannot name an event.
 MAX_WEBHOOK_ID_LENGTH = 64
+# Event ids are evt_ and 24 hex digits.
+MAX_EVENT_ID_LENGTH = 40
+# Every event type a webhook can carry: <kind>.<status> of transactions, dispute.<status>.
+EVENT_TYPES: tuple[str, ...] = (
+    *(_event_name(kind.value, status.value) for kind in Kind for status in Status),
+    *(f"dispute.{status.value}" for status in DisputeStatus),
+)
+
+
+def new_event_id() -> str:
+    """The public id of a new event."""
+    return "evt_" + secrets.token_hex(12)
+
+
+def endpoint_webhook_id(webhook_id: str, endpoint_public_id: str) -> str:
+    """The webhook-id of an event's delivery to one endpoint: stable (a fan-out made twice finds
+    the first), and its own, so each delivery is resent and logged on its own."""
+    return "msg_" + hashlib.sha256(f"{webhook_id}:{endpoint_public_id}".encode()).hexdigest()[:24]
 
 
 def new_webhook_id() -> str:

@@ -14,11 +14,12 @@ from sqlalchemy import Connection, delete, insert, or_, select, update
 
 from app.payments.dispute_files import DisputeFile
 from app.payments.disputes import Action, Dispute, DisputeStatus
+from app.payments.events import new_event_id
 from app.payments.model import Caller
 from app.payments.money import from_minor, to_minor
 from app.util import dumps
 
-from .tables import dispute_files, dispute_history, disputes, transactions, webhook_events
+from .tables import dispute_files, dispute_history, disputes, events, transactions, webhook_events
 
 if TYPE_CHECKING:
     from .unit_of_work import UnitOfWork
@@ -167,14 +168,20 @@ class DisputeRepository:
 
     def enqueue_webhook(self, dispute: Dispute, url: str | None, webhook_id: str, payload: dict,
                         at: datetime) -> None:
-        """The merchant's webhook of the dispute's change, into the outbox of the same transaction
-        (under its payment, whose callbackUrl it goes to)."""
+        """The event of the dispute's change and the merchant's webhook of it, into the outbox of
+        the same transaction (under its payment, whose callbackUrl it goes to)."""
+        body = dumps(payload)
+        kind = f"dispute.{dispute.status.value}"
+        event_id = self.conn.execute(insert(events).values(
+            public_id=new_event_id(), merchant_id=dispute.merchant_id, mode=dispute.mode,
+            event_type=kind, transaction_id=dispute.payment_id, tx_no=dispute.payment_tx_no,
+            webhook_id=webhook_id, payload=body, created_at=at)).inserted_primary_key[0]
         if not url:
             return
         self.conn.execute(insert(webhook_events).values(
             merchant_id=dispute.merchant_id, mode=dispute.mode, transaction_id=dispute.payment_id,
-            webhook_id=webhook_id, event_type=f"dispute.{dispute.status.value}", url=url,
-            payload=dumps(payload), state="pending", attempts=0, next_attempt_at=at, created_at=at))
+            webhook_id=webhook_id, event_type=kind, url=url, payload=body, state="pending",
+            attempts=0, next_attempt_at=at, created_at=at, event_id=event_id))
 
     def delivered_webhooks(self, payment_id: int) -> list[tuple[str, datetime]]:
         """The payment's merchant webhooks delivered so far: (event type, when), oldest first."""

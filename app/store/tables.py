@@ -357,8 +357,13 @@ webhook_events = Table(
     Column("next_attempt_manual", Boolean, nullable=False, server_default=text("false")),
     # Attempts made before the current retry schedule began (a resend starts a new one).
     Column("schedule_offset", Integer, nullable=False, server_default="0"),
+    # The event this delivery carries (NULL for deliveries older than events, or once the event
+    # is past its retention), and the merchant's endpoint it goes to (NULL: the callbackUrl).
+    Column("event_id", ForeignKey("events.id"), index=True),
+    Column("endpoint_id", ForeignKey("webhook_endpoints.id")),
     Index("ix_webhook_events_due", "state", "next_attempt_at"),
     Index("ix_webhook_events_merchant", "merchant_id", "mode", "created_at"),
+    Index("ix_webhook_events_endpoint", "endpoint_id", "created_at"),
 )
 
 webhook_attempts = Table(
@@ -912,3 +917,85 @@ batch_rows = Table(
     # The worker asks which payouts it is about to open a batch made (app.providers.calls).
     Index("ix_batch_rows_tx_no", "tx_no"),
 )
+
+
+# What happened that sent a webhook (issue 32): one row per change, written by the unit of work
+# that makes the change, in its batch (app/store/unit_of_work.py), kept EVENT_RETENTION_DAYS.
+# Its deliveries are webhook_events rows: the callbackUrl's in the same batch, the merchant's
+# endpoints' when a delivery worker fans it out (`fanned_out`, app/webhooks/endpoints.py).
+events = Table(
+    "events",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("public_id", String(40), nullable=False, unique=True),  # evt_..., the API's id
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("event_type", String(40), nullable=False),  # e.g. refund.failed
+    # The transaction it is about (a dispute's payment): its deliveries are filed under it.
+    Column("transaction_id", ForeignKey("transactions.id"), nullable=False),
+    Column("tx_no", String(100), nullable=False),
+    Column("webhook_id", String(64), nullable=False),  # the callbackUrl delivery's webhook-id
+    Column("payload", Text, nullable=False),  # the webhook's exact body
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("fanned_out", Boolean, nullable=False, server_default=text("false")),
+    Index("ix_events_listing", "merchant_id", "mode", "id"),
+    Index("ix_events_tx_no", "merchant_id", "mode", "tx_no"),
+    Index("ix_events_created", "created_at"),
+)
+
+# Events still to be given their endpoints' deliveries: few at any time.
+Index("ix_events_fan_out", events.c.id, postgresql_where=events.c.fanned_out.is_(False),
+      sqlite_where=events.c.fanned_out.is_(False))
+
+# A merchant's webhook endpoints in one mode (issue 32): the event types they take ("*": all),
+# each with its own whsec_ secrets. Deleting keeps the row (its deliveries' log names it).
+webhook_endpoints = Table(
+    "webhook_endpoints",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("public_id", String(40), nullable=False, unique=True),  # we_..., the API's id
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("url", String(2048), nullable=False),
+    Column("enabled_events", Text, nullable=False),  # JSON list of event types, or ["*"]
+    Column("enabled", Boolean, nullable=False, server_default=text("true")),
+    Column("description", String(200)),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    Column("deleted_at", UtcDateTime()),
+    Index("ix_webhook_endpoints_merchant", "merchant_id", "mode", "id"),
+)
+
+# An endpoint's signing secrets, sealed as webhook_secrets are; a rotated one signs beside the
+# new one until expires_at.
+webhook_endpoint_secrets = Table(
+    "webhook_endpoint_secrets",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("endpoint_id", ForeignKey("webhook_endpoints.id"), nullable=False, index=True),
+    Column("secret", Text, nullable=False),  # Fernet token (app/store/encryption.py)
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("expires_at", UtcDateTime()),
+)
+
+# A receiver check of an endpoint (issue 32, item 6): asked by a request, run by a worker (a
+# correctly signed test event, a tampered one, a replay, a stale one), its findings kept as JSON.
+webhook_receiver_checks = Table(
+    "webhook_receiver_checks",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("public_id", String(40), nullable=False, unique=True),  # chk_...
+    Column("endpoint_id", ForeignKey("webhook_endpoints.id"), nullable=False, index=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("state", String(10), nullable=False),  # pending | done
+    Column("requested_at", UtcDateTime(), nullable=False),
+    Column("requested_by", String(254), nullable=False),
+    Column("claimed_until", UtcDateTime()),  # a worker is running it until then
+    Column("finished_at", UtcDateTime()),
+    Column("results", Text),  # JSON list of the four sends' outcomes
+)
+
+Index("ix_webhook_receiver_checks_due", webhook_receiver_checks.c.requested_at,
+      postgresql_where=webhook_receiver_checks.c.state == "pending",
+      sqlite_where=webhook_receiver_checks.c.state == "pending")

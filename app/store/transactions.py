@@ -486,6 +486,10 @@ class TransactionRepository:
         event_ids = select(webhook_events.c.id).where(webhook_events.c.transaction_id.in_(all_ids))
         self.conn.execute(webhook_attempts.delete().where(webhook_attempts.c.event_id.in_(event_ids)))
         self.conn.execute(webhook_events.delete().where(webhook_events.c.transaction_id.in_(all_ids)))
+        from .tables import events  # local, as above
+        self.conn.execute(events.delete().where(
+            events.c.merchant_id == caller.merchant_id, events.c.mode == Mode.SANDBOX.value,
+            events.c.tx_no.in_(select(transactions.c.tx_no).where(transactions.c.id.in_(all_ids)))))
         self.conn.execute(
             idempotency_keys.update()
             .where(idempotency_keys.c.transaction_id.in_(all_ids))

@@ -14,7 +14,7 @@ from psycopg.pq import TransactionStatus
 from sqlalchemy import Connection, Engine, RowMapping, event, text
 from sqlalchemy.exc import IntegrityError
 
-from app.payments.events import event_payload, event_type, new_webhook_id
+from app.payments.events import event_payload, event_type, new_event_id, new_webhook_id
 from app.payments.model import Caller, NotHeld, ReferenceTaken, Status, Transaction
 from app.util import dumps, utcnow
 
@@ -33,11 +33,18 @@ from .recipients import RecipientRepository
 from .provider_calls import Announcer
 from . import token_limits
 from .refund_guard import minor_units
-from .tables import audit_log, idempotency_keys, status_history, transactions, webhook_events
+from .tables import audit_log, events, idempotency_keys, status_history, transactions, webhook_events
 from .transactions import TransactionRepository
 from .writes import Writes
 
 _SYNCHRONOUS_COMMIT_OFF = text("SET LOCAL synchronous_commit TO OFF")
+
+
+class NewEvent:
+    """An event row inserted in a unit's batch: its id, once the batch is sent (app.store.writes)."""
+
+    def __init__(self) -> None:
+        self.id = None
 
 
 class UnitOfWork:
@@ -226,22 +233,40 @@ class UnitOfWork:
         ))
 
     def enqueue_webhook(self, tx: Transaction, webhook_id: str | None = None) -> None:
-        """Write the webhook event for tx's new status into the outbox, in this same transaction,
-        under webhook_id (a new random one when none is given)."""
+        """Record the event of tx's new status and write its webhook to the callbackUrl into the
+        outbox, in this same transaction (in the unit's batch: no statement of their own), under
+        webhook_id (a new random one when none is given). The merchant's endpoints get theirs
+        from the delivery workers (app.webhooks.endpoints.fan_out)."""
+        webhook_id = webhook_id or new_webhook_id()
+        payload = dumps(event_payload(tx))
+        kind = event_type(tx)
+        event = NewEvent()
+        self.writes.insert(events, dict(
+            public_id=new_event_id(),
+            merchant_id=tx.merchant_id,
+            mode=tx.mode.value,
+            event_type=kind,
+            transaction_id=self.writes.id_of(tx),
+            tx_no=tx.tx_no,
+            webhook_id=webhook_id,
+            payload=payload,
+            created_at=tx.updated_at,
+        ), row=event)
         if not tx.callback_url:
             return
         self.writes.insert(webhook_events, dict(
             merchant_id=tx.merchant_id,
             mode=tx.mode.value,
             transaction_id=self.writes.id_of(tx),
-            webhook_id=webhook_id or new_webhook_id(),
-            event_type=event_type(tx),
+            webhook_id=webhook_id,
+            event_type=kind,
             url=tx.callback_url,
-            payload=dumps(event_payload(tx)),
+            payload=payload,
             state="pending",
             attempts=0,
             next_attempt_at=tx.updated_at,
             created_at=tx.updated_at,
+            event_id=self.writes.id_of(event),
         ))
 
     def take_token_limit(self, token_id: int, day, kind: str, currency: str, amount_minor: int,

@@ -18,6 +18,7 @@ from app import web
 from app.store.db import commit_sent, database_unreachable, forget_commits
 from app.util import Backoff
 
+from .endpoints import fan_out
 from .guard import guarded_session
 from .outbox import AttemptResult, ClaimedEvent, claim_due, record_attempt
 from .sender import send
@@ -68,7 +69,10 @@ class Dispatcher:
             return sum(self.in_flight.values())
 
     def dispatch(self) -> int:
-        """Claim due events for the free threads and start delivering them; returns how many."""
+        """Give new events their endpoints' deliveries, claim due deliveries for the free threads
+        and start them; returns how many were started."""
+        if not self.stopping.is_set():
+            fan_out(self.deps)
         with self.changed:
             busy = Counter(self.in_flight)
         free = self.settings.concurrency - sum(busy.values())

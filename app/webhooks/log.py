@@ -103,11 +103,14 @@ def _delivery(row) -> Delivery:
 
 
 def list_deliveries(conn: Connection, caller: Caller, *, tx_no: str | None = None,
-                    limit: int = 50, offset: int = 0) -> list[Delivery]:
-    """The caller's webhook events in its mode, newest first (only tx_no's when given)."""
+                    limit: int = 50, offset: int = 0, endpoint_row_id: int | None = None) -> list[Delivery]:
+    """The caller's webhook events in its mode, newest first (only tx_no's, or only those to one
+    webhook endpoint, when given)."""
     query = _DELIVERY.where(*scoped_to_mode(webhook_events, caller))
     if tx_no is not None:
         query = query.where(transactions.c.tx_no == tx_no)
+    if endpoint_row_id is not None:
+        query = query.where(webhook_events.c.endpoint_id == endpoint_row_id)
     query = query.order_by(webhook_events.c.created_at.desc(), webhook_events.c.id.desc())
     return [_delivery(row) for row in conn.execute(query.limit(limit).offset(offset))]
 

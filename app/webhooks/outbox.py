@@ -21,6 +21,7 @@ from app.payments.model import Mode
 from app.store.merchants import active_webhook_secrets
 from app.store.tables import webhook_attempts, webhook_events
 
+from . import endpoints
 from .settings import DeliverySettings, retry_delay
 
 
@@ -70,7 +71,7 @@ def claim_due(deps, settings: DeliverySettings, limit: int,
     e = webhook_events.c
     candidates = (
         select(e.id, e.merchant_id, e.mode, e.webhook_id, e.url, e.payload, e.attempts,
-               e.schedule_offset, e.next_attempt_manual)
+               e.schedule_offset, e.next_attempt_manual, e.endpoint_id)
         .where(e.state == "pending", e.next_attempt_at <= now, e.merchant_id.not_in(at_share))
         .order_by(e.next_attempt_at, e.id)
         .limit(limit * 4)
@@ -95,8 +96,12 @@ def claim_due(deps, settings: DeliverySettings, limit: int,
             .values(attempts=e.attempts + 1, next_attempt_at=lease_until, next_attempt_manual=False)
             .returning(e.id)
         ).scalars())
+        # A callbackUrl's delivery is signed with its merchant's secrets, an endpoint's with its own.
         secrets = {key: active_webhook_secrets(uow, key[0], Mode(key[1]), now)
-                   for key in {(row.merchant_id, row.mode) for row in chosen if row.id in taken}}
+                   for key in {(row.merchant_id, row.mode) for row in chosen
+                               if row.id in taken and row.endpoint_id is None}}
+        endpoint_secrets = endpoints.active_secrets(
+            uow.conn, uow.box, {row.endpoint_id for row in chosen if row.id in taken and row.endpoint_id}, now)
         uow.commit()
     return [
         ClaimedEvent(
@@ -105,7 +110,8 @@ def claim_due(deps, settings: DeliverySettings, limit: int,
             attempt_no=row.attempts + 1,
             schedule_position=row.attempts + 1 - row.schedule_offset,
             manual=bool(row.next_attempt_manual), lease_until=lease_until,
-            secrets=secrets[(row.merchant_id, row.mode)])
+            secrets=(endpoint_secrets[row.endpoint_id] if row.endpoint_id
+                     else secrets[(row.merchant_id, row.mode)]))
         for row in chosen if row.id in taken
     ]
 

@@ -41,6 +41,9 @@ schema = schemathesis.openapi.from_dict(
                        "database": "none", "with-security-parameters": False},
         "phases": {"stateful": {"enabled": False}},
         "checks": {"enabled": False, **{name: {"enabled": True} for name in CHECKS}},
+        # How fast Hypothesis makes data is the machine's, not the API's: a 5,000-row batch body
+        # generated on a busy 2-core machine tripped the health check while every answer was right.
+        "suppress-health-check": ["too_slow"],
     }),
 )
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from app.payments import batches
 from tests.api.test_create_and_status import nuban
 
@@ -111,3 +113,12 @@ def test_refund_rows_are_checked_by_the_refund_rules_in_order(sandbox, captured_
     assert (done["state"], done["createdRows"]) == ("done", 1)
     assert done["rows"][0]["txNo"].startswith("RFD-")
     assert sandbox.status(done["rows"][0]["txNo"])["Amount"] == 60
+
+
+@pytest.mark.parametrize("named", [{}, 5, ["rcp_1"]])
+def test_a_row_naming_a_recipient_by_anything_but_text_is_that_rows_error(sandbox, named):
+    created = sandbox.post("/payouts/batches", {"rows": [{"amount": 5, "reference": "r-1", "recipientId": named}]})
+
+    assert created.status_code == 201, created.text
+    [row] = created.json()["rows"]
+    assert row["errors"] == {"Recipient": [f"Recipient {named} not found (or archived)"]}

@@ -45,6 +45,7 @@ class Sample:
     recipient: str = "rcp_none"  # a saved recipient (an NGN bank account)
     batch_in_review: str = "bat_none"  # a payout batch with a refused row, in review
     batch_done: str = "bat_none"  # a payout batch the worker has made
+    endpoint: str = "we_none"  # a webhook endpoint
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,11 @@ def visits(sample: Sample) -> list[Visit]:
         Visit("Batch in review", f"/batches/{sample.batch_in_review}", PAYOUT_BATCHERS),
         Visit("Batch done", f"/batches/{sample.batch_done}", PAYOUT_BATCHERS),
         Visit("Not allowed", "/batches", EVERYONE - BATCHERS),
+        Visit("Webhook endpoints", "/settings/webhook-endpoints", ADMINS),
+        Visit("Webhook endpoint form with errors", "/settings/webhook-endpoints", ADMINS,
+              then=create_an_empty_endpoint),
+        Visit("Webhook endpoint", f"/settings/webhook-endpoints/{sample.endpoint}", ADMINS),
+        Visit("Not allowed", "/settings/webhook-endpoints", EVERYONE - ADMINS),
     ]
 
 
@@ -219,6 +225,13 @@ def create_a_token(page: Page) -> None:
 def connect_without_a_key(page: Page) -> None:
     """Send the provider form without a secret key."""
     page.get_by_role("button", name="Connect in", exact=False).click()
+    expect(page.locator(".field-errors").first).to_be_visible()
+
+
+def create_an_empty_endpoint(page: Page) -> None:
+    """Send the new endpoint form without a URL or event types."""
+    page.get_by_label("Every event type (*)").uncheck()
+    page.get_by_role("button", name="Create endpoint").click()
     expect(page.locator(".field-errors").first).to_be_visible()
 
 

@@ -95,10 +95,14 @@ def _sample(deps, merchant: NewMerchant, mode: Mode, api: Api) -> Sample:
         payment_method="ng-bank-payout", currency="NGN", bank="058", holder="Oluwaseun Adebayo-Williams",
         account_number=nuban("058"), first_name="Oluwaseun", last_name="Adebayo-Williams",
         email="oluwaseun.adebayo-williams@a-long-domain-name.example", label="Lagos warehouse rent, monthly"))
+    endpoint = api.post("/webhook-endpoints", {
+        "url": "https://hooks.a-shop-with-a-long-name.example/paydesk/events/finance-team-alerts",
+        "enabledEvents": ["refund.failed", "payout.failed", "payment.chargeback"], "description": "Finance alerts"})
+    assert endpoint.status_code == 201, endpoint.text
     return Sample(payment=captured, pending=payment(f"ORDER-{tag}-PENDING", None),
                   declined=payment(f"ORDER-{tag}-DECLINED", Status.DECLINED, "Insufficient Funds"),
                   payout=payout.json()["transactionId"], dispute=dispute.dispute_no,
-                  recipient=recipient.recipient.public_id,
+                  recipient=recipient.recipient.public_id, endpoint=endpoint.json()["id"],
                   batch_in_review=_batch(api, tag, refused_row=True),
                   batch_done=_batch(api, tag, refused_row=False, deps=deps))
 

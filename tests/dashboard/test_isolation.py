@@ -21,6 +21,8 @@ from app.store.merchants import create_merchant
 from app.api.request_log import flush_request_log
 from app.store.tables import api_tokens, audit_log, request_log, transaction_notes, users, webhook_events
 from app.util import utcnow
+from app.webhooks import endpoints as webhook_endpoints
+from app.webhooks import receiver_check
 from tests.conftest import Api, payment_body
 
 from .conftest import SANDBOX, Browserless, add_user
@@ -53,6 +55,7 @@ class OtherMerchant:
     app: object = None
     dispute_no: str = ""  # a dispute of B's sandbox (made by _b_dispute when first needed)
     recipient_id: str = ""  # a saved recipient of B's live mode (made by _b_recipient when first needed)
+    endpoint_ids: dict | None = None  # B's webhook endpoint per mode (made by _b_endpoint when first needed)
 
 
 def _provider_account(app, merchant_id: int) -> tuple[int, str, str]:
@@ -849,6 +852,93 @@ CHECKS.update({
     "dashboard.run_batch": check_run_batch,
     "dashboard.cancel_batch": check_cancel_batch,
     "dashboard.batch_results": check_batch_results,
+})
+
+
+B_ENDPOINT_URL = "https://b-only.example/paydesk-events"
+
+
+def _b_endpoint(a, other: OtherMerchant) -> str:
+    """B's webhook endpoint in the mode A looks at: its id."""
+    mode = Mode.SANDBOX if a.prefix == SANDBOX else Mode.LIVE
+    other.endpoint_ids = other.endpoint_ids or {}
+    if mode not in other.endpoint_ids:
+        created = webhook_endpoints.create_endpoint(
+            other.app.extensions["paydesk"], Caller(other.merchant_id, mode, "b@shop.test"),
+            {"url": B_ENDPOINT_URL, "enabledEvents": ("*",), "description": "B's receiver"})
+        other.endpoint_ids[mode] = created.endpoint.public_id
+    return other.endpoint_ids[mode]
+
+
+def _b_endpoint_untouched(a, other: OtherMerchant) -> None:
+    mode = Mode.SANDBOX if a.prefix == SANDBOX else Mode.LIVE
+    with other.app.extensions["paydesk"].uow(write=False) as uow:
+        found = webhook_endpoints.get_endpoint(uow.conn, Caller(other.merchant_id, mode, "test"),
+                                               other.endpoint_ids[mode])
+    assert (found.url, found.enabled, found.enabled_events) == (B_ENDPOINT_URL, True, ("*",))
+
+
+def check_webhook_endpoints(a, other):
+    endpoint_id = _b_endpoint(a, other)
+    response = a.get("/settings/webhook-endpoints")
+    _never_shows(response, other)
+    assert endpoint_id not in response.text and B_ENDPOINT_URL not in response.text
+
+
+def check_webhook_endpoint_create(a, other):
+    endpoint_id = _b_endpoint(a, other)
+    response = a.post("/settings/webhook-endpoints", {"url": "ftp://a.example/", "events": ["*"]})
+    assert response.status_code == 422
+    assert endpoint_id not in response.text and B_ENDPOINT_URL not in response.text
+
+
+def check_webhook_endpoint(a, other):
+    _not_found(a.get(f"/settings/webhook-endpoints/{_b_endpoint(a, other)}"))
+
+
+def check_webhook_endpoint_update(a, other):
+    endpoint_id = _b_endpoint(a, other)
+    _not_found(a.post(f"/settings/webhook-endpoints/{endpoint_id}",
+                      {"url": "https://a.example/", "events": ["refund.failed"]}))
+    _b_endpoint_untouched(a, other)
+
+
+def check_webhook_endpoint_rotate(a, other):
+    _not_found(a.post(f"/settings/webhook-endpoints/{_b_endpoint(a, other)}/rotate"))
+
+
+def check_webhook_endpoint_delete(a, other):
+    _not_found(a.post(f"/settings/webhook-endpoints/{_b_endpoint(a, other)}/delete"))
+    _b_endpoint_untouched(a, other)
+
+
+def check_webhook_endpoint_resend(a, other):
+    _not_found(a.post(f"/settings/webhook-endpoints/{_b_endpoint(a, other)}/resend-failed",
+                      {"since": "2020-01-01T00:00"}))
+
+
+def check_webhook_endpoint_check(a, other):
+    _not_found(a.post(f"/settings/webhook-endpoints/{_b_endpoint(a, other)}/check"))
+
+
+def check_webhook_endpoint_check_result(a, other):
+    mode = Mode.SANDBOX if a.prefix == SANDBOX else Mode.LIVE
+    endpoint_id = _b_endpoint(a, other)
+    check = receiver_check.request_check(other.app.extensions["paydesk"],
+                                         Caller(other.merchant_id, mode, "b@shop.test"), endpoint_id)
+    _not_found(a.get(f"/settings/webhook-endpoints/{endpoint_id}/checks/{check.public_id}"))
+
+
+CHECKS.update({
+    "dashboard.webhook_endpoint_check": check_webhook_endpoint_check,
+    "dashboard.webhook_endpoint_check_result": check_webhook_endpoint_check_result,
+    "dashboard.webhook_endpoints": check_webhook_endpoints,
+    "dashboard.webhook_endpoint_create": check_webhook_endpoint_create,
+    "dashboard.webhook_endpoint": check_webhook_endpoint,
+    "dashboard.webhook_endpoint_update": check_webhook_endpoint_update,
+    "dashboard.webhook_endpoint_rotate": check_webhook_endpoint_rotate,
+    "dashboard.webhook_endpoint_delete": check_webhook_endpoint_delete,
+    "dashboard.webhook_endpoint_resend": check_webhook_endpoint_resend,
 })
 
 

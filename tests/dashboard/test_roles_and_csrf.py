@@ -68,6 +68,15 @@ GUARDED = [
     ("payout", "post", "/recipients/rcp_none/pay/review"),
     ("payout", "post", "/recipients/rcp_none/pay"),
     ("payout", "post", "/transactions/POU-NONE/save-recipient"),
+    ("settings", "get", "/settings/webhook-endpoints"),
+    ("settings", "post", "/settings/webhook-endpoints"),
+    ("settings", "get", "/settings/webhook-endpoints/we_none"),
+    ("settings", "post", "/settings/webhook-endpoints/we_none"),
+    ("settings", "post", "/settings/webhook-endpoints/we_none/rotate"),
+    ("settings", "post", "/settings/webhook-endpoints/we_none/delete"),
+    ("settings", "post", "/settings/webhook-endpoints/we_none/resend-failed"),
+    ("settings", "post", "/settings/webhook-endpoints/we_none/check"),
+    ("settings", "get", "/settings/webhook-endpoints/we_none/checks/chk_none"),
 ]
 READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit",
                      "/audit/export.csv", "/account", "/account/sessions", "/account/two-factor"]
@@ -84,7 +93,10 @@ POSTS = ["/login", "/logout", "/transactions/PAY-NONE/refund/review",
          "/settings/users/0/reset-link", "/settings/users/0/two-factor/reset", "/settings/two-factor",
          "/account/password", "/account/two-factor", "/account/sessions/0/end", "/login/code",
          "/password/any-token", "/recipients", "/recipients/rcp_none/archive",
-         "/recipients/rcp_none/pay/review", "/recipients/rcp_none/pay", "/transactions/POU-NONE/save-recipient"]
+         "/recipients/rcp_none/pay/review", "/recipients/rcp_none/pay", "/transactions/POU-NONE/save-recipient",
+         "/settings/webhook-endpoints", "/settings/webhook-endpoints/we_none",
+         "/settings/webhook-endpoints/we_none/rotate", "/settings/webhook-endpoints/we_none/delete",
+         "/settings/webhook-endpoints/we_none/resend-failed", "/settings/webhook-endpoints/we_none/check"]
 
 
 @pytest.fixture(scope="module")
