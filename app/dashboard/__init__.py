@@ -77,6 +77,6 @@ def csrf_failed(_error):
 
 
 from . import (  # noqa: E402,F401
-    account, accounts_admin, approvals, audit, cancel, disputes, notes, overview, payouts, providers,
-    recipients, reconciliation, refunds, settings, transactions, webhooks,
+    account, accounts_admin, approvals, audit, cancel, customers, disputes, notes, overview, payouts,
+    providers, recipients, reconciliation, refunds, settings, transactions, webhooks, wrapping,
 )
