@@ -145,7 +145,7 @@ def _dispute_entry(move) -> Entry:
 
 def _approval_entries(approval: ApprovalRequest) -> list[Entry]:
     amount = f"{format_amount(approval.amount, approval.currency)} {approval.currency}"
-    links = (("Approvals", url_for("dashboard.approvals")),) if current_user.can("approve") else ()
+    links = (("Approvals", url_for("dashboard.approvals_list")),) if current_user.can("approve") else ()
     found = [Entry(approval.requested_at, "approval", f"Refund of {amount} asked for, to be approved by a second user",
                    approval.requested_by, links)]
     decision = APPROVAL_DECISIONS.get(approval.state)

@@ -92,7 +92,7 @@ def test_each_note_writes_an_audit_row_shown_in_the_audit_log(app, support, paym
     assert row.actor.startswith("support-") and row.actor.endswith("@shop.test")
     audit_page = support.get(_path(app, "dashboard.audit", action="note.add")).text
     assert f'>{payment}</a>' in audit_page
-    assert '<span class="tag">note.add</span>' in audit_page
+    assert '<span class="audit-action" data-action="note.add">Note added</span>' in audit_page
     assert "Refund promised by phone" in audit_page
 
 
