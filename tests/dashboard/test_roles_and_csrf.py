@@ -59,7 +59,7 @@ GUARDED = [
     ("payout", "post", "/recipients/rcp_none/pay"),
     ("payout", "post", "/transactions/POU-NONE/save-recipient"),
 ]
-READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit",
+READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/customer?reference=cust-1", "/webhooks", "/webhooks/inbox", "/audit",
                      "/audit/export.csv", "/account", "/account/sessions", "/account/two-factor"]
 # What pages poll: every role that reads the page may (they name nothing here, so 404), no one signed out.
 PROGRESS = ["/transactions/PAY-NONE/progress", "/webhooks/msg_none/progress?after=0"]
