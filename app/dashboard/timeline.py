@@ -112,7 +112,7 @@ def _status_entry(payment: Transaction, moved: Transaction, change) -> Entry:
 def _webhook_entry(event, attempts: list) -> Entry:
     count = event.attempts
     tried = f" after {count} {'attempt' if count == 1 else 'attempts'}" if count else ""
-    what = f"Webhook {event.event_type} to {event.url}: {WEBHOOK_STATES.get(event.state, event.state)}{tried}"
+    what = f"{event.event_type} to {event.url}: {WEBHOOK_STATES.get(event.state, event.state)}{tried}"
     link = ("Delivery and resend", url_for("dashboard.transaction", tx_no=event.tx_no,
                                            _anchor=f"delivery-{event.webhook_id}"))
     return Entry(event.created_at, "webhook", what, "Paydesk", (link,), attempts=tuple(
