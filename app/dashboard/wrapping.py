@@ -1,4 +1,4 @@
-"""Long tokens (e-mail addresses, hosts) that may wrap only where a reader expects a break."""
+"""Long tokens (e-mail addresses, URLs, IP addresses) that may wrap only where a reader expects a break."""
 from __future__ import annotations
 
 import re
@@ -7,22 +7,22 @@ from markupsafe import Markup, escape
 
 from . import dashboard
 
-_BREAKS = re.compile(r"([@.])")
+_PARTS = re.compile(r"([@./:_])")
 
 
-@dashboard.app_template_filter("wrap_email")
-def wrap_email(text: str | None) -> Markup:
-    """The text escaped, with a line-break opportunity (<wbr>) before each @ and after each dot:
-    a narrow cell wraps "ada.lovelace@example.com" at its parts, never inside a word."""
+@dashboard.app_template_filter("wrap_at_parts")
+def wrap_at_parts(text: str | None) -> Markup:
+    """The text escaped, with a line-break opportunity (<wbr>) before each @ and after each . / :
+    and _: a narrow cell wraps "ada.lovelace@example.com" or a URL at its parts, never inside a
+    word (cells use overflow-wrap: break-word, which breaks a word only when nothing else fits)."""
     if not text:
         return Markup("")
-    parts = _BREAKS.split(str(text))
     out = []
-    for part in parts:
+    for part in _PARTS.split(str(text)):
         if part == "@":
             out.append(Markup("<wbr>@"))
-        elif part == ".":
-            out.append(Markup(".<wbr>"))
+        elif part and _PARTS.fullmatch(part):
+            out.append(escape(part) + Markup("<wbr>"))
         else:
             out.append(escape(part))
     return Markup("").join(out)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.dashboard.audit import ACTION_WORDS, action_words, detail_label
-from app.dashboard.wrapping import wrap_email
+from app.dashboard.wrapping import wrap_at_parts
 
 APP = Path(__file__).resolve().parents[2] / "app"
 
@@ -63,7 +63,9 @@ def test_detail_keys_read_as_labels(key, label):
     assert detail_label(key) == label
 
 
-def test_e_mails_wrap_at_their_parts_and_stay_escaped():
-    assert str(wrap_email("ada.lovelace@example.com")) == "ada.<wbr>lovelace<wbr>@example.<wbr>com"
-    assert str(wrap_email("<b>@x")) == "&lt;b&gt;<wbr>@x"
-    assert str(wrap_email(None)) == ""
+def test_e_mails_urls_and_addresses_wrap_at_their_parts_and_stay_escaped():
+    assert str(wrap_at_parts("ada.lovelace@example.com")) == "ada.<wbr>lovelace<wbr>@example.<wbr>com"
+    assert str(wrap_at_parts("https://a.example/x-y")) == "https:<wbr>/<wbr>/<wbr>a.<wbr>example/<wbr>x-y"
+    assert str(wrap_at_parts("2001:db8::1")) == "2001:<wbr>db8:<wbr>:<wbr>1"
+    assert str(wrap_at_parts("<b>@x")) == "&lt;b&gt;<wbr>@x"
+    assert str(wrap_at_parts(None)) == ""
