@@ -40,6 +40,14 @@ def _stored_before_0030(engine) -> int:
                 {"merchant_id": merchant_id, "tx_no": f"PAY-M30-{number}", "reference": f"m30-{number}",
                  "kind": "payment" if billing else "refund",
                  "billing": json.dumps(billing) if billing else None, "now": now})
+        # Other customers' rows, newer: the listing index would have to walk past them all.
+        conn.execute(text(
+            "INSERT INTO transactions (merchant_id, mode, tx_no, kind, status, amount_minor, currency, "
+            "reference, payment_method, billing, created_at, updated_at) VALUES (:merchant_id, 'live', "
+            ":tx_no, 'payment', 'Captured', 100, 'EUR', :tx_no, 'card', :billing, :now, :now)"),
+            [{"merchant_id": merchant_id, "tx_no": f"PAY-OTHER-{n}", "now": now,
+              "billing": json.dumps({"email": f"o{n}@example.com", "customerReference": f"other-{n}"})}
+             for n in range(3000)])
     return merchant_id
 
 
@@ -67,8 +75,11 @@ def test_the_migration_fills_customer_references_and_indexes_a_customer_s_rows(d
         upgrade_database(database_at_0026)
         with engine.begin() as conn:
             found = dict(conn.execute(select(transactions.c.tx_no, transactions.c.customer_reference)
-                                      .where(transactions.c.merchant_id == merchant_id)).all())
+                                      .where(transactions.c.merchant_id == merchant_id,
+                                             transactions.c.tx_no.like("PAY-M30-%"))).all())
             assert found == {"PAY-M30-0": "cust-7", "PAY-M30-1": None, "PAY-M30-2": None, "PAY-M30-3": None}
+            assert conn.execute(select(transactions.c.customer_reference).where(
+                transactions.c.tx_no == "PAY-OTHER-42")).scalar_one() == "other-42"
             caller = Caller(merchant_id, Mode.LIVE, "test")
             for key, index in ((CustomerKey(reference="cust-7"), "ix_transactions_customer_reference"),
                                (CustomerKey(email="A@example.com"), "ix_transactions_customer_email_listing")):
