@@ -56,7 +56,7 @@ TX_COLUMNS = (
     "original_id", "decline_reason", "provider_transaction_id", "provider_status", "provider_message",
     "success_url", "pending_url", "failure_url", "udf1", "udf2", "udf3", "created_by", "created_at",
     "updated_at", "provider_check_at", "refund_reserved_minor", "refund_captured_minor",
-    "customer_email", "customer_name",
+    "customer_email", "customer_name", "customer_reference",
 )
 ID, MERCHANT, MODE, TX_NO, KIND, STATUS, AMOUNT, CURRENCY, REFERENCE = range(9)
 METHOD = TX_COLUMNS.index("payment_method")
@@ -200,16 +200,16 @@ class _Generator:
     def _tx_no(self, prefix: str) -> str:
         return f"{prefix}-{self.rng.getrandbits(64):016X}"
 
-    def _customer(self) -> tuple[str, str, str]:
+    def _customer(self) -> tuple[str, str, str, str]:
         return self.rng.choice(self.customers)
 
-    def _new_customer(self, number: int) -> tuple[str, str, str]:
-        """A customer's billing JSON, and its searchable e-mail and name."""
+    def _new_customer(self, number: int) -> tuple[str, str, str, str]:
+        """A customer's billing JSON, its searchable e-mail and name, and its reference."""
         first, last = self.rng.choice(FIRST_NAMES), self.rng.choice(LAST_NAMES)
         billing = {"firstName": first, "lastName": last,
                    "email": f"{first}.{last}{number}@example.com".lower(),
                    "customerReference": f"cust-{number}"}
-        return (json.dumps(billing), *searchable_customer(billing))
+        return (json.dumps(billing), *searchable_customer(billing), billing["customerReference"])
 
     def _weighted(self, choices) -> str:
         words, cumulative = choices
@@ -307,14 +307,14 @@ class _Generator:
                                   "holder": "Bench Payee",
                                   "accountNumber": f"{self.rng.randrange(10**9, 10**10)}"
                                   if currency == "NGN" else "DE89370400440532013000"})
-        billing, email, name = (None, None, None) if kind == "refund" else self._customer()
+        billing, email, name, customer = (None,) * 4 if kind == "refund" else self._customer()
         return (
             tx_id, merchant.id, mode, tx_no, kind, status, amount_minor, currency, reference,
             None if kind == "refund" else "BENCH SHOP", merchant.mode_callback, method,
             billing, details, original_id, decline,
             f"sim_{tx_no}", PROVIDER_WORDS[status], f"{status} by provider",
             None, None, None, None, None, None, "api:pd_live_bench", created, settled, None, 0, 0,
-            email, name,
+            email, name, customer,
         )
 
     def search_terms(self) -> dict[str, list[str]]:

@@ -77,6 +77,7 @@ def csrf_failed(_error):
 
 
 from . import (  # noqa: E402,F401
-    account, accounts_admin, approvals, audit, batches, cancel, developers, disputes, notes, overview, payouts,
-    providers, recipients, reconciliation, refunds, settings, transactions, webhook_endpoints, webhooks,
+    account, accounts_admin, approvals, audit, batches, cancel, customers, developers, disputes, notes,
+    overview, payouts, providers, recipients, reconciliation, refunds, settings, transactions,
+    webhook_endpoints, webhooks, wrapping,
 )

@@ -3,11 +3,12 @@ where from; filtered by user, action, days and TxNo in the URL, and exported as 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from flask import abort, render_template, request
-from flask_login import login_required
+from flask import abort, render_template, request, url_for
+from flask_login import current_user, login_required
 
 from app.auth.users import current_caller
 from app.payments.formats import storable_text
@@ -41,6 +42,86 @@ REMOVED_BY_RESET = "removed by sandbox reset"
 RESET_SINCE = "reset to its starting state since"
 
 
+# Every action code the code base writes (uow.audit), in words; test_audit_words checks that
+# each code written in app/ has its words here.
+ACTION_WORDS = {
+    "refund.create": "Refund issued",
+    "payout.create": "Payout created",
+    "payment.cancel": "Payment cancelled",
+    "payment.cancel.requested": "Cancel asked of the provider",
+    "note.add": "Note added",
+    "webhook.resend": "Webhook resent",
+    "approval.request": "Approval asked for",
+    "approval.approve": "Request approved",
+    "approval.reject": "Request rejected",
+    "approval.expire": "Request expired unanswered",
+    "approval.fail": "Approved request could not be made",
+    "approval.threshold": "Approval threshold changed",
+    "user.limits": "User's limits changed",
+    "sandbox.reset": "Sandbox reset",
+    "token.create": "API token created",
+    "token.revoke": "API token revoked",
+    "webhook_secret.rotate": "Webhook secret rotated",
+    "user.create": "User added",
+    "user.role": "User's role changed",
+    "user.activate": "User reactivated",
+    "user.deactivate": "User deactivated",
+    "user.password_change": "Password changed",
+    "user.password_set": "Password chosen through a link",
+    "user.reset_link": "Password reset link made",
+    "user.invite_link": "Invitation link made",
+    "user.two_factor_enable": "Two-factor sign-in turned on",
+    "user.two_factor_reset": "Two-factor sign-in reset",
+    "user.recovery_code_use": "Signed in with a recovery code",
+    "user.session_end": "Session ended",
+    "merchant.two_factor_required": "Two-factor sign-in required of everyone",
+    "merchant.two_factor_optional": "Two-factor sign-in made optional",
+    "provider.connect": "Provider account connected",
+    "provider.update": "Provider account updated",
+    "provider.disconnect": "Provider account disconnected",
+    "provider.test": "Provider connection tested",
+    "recipient.save": "Recipient saved",
+    "recipient.archive": "Recipient deleted",
+    "recipient.pay": "Recipient paid",
+    "dispute.evidence.draft": "Dispute evidence saved as a draft",
+    "dispute.evidence.submit": "Dispute evidence submitted",
+    "dispute.evidence.file": "Dispute evidence file added",
+    "dispute.accept": "Dispute accepted",
+    "batch.create": "Batch uploaded",
+    "batch.run": "Batch started",
+    "batch.cancel": "Batch cancelled",
+    "webhook_endpoint.create": "Webhook endpoint added",
+    "webhook_endpoint.update": "Webhook endpoint changed",
+    "webhook_endpoint.delete": "Webhook endpoint deleted",
+    "webhook_endpoint.rotate_secret": "Webhook endpoint's secret rotated",
+    "webhook_endpoint.resend_failed": "Failed webhooks resent to an endpoint",
+    "webhook_endpoint.check": "Webhook receiver checked",
+}
+# Detail keys in words; others are written with their parts spaced ("sessions_ended": "Sessions ended").
+DETAIL_LABELS = {"originalTxNo": "Original TxNo", "refundTxNo": "Refund TxNo", "approvalId": "Approval",
+                 "requestedBy": "Requested by", "keyHint": "Key", "baseUrl": "Base URL",
+                 "webhookSecret": "Webhook secret", "maxRefund": "Largest refund",
+                 "maxPayout": "Largest payout", "through": "Through"}
+# Detail keys whose value names a transaction, a request awaiting approval, a saved recipient.
+_TX_NO_DETAILS = {"originalTxNo", "refundTxNo", "payment"}
+_USER_ACTIONS = "user."
+_DISPUTE_START = "DSP-"
+
+
+@dashboard.app_template_global("action_words")
+def action_words(action: str) -> str:
+    """What the action code means, in words (the code itself for one this version does not know)."""
+    return ACTION_WORDS.get(action, action)
+
+
+def detail_label(key: str) -> str:
+    """A detail's key as a label: "originalTxNo" -> "Original TxNo", "sessions_ended" -> "Sessions ended"."""
+    if key in DETAIL_LABELS:
+        return DETAIL_LABELS[key]
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).replace("_", " ").lower()
+    return spaced[:1].upper() + spaced[1:]
+
+
 @dataclass(frozen=True)
 class AuditRow:
     """One entry as the audit table shows it."""
@@ -54,7 +135,13 @@ class AuditRow:
     target_note: str | None  # what a sandbox reset did to it since
     amount: str
     ip: str
-    details: list[tuple[str, str]]
+    details: list[tuple[str, str, str | None]]  # label, value, where it links (or None)
+    target_url: str | None = None  # a dispute's page, a user's entries
+
+    @property
+    def words(self) -> str:
+        """The action in words."""
+        return action_words(self.action)
 
 
 @dashboard.get("/audit")
@@ -73,7 +160,7 @@ def audit():
     if flt.action and flt.action not in actions:
         actions = sorted([*actions, flt.action])
     return render_template("dashboard/audit.html", rows=rows, args=audit_filter_args(request.args),
-                           problems=problems, actions=actions,
+                           problems=problems, actions=sorted(actions, key=action_words),
                            older=rows[-1].id if more else None, paged=older_than is not None)
 
 
@@ -150,7 +237,30 @@ def _row(entry, reset_note: str | None) -> AuditRow:
                     target_link=_is_transaction(target) and reset_note != REMOVED_BY_RESET,
                     target_note=reset_note,
                     amount=minor_money(entry.amount_minor, entry.currency), ip=entry.ip or "",
-                    details=_detail(entry))
+                    details=[(detail_label(key), value, _detail_url(key, value))
+                             for key, value in _detail(entry) if value.strip()],
+                    target_url=_target_url(entry.action, target))
+
+
+def _target_url(action: str, target: str) -> str | None:
+    """Where a target other than a transaction links: a dispute's page (to those who answer
+    disputes), a user's own entries."""
+    if target.startswith(_DISPUTE_START) and current_user.can("answer_disputes"):
+        return url_for("dashboard.dispute", dispute_no=target)
+    if action.startswith(_USER_ACTIONS) and "@" in target:
+        return url_for("dashboard.audit", user=target)
+    return None
+
+
+def _detail_url(key: str, value: str) -> str | None:
+    """Where a detail links: a transaction it names, the approvals list, the saved recipients."""
+    if key in _TX_NO_DETAILS and _is_transaction(value):
+        return url_for("dashboard.transaction", tx_no=value)
+    if key == "approvalId" and current_user.can("approve"):
+        return url_for("dashboard.approvals_list")
+    if key == "recipient" and current_user.can("create_payout"):
+        return url_for("dashboard.recipients_list")
+    return None
 
 
 def _detail(entry) -> list[tuple[str, str]]:

@@ -18,7 +18,9 @@ _LIFETIME_WORDS = {password_links.RESET: "1 hour", password_links.INVITE: "7 day
 def new_link(uow, caller, user_id: int, email: str, purpose: str) -> str:
     """A new one-time link for the user, audited in the caller's unit of work (which commits)."""
     token = password_links.issue_link(uow.conn, user_id, purpose, caller.actor, deps().clock())
-    uow.audit(caller, f"user.{purpose}_link", target=email, both_modes=True)
+    # Each code written whole: the audit log's words (audit.ACTION_WORDS) are checked against them.
+    uow.audit(caller, "user.reset_link" if purpose == password_links.RESET else "user.invite_link",
+              target=email, both_modes=True)
     return current_app.config["BASE_URL"] + url_for("auth.set_password", token=token)
 
 

@@ -20,7 +20,6 @@ from app.payments.model import (
 from app.payments.money import format_amount
 from app.payments.notes import MAX_NOTE_LENGTH
 from app.store import listing, settlements
-from app.store.history import status_changes
 from app.store.refund_totals import refund_arithmetic
 from app.payments.formats import storable_text
 from app.util import could_be_key
@@ -34,6 +33,7 @@ from .htmx import page_or_fragment
 from .modes import InOtherMode, other_mode
 from .navigation import landing_endpoint
 from .payouts import bank_name
+from .timeline import build_timeline
 from .webhooks import with_attempts
 
 MAX_SEARCH_LENGTH = 100
@@ -153,16 +153,16 @@ def detail_context(tx_no: str) -> dict:
         tx = _transaction_or_404(uow, caller, tx_no)
         refunds = uow.transactions.refunds_of(caller, tx.id) if tx.kind is Kind.PAYMENT else []
         arithmetic = refund_arithmetic(uow, caller, tx) if tx.kind is Kind.PAYMENT else None
-        history = status_changes(uow.conn, caller, tx.id)
         deliveries = with_attempts(uow.conn, log.list_deliveries(uow.conn, caller, tx_no=tx.tx_no,
                                                                  limit=100))
         method = uow.methods.of_transaction(tx)
         approvals = uow.approvals.of_payment(caller, tx.id) if tx.kind is Kind.PAYMENT else []
         notes = uow.notes.of_transaction(caller, tx)
         fees = settlements.fees_of(uow.conn, tx.id)  # the provider's, once a settlement carried it
+        timeline = build_timeline(uow.conn, caller, tx, refunds, approvals, notes)
     return {
         "tx": tx, "fields": status_body(tx), "refunds": refunds, "arithmetic": arithmetic,
-        "history": history, "deliveries": deliveries, "method": method,
+        "timeline": timeline, "deliveries": deliveries, "method": method,
         "bank_name": bank_name(tx) if tx.payment_details else None,
         "cancel_panel": cancel_panel_state(tx),
         "approvals": approvals,

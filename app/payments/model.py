@@ -360,6 +360,12 @@ class Transaction:
         return searchable_customer(self.billing)[1]
 
     @property
+    def customer_reference(self) -> str | None:
+        """The merchant's id of the customer (billing.customerReference), the customer page's
+        key; None without one. Migration 0030 derives the same value for older rows."""
+        return (self.billing or {}).get("customerReference") or None
+
+    @property
     def opened_at_provider(self) -> bool:
         """The provider has answered its create (it gave an id, a status word or a payment page)."""
         return bool(self.provider_transaction_id or self.provider_status or self.provider_redirect_url)

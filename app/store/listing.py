@@ -42,6 +42,7 @@ class TransactionFilter:
     created_to: datetime | None = None  # exclusive
     reference: str | None = None  # the whole reference
     customer_email: str | None = None  # the whole address, any case
+    customer_reference: str | None = None  # the merchant's customer id, exact (the customer page)
 
     def conditions(self, reference_ids: list[int] | None = None,
                    customer_ids: list[int] | None = None, reference_owner: int | None = None) -> list:
@@ -113,8 +114,11 @@ class TransactionFilter:
             found.append(columns.created_at >= self.created_from)
         if self.created_to is not None:
             found.append(columns.created_at < self.created_to)
+        # Both through migration 0030's indexes, which keep one customer's rows newest first.
         if self.customer_email is not None:
             found.append(func.lower(columns.customer_email) == self.customer_email.lower())
+        if self.customer_reference is not None:
+            found.append(columns.customer_reference == self.customer_reference)
         return found
 
 
@@ -225,6 +229,15 @@ class TransactionRow:
     reference: str
     decline_reason: str | None
     payment_method: str
+    customer_name: str | None = None
+    customer_email: str | None = None
+    customer_reference: str | None = None
+    refunded: Decimal = Decimal(0)  # a payment's Captured refunds (refund_captured_minor)
+
+    @property
+    def partly_refunded(self) -> bool:
+        """A payment some of whose amount its refunds returned, not all of it (yet)."""
+        return self.kind is Kind.PAYMENT and Decimal(0) < self.refunded < self.amount
 
     @property
     def cursor(self) -> Cursor:
@@ -245,6 +258,8 @@ _LIST_COLUMNS = (
     transactions.c.id, transactions.c.created_at, transactions.c.tx_no, transactions.c.kind,
     transactions.c.status, transactions.c.amount_minor, transactions.c.currency,
     transactions.c.reference, transactions.c.decline_reason, transactions.c.payment_method,
+    transactions.c.customer_name, transactions.c.customer_email, transactions.c.customer_reference,
+    transactions.c.refund_captured_minor,
 )
 
 
@@ -261,7 +276,9 @@ def _row(row: RowMapping) -> TransactionRow:
         id=row["id"], created_at=row["created_at"], tx_no=row["tx_no"], kind=Kind(row["kind"]),
         status=Status(row["status"]), amount=from_minor(row["amount_minor"], row["currency"]),
         currency=row["currency"], reference=row["reference"], decline_reason=row["decline_reason"],
-        payment_method=row["payment_method"],
+        payment_method=row["payment_method"], customer_name=row["customer_name"],
+        customer_email=row["customer_email"], customer_reference=row["customer_reference"],
+        refunded=from_minor(row["refund_captured_minor"], row["currency"]),
     )
 
 

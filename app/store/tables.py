@@ -219,6 +219,8 @@ transactions = Table(
     # (Transaction.customer_email/customer_name); NULL for refunds, which carry no billing.
     Column("customer_email", String(254)),
     Column("customer_name", String(201)),
+    # The customer page's key (billing.customerReference, migration 0030); NULL for refunds.
+    Column("customer_reference", String(100)),
     UniqueConstraint("merchant_id", "mode", "tx_no", name="uq_transactions_merchant_mode_tx_no"),
     Index("ix_transactions_listing", "merchant_id", "mode", "created_at", "id"),
     # The API list's amount ranges (migration 0024, which also gives PostgreSQL statistics on
@@ -269,6 +271,11 @@ transactions = Table(
 
 # A whole e-mail address typed in the search, any case (migration 0009).
 Index("ix_transactions_customer_email_lower", func.lower(transactions.c.customer_email))
+# One customer's rows in the listing's order, by reference or by e-mail (the customer page, 0030).
+Index("ix_transactions_customer_reference", transactions.c.merchant_id, transactions.c.mode,
+      transactions.c.customer_reference, transactions.c.created_at, transactions.c.id)
+Index("ix_transactions_customer_email_listing", transactions.c.merchant_id, transactions.c.mode,
+      func.lower(transactions.c.customer_email), transactions.c.created_at, transactions.c.id)
 
 def _daily_total_columns() -> list[Column]:
     """What a daily total is kept per (merchant, mode, UTC day, currency, kind, status, decline
@@ -500,6 +507,8 @@ provider_events = Table(
     Column("detail", String(500)),
     Index("ix_provider_events_merchant", "merchant_id", "mode", "received_at"),
     Index("ix_provider_events_replay", "provider_account_id", "body_sha256"),
+    # A payment's timeline reads the events about its transactions (migration 0030).
+    Index("ix_provider_events_tx_no", "merchant_id", "mode", "tx_no"),
 )
 
 audit_log = Table(

@@ -301,6 +301,7 @@ class TransactionRepository:
             billing=json.dumps(tx.billing) if tx.billing else None,
             customer_email=tx.customer_email,
             customer_name=tx.customer_name,
+            customer_reference=tx.customer_reference,
             payment_details=json.dumps(tx.payment_details) if tx.payment_details else None,
             original_id=tx.original_id,
             decline_reason=tx.decline_reason,

@@ -100,6 +100,8 @@ def visits(sample: Sample) -> list[Visit]:
         Visit("Reconciliation", "/reconciliation", RECONCILERS),
         Visit("Not allowed", "/reconciliation", EVERYONE - RECONCILERS),
         Visit("Search by customer", "/transactions?q=example"),
+        Visit("Customer", "/customer?reference=cust-1"),
+        Visit("Customer by e-mail", "/customer?email=ada@example.com"),
         Visit("Audit log filtered", "/audit?action=refund.create&from=2020-01-01"),
         Visit("Audit filter problem", "/audit?from=not-a-day"),
         Visit("Your account", "/account"),

@@ -213,7 +213,7 @@ def test_revoke_and_deactivate_are_on_a_phone_screen(page: Page, server, shop):
 def test_every_audit_column_is_seen_whole(page: Page, server, shop, screen):
     _signed_in_at(page, server, shop, "support", screen)
     page.goto(f"{server.url}/audit")
-    expect(page.get_by_text("baseUrl:").first).to_be_visible()
+    expect(page.get_by_text("Base URL:").first).to_be_visible()
     _keep_screenshot(page, f"audit-{screen}")
     assert _cut_off(page.locator("main").locator(CELLS[screen])) == []
 

@@ -19,7 +19,7 @@ def sandbox_support(dashboard, merchant):
 
 def _target_cell(page: str, action: str) -> str:
     """The Target cell of the newest entry of this action."""
-    row = re.search(rf'<span class="tag">{re.escape(action)}</span></td>\s*<td[^>]*>(.*?)</td>', page, re.S)
+    row = re.search(rf'data-action="{re.escape(action)}">[^<]*</span></td>\s*<td[^>]*>(.*?)</td>', page, re.S)
     assert row, f"no {action} entry"
     return row.group(1)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -60,7 +61,13 @@ def listed(app, client, entries, **filters) -> set[str]:
     """The names of the fixture's entries the audit page shows with these filters."""
     response = client.get(_path(app, "dashboard.audit", **filters))
     assert response.status_code == 200
-    return {name for name, target in entries.items() if f">{target}<" in response.text}
+    return _targets_shown(response.text, entries)
+
+
+def _targets_shown(page: str, entries) -> set[str]:
+    """The names of the entries whose target is in a Target cell (details link TxNos too)."""
+    cells = " ".join(re.findall(r'data-label="Target">(.*?)</td>', page, re.S))
+    return {name for name, target in entries.items() if f">{target}<" in cells}
 
 
 def test_no_filter_lists_the_modes_entries(app, support, entries):
@@ -98,10 +105,10 @@ def test_filters_combine_and_the_form_shows_them_again(app, support, entries):
     filters = {"user": "ada", "action": "note.add", "from": "2026-03-01", "to": "2026-03-03",
                "tx_no": "PAY-111"}
     response = support.get(_path(app, "dashboard.audit", **filters))
-    assert {n for n, t in entries.items() if f">{t}<" in response.text} == {"ada_note"}
+    assert _targets_shown(response.text, entries) == {"ada_note"}
     page = response.text
     assert 'id="user" name="user" type="search" value="ada"' in page
-    assert '<option value="note.add" selected>note.add</option>' in page
+    assert '<option value="note.add" selected>Note added</option>' in page
     assert 'id="from" name="from" type="date" value="2026-03-01"' in page
     assert 'id="tx_no" name="tx_no" type="search" value="PAY-111"' in page
     assert "1 entry matching the filters, newest first" in page
@@ -151,3 +158,25 @@ def test_export_of_every_entry_in_batches(app, support, entries, monkeypatch):
     monkeypatch.setattr("app.store.audit.EXPORT_BATCH", 2)
     rows = list(csv.reader(io.StringIO(support.get(_path(app, "dashboard.export_audit")).text)))
     assert [row[3] for row in rows[1:]] == ["'+44123", "RFD-BBB", "POU-222", "PAY-111", "RFD-AAA"]
+
+
+def _row_of(page: str, target: str) -> str:
+    return page.split(f">{target}<", 1)[0].rsplit("<tr>", 1)[1] + page.split(f">{target}<", 1)[1].split("</tr>", 1)[0]
+
+
+def test_entries_read_in_words_and_link_to_what_they_name(app, support, entries):
+    page = support.get(_path(app, "dashboard.audit", tx_no="PAY-111")).text
+    refund = _row_of(page, "RFD-AAA")
+    assert '<span class="audit-action" data-action="refund.create">Refund issued</span>' in refund
+    assert ('<span class="muted">Original TxNo:</span> <a href="/transactions/PAY-111">PAY-111</a>') in refund
+    assert '<span class="muted">Reason:</span> Damaged' in refund
+    # Who links to that user's entries, the other filters kept; the e-mail wraps only at its parts.
+    assert ('<a href="/audit?tx_no=PAY-111&amp;user=ada@shop.test" title="Only this user\'s entries">'
+            'ada<wbr>@shop.<wbr>test</a>') in refund
+    assert "originalTxNo" not in page and ">refund.create<" not in page
+
+
+def test_an_empty_detail_is_not_shown(app, support, entries):
+    page = support.get(_path(app, "dashboard.audit", user="api:")).text
+    row = _row_of(page, "RFD-BBB")
+    assert "Original TxNo:" in row and "Reason:" not in row

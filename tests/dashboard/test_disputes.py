@@ -77,7 +77,8 @@ def test_the_dispute_page_tells_the_payments_story_and_offers_the_draft(
     text = page.text
     assert "due in 3 days" in text
     assert f'href="/test/transactions/{tx_no}"' in text
-    assert "Status history" in text and "Webhook deliveries" in text and "Refunds" in text
+    assert ">Timeline</h2>" in text and "Webhook deliveries" in text and "Refunds" in text
+    assert f"Dispute {dispute_no} of 100.00 EUR opened" in text  # the payment's timeline has it
     assert "Ada Lovelace</textarea>" in text  # Paydesk's draft
     assert f"Payment {tx_no} (reference" in text
     assert "Submit evidence" in text and "Accept dispute" in text

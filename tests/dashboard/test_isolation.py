@@ -186,6 +186,23 @@ def check_export(a, other):
     assert a.get(f"/transactions/export.csv?q={other.reference}").text.count("\n") == 1  # header only
 
 
+def check_customer(a, other):
+    # B's customer, with a reference and an e-mail of its own: A's page of them is empty.
+    marker = uuid.uuid4().hex[:10]
+    billing = {"firstName": "B", "lastName": "Customer", "email": f"b-{marker}@b.example",
+               "customerReference": f"b-customer-{marker}"}
+    for api in (other.api, other.sandbox):
+        created = api.post("/transactions", payment_body(billing=billing))
+        assert created.status_code == 200, created.text
+        b_tx_no = created.json()["transactionId"]
+        for query in (f"?reference=b-customer-{marker}", f"?email=B-{marker}@b.example", "?reference=cust-1",
+                      "?email=ada@example.com"):
+            response = a.get("/customer" + query)
+            _never_shows(response, other)
+            assert b_tx_no not in response.text and "B Customer" not in response.text
+        assert "No transactions of this customer" in a.get(f"/customer?reference=b-customer-{marker}").text
+
+
 def check_transaction(a, other):
     for tx_no in (other.payment, other.refund, other.payout, other.sandbox_payment):
         _not_found(a.get(f"/transactions/{tx_no}"))
@@ -572,6 +589,7 @@ CHECKS = {
     "dashboard.transactions": check_transactions,
     "dashboard.export_transactions": check_export,
     "dashboard.transaction": check_transaction,
+    "dashboard.customer": check_customer,
     "dashboard.transaction_refunds": check_transaction_refunds,
     "dashboard.transaction_progress": check_transaction_progress,
     "dashboard.review_refund": check_review_refund,

@@ -64,8 +64,12 @@ def test_support_adds_notes_shown_newest_first_with_who_and_when(app, support, p
     assert first.status_code == 200
     assert "HX-Request" in first.headers["Vary"]
     second = _add(app, support, payment, "Sent tracking link")
-    html = second.text
+    html, timeline = second.text.split('<section class="card" id="history"')  # notes, status; timeline
     assert html.lstrip().startswith('<section class="card notes" id="notes"')
+    # The timeline comes along out of band, the new note on top.
+    assert timeline.startswith(' aria-labelledby="history-title" hx-swap-oob="true">')
+    assert '<span class="tag">Note</span>' in timeline
+    assert timeline.index("Sent tracking link") < timeline.index("Customer called: parcel late")
     assert html.index("Sent tracking link") < html.index("Customer called: parcel late")
     assert '<p class="note-body">Customer called: parcel late</p>' in html  # trimmed
     assert html.count('class="note-author">support-') == 2
@@ -88,7 +92,7 @@ def test_each_note_writes_an_audit_row_shown_in_the_audit_log(app, support, paym
     assert row.actor.startswith("support-") and row.actor.endswith("@shop.test")
     audit_page = support.get(_path(app, "dashboard.audit", action="note.add")).text
     assert f'>{payment}</a>' in audit_page
-    assert '<span class="tag">note.add</span>' in audit_page
+    assert '<span class="audit-action" data-action="note.add">Note added</span>' in audit_page
     assert "Refund promised by phone" in audit_page
 
 

@@ -78,7 +78,7 @@ GUARDED = [
     ("settings", "post", "/settings/webhook-endpoints/we_none/check"),
     ("settings", "get", "/settings/webhook-endpoints/we_none/checks/chk_none"),
 ]
-READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/webhooks", "/webhooks/inbox", "/audit",
+READ_FOR_EVERYONE = ["/transactions", "/transactions/export.csv", "/customer?reference=cust-1", "/webhooks", "/webhooks/inbox", "/audit",
                      "/audit/export.csv", "/account", "/account/sessions", "/account/two-factor"]
 # What pages poll: every role that reads the page may (they name nothing here, so 404), no one signed out.
 PROGRESS = ["/transactions/PAY-NONE/progress", "/webhooks/msg_none/progress?after=0"]
