@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from functools import cache
 from zoneinfo import ZoneInfo, available_timezones
 
@@ -79,6 +79,22 @@ def amount_text(amount: Decimal, currency: str, shown: Display | None = None) ->
     1.234,56 (de-DE); JPY 1,235; KWD 1.000. Amounts are written, never parsed, with Babel."""
     return format_currency(Decimal(format_amount(amount, currency)), currency, format=_AMOUNT_PATTERN,
                            currency_digits=True, locale=(shown or display()).babel)
+
+
+def percent_text(value: Decimal, shown: Display | None = None) -> str:
+    """A percentage to one decimal in the locale's signs: 31.9 % (en-GB), 31,9 % (de-DE)."""
+    return f"{format_decimal(value, format='#,##0.0', locale=(shown or display()).babel)} %"
+
+
+def change_text(now: int, before: int, shown: Display | None = None) -> str:
+    """A figure's change against the previous period, to one decimal (half up): "+12.5 %",
+    "-3.0 %", "0.0 %"; "new" when the previous period had none, "–" when neither had any."""
+    if not before:
+        return "new" if now else "–"
+    change = (Decimal((now - before) * 100) / Decimal(abs(before))).quantize(
+        Decimal("0.1"), rounding=ROUND_HALF_UP)
+    sign = "+" if change > 0 else ""
+    return f"{sign}{percent_text(change, shown)}"
 
 
 def number_text(value: int | Decimal, shown: Display | None = None) -> str:
@@ -242,6 +258,7 @@ def register(app: Flask) -> None:
     app.add_template_filter(day_text, "day")
     app.add_template_filter(day_input_text, "day_input")
     app.add_template_filter(number_text, "number")
+    app.add_template_filter(percent_text, "percent")
     app.add_template_global(day_input_hint, "day_input_hint")
     app.add_template_global(display, "display")
     app.add_template_filter(masked, "masked")
