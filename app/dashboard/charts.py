@@ -160,9 +160,11 @@ def daily_chart(figures: CurrencyOverview) -> DailyChart:
         middle = PLOT_LEFT + (Fraction(span * i, count - 1) if count > 1 else Fraction(span, 2))
         captured = amount_text(from_minor(d.captured_minor, currency), currency) + f" {currency}"
         refunded = amount_text(from_minor(d.refunded_minor, currency), currency) + f" {currency}"
+        left = max(middle - column / 2, Fraction(PLOT_LEFT))
+        right = min(middle + column / 2, Fraction(PLOT_RIGHT))
         tip_x = min(max(middle - TIP_WIDTH // 2, Fraction(PLOT_LEFT)), Fraction(PLOT_RIGHT - TIP_WIDTH))
         points.append(DayPoint(
-            column_x=px(max(middle - column / 2, Fraction(PLOT_LEFT))), column_width=px(column),
+            column_x=px(left), column_width=px(right - left),
             words=f"{day_text(d.day)}: captured {captured}, refunded {refunded}", tip_x=px(tip_x),
             captured=f"Captured {captured}", refunded=f"Refunded {refunded}", day=day_text(d.day)))
     return DailyChart(
