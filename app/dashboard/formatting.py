@@ -184,6 +184,15 @@ def day_input_hint(shown: Display | None = None) -> str:
     return f"{words}, e.g. {day_input_text(date(2026, 10, 29), shown)}"
 
 
+def retyped_day(text: str | None, shown: Display | None = None) -> str:
+    """A day from a query string as the date field shows it (2026-03-01 -> 01/03/2026 in
+    en-GB); text that is no day stays as it was typed, for the user to correct."""
+    try:
+        return day_input_text(parse_day(text or "", shown), shown)
+    except ValueError:
+        return text or ""
+
+
 def parse_day(text: str, shown: Display | None = None) -> date:
     """A typed day in the reader's locale (29/10/2026 in en-GB), or YYYY-MM-DD as links and
     scripts write it. Raises ValueError when it is neither."""
@@ -257,6 +266,7 @@ def register(app: Flask) -> None:
     app.add_template_filter(when_iso, "when_iso")
     app.add_template_filter(day_text, "day")
     app.add_template_filter(day_input_text, "day_input")
+    app.add_template_filter(retyped_day, "retyped_day")
     app.add_template_filter(number_text, "number")
     app.add_template_filter(percent_text, "percent")
     app.add_template_global(day_input_hint, "day_input_hint")
