@@ -117,7 +117,7 @@ def rows_in_range(conn, caller: Caller, first: date, last: date) -> int:
 
 
 def plan(conn, caller: Caller, first: date, last: date) -> str:
-    """The access path of the Overview's query, in one line."""
+    """The access paths of the Overview's queries, in one line."""
     statements = []
 
     def capture(_conn, _cursor, statement, parameters, _context, _many):
@@ -128,19 +128,20 @@ def plan(conn, caller: Caller, first: date, last: date) -> str:
         overview(conn, caller, first, last)
     finally:
         event.remove(conn, "before_cursor_execute", capture)
-    # Replayed as overview() sent them (its planner settings too), the query explained.
-    found = ""
+    # Replayed as overview() sent them (its planner settings too), each query explained: the
+    # figures' query, then the settlements' fees.
+    found = []
     for statement, parameters in statements:
         if not statement.lstrip().upper().startswith(("SELECT", "WITH")):
             conn.exec_driver_sql(statement, parameters)
         elif conn.dialect.name == "postgresql":
             lines = conn.exec_driver_sql(f"EXPLAIN {statement}", parameters).scalars().all()
-            found = " / ".join(line.strip().removeprefix("->  ").split("  (cost")[0] for line in lines
-                               if "Scan" in line or "Aggregate" in line or "Sort" in line)
+            found.append(" / ".join(line.strip().removeprefix("->  ").split("  (cost")[0] for line in lines
+                                    if "Scan" in line or "Aggregate" in line or "Sort" in line))
         else:
             rows = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters).all()
-            found = " / ".join(row[-1] for row in rows)
-    return found
+            found.append(" / ".join(row[-1] for row in rows))
+    return " | ".join(found)
 
 
 def time_page(database_url: str, merchant_id: int, queries: int) -> dict:

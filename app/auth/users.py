@@ -50,6 +50,9 @@ _URL_TRIMMED = "".join(map(chr, range(0x21)))
 # A longer `next` is not a page of this site (and would not fit the cookie between sign-in steps).
 MAX_LOCAL_PATH = 2000
 
+# The locale a user's dates and amounts are written in until they choose one (Account page).
+DEFAULT_LOCALE = "en-GB"
+
 login_manager = LoginManager()
 login_manager.login_view = "auth.login"
 login_manager.login_message = "Sign in to continue."
@@ -71,6 +74,12 @@ class DashboardUser(UserMixin):
         self.has_two_factor = bool(row.has_two_factor)
         # The merchant requires a second factor and this user has none yet: enrol first.
         self.must_enrol = bool(row.require_two_factor) and not self.has_two_factor
+        # How their pages write times and amounts (app/dashboard/formatting.py): their own
+        # choices, else the merchant's time zone and the default locale.
+        self.locale = row.locale or DEFAULT_LOCALE
+        self.own_time_zone = row.own_time_zone
+        self.merchant_time_zone = row.merchant_time_zone
+        self.time_zone = row.own_time_zone or row.merchant_time_zone
 
     @property
     def is_active(self) -> bool:

@@ -4,6 +4,8 @@ Every change writes an audit entry of no mode in the same transaction.
 """
 from __future__ import annotations
 
+from decimal import Decimal
+
 from flask import (
     abort,
     flash,
@@ -29,10 +31,12 @@ from app.auth.two_factor import (
 from app.auth.users import check_password, current_caller
 from app.store import two_factor as second_factors
 from app.store import user_sessions
-from app.store.users import set_password_hash, user_by_id
+from app.store.users import set_display, set_password_hash, user_by_id
 from app.web import deps, password_hasher
 
 from . import dashboard
+from .formatting import money
+from .forms import DisplayForm
 from .settings import ROW_ID
 
 # What a user who must enrol may still open.
@@ -62,11 +66,19 @@ def enrol_first():
     return None
 
 
-def _account_page(status: int = 200, password_form=None):
+def _account_page(status: int = 200, password_form=None, display_form=None):
     with deps().uow(write=False) as uow:
         codes_left = second_factors.unused_recovery_codes(uow.conn, current_user.id)
-    return render_template("dashboard/account.html", codes_left=codes_left,
-                           password_form=password_form or _password_form(formdata=None)), status
+    return render_template("dashboard/account.html", codes_left=codes_left, now=deps().clock(),
+                           example_amount=money(Decimal("1234.56"), "EUR"),
+                           password_form=password_form or _password_form(formdata=None),
+                           display_form=display_form or _display_form(
+                               formdata=None, locale=current_user.locale,
+                               time_zone=current_user.own_time_zone or "")), status
+
+
+def _display_form(**kwargs) -> DisplayForm:
+    return DisplayForm(merchant_zone=current_user.merchant_time_zone, **kwargs)
 
 
 def _password_form(**kwargs) -> ChangePasswordForm:
@@ -109,6 +121,23 @@ def change_password():
         uow.commit()
     flash("Your password is changed. Your other sessions are signed out.", "success")
     return redirect(url_for("dashboard.account"), 303)
+
+
+@dashboard.post("/account/display")
+@login_required
+def change_display():
+    """The user's locale and own time zone (empty: the merchant's), for every page they read."""
+    form = _display_form()
+    if not form.validate():
+        return _account_page(422, display_form=form)
+    zone = form.time_zone.data or None
+    with deps().uow() as uow:
+        set_display(uow.conn, current_user.id, form.locale.data, zone)
+        uow.audit(current_caller(), "user.display_change", target=current_user.email,
+                  detail={"locale": form.locale.data, "timeZone": zone}, both_modes=True)
+        uow.commit()
+    flash("Dates, times and amounts now follow your choice.", "success")
+    return redirect(url_for("dashboard.account", _anchor="display"), 303)
 
 
 @dashboard.get("/account/two-factor")

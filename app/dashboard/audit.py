@@ -29,7 +29,8 @@ from app.web import deps
 
 from . import dashboard
 from .csv_export import csv_download
-from .formatting import minor_money, when
+from .csv_export import utc_cell
+from .formatting import display, minor_money
 from .transactions import read_day_range
 
 AUDIT_FILTER_ARGS = ("user", "action", "from", "to", "tx_no")
@@ -96,6 +97,8 @@ ACTION_WORDS = {
     "webhook_endpoint.rotate_secret": "Webhook endpoint's secret rotated",
     "webhook_endpoint.resend_failed": "Failed webhooks resent to an endpoint",
     "webhook_endpoint.check": "Webhook receiver checked",
+    "merchant.time_zone": "Merchant's time zone changed",
+    "user.display_change": "Own language and time zone changed",
 }
 # Detail keys in words; others are written with their parts spaced ("sessions_ended": "Sessions ended").
 DETAIL_LABELS = {"originalTxNo": "Original TxNo", "refundTxNo": "Refund TxNo", "approvalId": "Approval",
@@ -173,7 +176,7 @@ def export_audit():
         abort(400)
     caller = current_caller()
     rows = (
-        (when(entry.at).removesuffix(" UTC"), entry.actor, entry.action, entry.target or "",
+        (utc_cell(entry.at), entry.actor, entry.action, entry.target or "",
          _minor_amount(entry.amount_minor, entry.currency), entry.currency or "", entry.ip or "",
          "; ".join(f"{k}: {v}" for k, v in _detail(entry)))
         for entry in export_entries(deps().uow, caller, flt)
@@ -194,7 +197,7 @@ def read_audit_filter(args) -> tuple[AuditFilter, list[str]]:
             text = ""
         texts[name] = text
     return AuditFilter(actor=texts["user"], action=texts["action"], date_from=date_from,
-                       date_to=date_to, tx_no=texts["tx_no"]), problems
+                       date_to=date_to, tx_no=texts["tx_no"], time_zone=display().zone), problems
 
 
 def audit_filter_args(args) -> dict:

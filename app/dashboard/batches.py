@@ -3,6 +3,7 @@ valid rows (one approval above the threshold), watch the worker make them, downl
 from __future__ import annotations
 
 import hashlib
+from decimal import Decimal
 
 from flask import Response, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
@@ -11,17 +12,30 @@ from app.auth.users import current_caller, requires
 from app.payments import batches
 from app.payments.approvals import ApprovalKind, LimitExceeded, check_limit
 from app.payments.batches import Batch, BatchFileError, BatchKind, BatchNotFound, BatchRefused, BatchState
+from app.payments.money import fits_currency, is_currency
 from app.store import approvals as approval_store
 from app.store.merchants import merchant_by_id
 from app.web import deps
 
 from . import dashboard, once
+from .formatting import money
 from .htmx import page_or_fragment
 
 # The upload form's file is at most this large (a 5,000-row payouts file is about 700 kB).
 UPLOAD_LIMIT = 4 * 1024 * 1024
 PERMISSION_OF = {BatchKind.PAYOUT: "create_payout", BatchKind.REFUND: "refund"}
 MAX_SHOWN_ROWS = 1000
+
+
+@dashboard.app_template_global("row_amount")
+def row_amount(body: dict):
+    """A batch row's amount as the dashboard writes amounts, or as it was given when it is not one
+    (the row's errors say why)."""
+    amount, currency = body.get("amount"), body.get("currency")
+    if isinstance(amount, (int, Decimal)) and not isinstance(amount, bool) and isinstance(currency, str) \
+            and is_currency(currency) and fits_currency(Decimal(amount), currency):
+        return money(Decimal(amount), currency)
+    return " ".join(str(part) for part in (amount, currency) if part not in (None, ""))
 
 
 @dashboard.url_value_preprocessor

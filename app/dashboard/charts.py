@@ -14,20 +14,22 @@ from fractions import Fraction
 from app.payments.money import from_minor, minor_digits
 from app.store.overview import CurrencyOverview, DeclineCount
 
-from .formatting import amount_text
+from .formatting import amount_text, day_text, number_text, short_day_text
 
 # Narrow enough that 12-unit text stays readable on a phone (about 11 px at 390 px wide).
 WIDTH = 360
 # The daily chart: room on the left for the amounts, below for the dates.
-DAILY_HEIGHT = 220
-PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 52, WIDTH - 20, 12, DAILY_HEIGHT - 28
+DAILY_HEIGHT = 240
+PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 52, WIDTH - 20, 26, DAILY_HEIGHT - 44
+# The box that shows a day's values while the pointer is on it or it has the keyboard's focus.
+TIP_WIDTH, TIP_HEIGHT = 150, 46
 MAX_Y_TICKS = 4
 MAX_X_LABELS = 5
 # Points are marked on each day up to a month; beyond that the line alone reads better.
 MARKED_DAYS = 31
 # The declines chart: a row per reason, its words above its bar.
 DECLINE_ROW = 40
-DECLINE_TOP = 6
+DECLINE_TOP = 16
 DECLINE_LABEL_ROOM = 44  # right of the longest bar, for its count
 
 
@@ -40,8 +42,8 @@ def px(value: Fraction | int) -> str:
 
 
 def day_label(day: date) -> str:
-    """A day as the axis writes it: 3 Mar."""
-    return f"{day.day} {day:%b}"
+    """A day as the axis writes it, in the reader's locale: 3 Mar (en-GB), Mar 3 (en-US)."""
+    return short_day_text(day)
 
 
 def nice_step(largest: int, ticks: int = MAX_Y_TICKS) -> int:
@@ -62,7 +64,7 @@ def axis_amount(minor: int, step: int, currency: str) -> str:
     currency's digits (0.500)."""
     unit = 10 ** minor_digits(currency)
     if step % unit == 0:
-        return f"{minor // unit:,}"
+        return number_text(minor // unit)
     return amount_text(from_minor(minor, currency), currency)
 
 
@@ -78,6 +80,20 @@ class Tick:
 class Point:
     x: str
     y: str
+
+
+@dataclass(frozen=True)
+class DayPoint:
+    """One day of the daily chart: its column (what the pointer rests on), its values in words
+    and where the box showing them goes."""
+
+    column_x: str
+    column_width: str
+    words: str
+    tip_x: str
+    captured: str
+    refunded: str
+    day: str
 
 
 @dataclass(frozen=True)
@@ -97,6 +113,10 @@ class DailyChart:
     refunded: list[Point]
     marked: bool
     description: str
+    points: list[DayPoint]
+    tip_y: int = PLOT_TOP
+    tip_width: int = TIP_WIDTH
+    tip_height: int = TIP_HEIGHT
 
     @property
     def captured_line(self) -> str:
@@ -134,13 +154,26 @@ def daily_chart(figures: CurrencyOverview) -> DailyChart:
 
     y_ticks = [Tick(y(value), axis_amount(value, step, currency)) for value in range(0, top_value + 1, step)]
     x_ticks = [Tick(x(i), day_label(days[i].day)) for i in labelled_days(count)]
+    column = Fraction(span, count)
+    points = []
+    for i, d in enumerate(days):
+        middle = PLOT_LEFT + (Fraction(span * i, count - 1) if count > 1 else Fraction(span, 2))
+        captured = amount_text(from_minor(d.captured_minor, currency), currency) + f" {currency}"
+        refunded = amount_text(from_minor(d.refunded_minor, currency), currency) + f" {currency}"
+        left = max(middle - column / 2, Fraction(PLOT_LEFT))
+        right = min(middle + column / 2, Fraction(PLOT_RIGHT))
+        tip_x = min(max(middle - TIP_WIDTH // 2, Fraction(PLOT_LEFT)), Fraction(PLOT_RIGHT - TIP_WIDTH))
+        points.append(DayPoint(
+            column_x=px(left), column_width=px(right - left),
+            words=f"{day_text(d.day)}: captured {captured}, refunded {refunded}", tip_x=px(tip_x),
+            captured=f"Captured {captured}", refunded=f"Refunded {refunded}", day=day_text(d.day)))
     return DailyChart(
         currency=currency, width=WIDTH, height=DAILY_HEIGHT, plot_left=PLOT_LEFT,
         plot_right=PLOT_RIGHT, plot_top=PLOT_TOP, plot_bottom=PLOT_BOTTOM, y_ticks=y_ticks,
         x_ticks=x_ticks,
         captured=[Point(x(i), y(d.captured_minor)) for i, d in enumerate(days)],
         refunded=[Point(x(i), y(d.refunded_minor)) for i, d in enumerate(days)],
-        marked=count <= MARKED_DAYS, description=_daily_description(figures),
+        marked=count <= MARKED_DAYS, description=_daily_description(figures), points=points,
     )
 
 
@@ -157,7 +190,7 @@ def labelled_days(count: int) -> list[int]:
 def _daily_description(figures: CurrencyOverview) -> str:
     currency, days = figures.currency, figures.days
     first, last = days[0].day, days[-1].day
-    words = [f"{len(days)} days, {day_label(first)} {first.year} to {day_label(last)} {last.year}."]
+    words = [f"{len(days)} days, {day_text(first)} to {day_text(last)}."]
     for name, pick in (("captured", lambda d: d.captured_minor), ("refunded", lambda d: d.refunded_minor)):
         peak = max(days, key=lambda d: (pick(d), -d.day.toordinal()))
         if pick(peak):

@@ -5,6 +5,8 @@ import csv
 import io
 import re
 from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 from flask import Response, stream_with_context
 
@@ -47,3 +49,14 @@ def csv_download(filename: str, header: Iterable[str], rows: Iterable[Iterable])
     response = Response(stream_with_context(csv_lines(header, rows)), mimetype="text/csv")
     response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+def utc_cell(moment: datetime) -> str:
+    """A moment for machines: UTC to the second, 2026-11-27 09:44:48 (the column says UTC)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def local_cell(moment: datetime, time_zone: str) -> str:
+    """A moment in a time zone with its offset, unambiguous for people and spreadsheets alike:
+    2026-11-27 10:44:48+01:00."""
+    return moment.astimezone(ZoneInfo(time_zone)).isoformat(sep=" ", timespec="seconds")

@@ -1,24 +1,105 @@
-"""How the dashboard writes amounts and times for people."""
+"""How the dashboard writes amounts and times for people: in the signed-in user's locale (Babel)
+and time zone, one format per locale on every page. The API and the CSV's machine columns stay UTC
+and plain decimals."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from decimal import Decimal
+from datetime import UTC, date, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from functools import cache
+from zoneinfo import ZoneInfo, available_timezones
 
-from flask import Flask
+from babel import Locale
+from babel.dates import format_date, format_datetime, format_skeleton, get_date_format, parse_date
+from babel.numbers import format_currency, format_decimal
+from flask import Flask, has_request_context
+from flask_login import current_user
 from markupsafe import Markup
 
+from app.auth.users import DEFAULT_LOCALE
 from app.payments import declines
 from app.payments.accounts import mask_account_number
 from app.payments.money import format_amount, from_minor
 
 
-def amount_text(amount: Decimal, currency: str) -> str:
-    """The amount with the currency's digits and thousands separators: 1,234.56 (JPY 1,235; KWD 1.000)."""
-    whole, point, fraction = format_amount(amount, currency).partition(".")
-    sign = "-" if whole.startswith("-") else ""
-    return f"{sign}{int(whole.lstrip('-')):,}{point}{fraction}"
+# What a user may choose (BCP 47 tags, the words stay English: only dates and numbers follow it).
+LOCALES = ("en-GB", "en-US", "en-NG", "de-DE", "fr-FR", "nl-NL")
+DEFAULT_ZONE = "UTC"
+# The number part of an amount: the locale's grouping and decimal signs, the currency's digits
+# (Babel's currency_digits), no symbol: the ISO code follows it, as in the API.
+_AMOUNT_PATTERN = "#,##0.00"
+_ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+@dataclass(frozen=True)
+class Display:
+    """Where and how one person reads times and amounts: a locale tag and a time zone."""
+
+    locale: str = DEFAULT_LOCALE
+    zone: str = DEFAULT_ZONE
+
+    @property
+    def babel(self) -> str:
+        return self.locale.replace("-", "_")
+
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.zone)
+
+
+def display() -> Display:
+    """The signed-in user's locale and time zone (theirs, else their merchant's zone), or the
+    defaults outside a request or before sign-in."""
+    if has_request_context() and current_user and current_user.is_authenticated:
+        return Display(current_user.locale, current_user.time_zone)
+    return Display()
+
+
+@cache
+def time_zones() -> tuple[str, ...]:
+    """Every IANA time zone name this machine knows, sorted, UTC first."""
+    return ("UTC", *sorted(z for z in available_timezones() if z != "UTC" and "/" in z
+                           and not z.startswith(("Etc/", "SystemV/", "US/"))))
+
+
+def is_time_zone(name: str | None) -> bool:
+    return bool(name) and name in time_zones()
+
+
+def locale_name(tag: str) -> str:
+    """A locale in its own words and in English: Deutsch (Deutschland) – German (Germany)."""
+    found = Locale.parse(tag.replace("-", "_"))
+    own, english = found.get_display_name(), found.get_display_name("en")
+    return own if own == english else f"{own} – {english}"
+
+
+def amount_text(amount: Decimal, currency: str, shown: Display | None = None) -> str:
+    """The amount with the currency's digits, in the locale's signs: 1,234.56 (en-GB),
+    1.234,56 (de-DE); JPY 1,235; KWD 1.000. Amounts are written, never parsed, with Babel."""
+    return format_currency(Decimal(format_amount(amount, currency)), currency, format=_AMOUNT_PATTERN,
+                           currency_digits=True, locale=(shown or display()).babel)
+
+
+def percent_text(value: Decimal, shown: Display | None = None) -> str:
+    """A percentage to one decimal in the locale's signs: 31.9 % (en-GB), 31,9 % (de-DE)."""
+    return f"{format_decimal(value, format='#,##0.0', locale=(shown or display()).babel)} %"
+
+
+def change_text(now: int, before: int, shown: Display | None = None) -> str:
+    """A figure's change against the previous period, to one decimal (half up): "+12.5 %",
+    "-3.0 %", "0.0 %"; "new" when the previous period had none, "–" when neither had any."""
+    if not before:
+        return "new" if now else "–"
+    change = (Decimal((now - before) * 100) / Decimal(abs(before))).quantize(
+        Decimal("0.1"), rounding=ROUND_HALF_UP)
+    sign = "+" if change > 0 else ""
+    return f"{sign}{percent_text(change, shown)}"
+
+
+def number_text(value: int | Decimal, shown: Display | None = None) -> str:
+    """A count or percentage in the locale's signs: 12,345 (en-GB), 12.345 (de-DE)."""
+    return format_decimal(value, locale=(shown or display()).babel)
 
 
 @dataclass(frozen=True)
@@ -53,11 +134,74 @@ def minor_money(amount_minor: int | None, currency: str | None) -> str:
     return str(money(from_minor(amount_minor, currency), currency))
 
 
-def when(moment: datetime | None) -> str:
-    """A moment in UTC to the second: 2026-11-22 10:00:05 UTC."""
+def when(moment: datetime | None, shown: Display | None = None) -> str:
+    """A moment in the reader's zone and locale, to the second, with the zone's abbreviation:
+    27 Nov 2026, 10:44:48 CET (en-GB), Nov 27, 2026, 10:44:48 AM CET (en-US),
+    27.11.2026, 10:44:48 CET (de-DE)."""
     if moment is None:
         return ""
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    shown = shown or display()
+    local = moment.astimezone(shown.tz)
+    return f"{format_datetime(local, 'medium', tzinfo=shown.tz, locale=shown.babel)} {local.tzname()}"
+
+
+def local_day(moment: datetime, shown: Display | None = None) -> date:
+    """The calendar day a moment falls on in the reader's zone."""
+    return moment.astimezone((shown or display()).tz).date()
+
+
+def day_text(day: date | None, shown: Display | None = None) -> str:
+    """A calendar day: 29 Oct 2026 (en-GB), Oct 29, 2026 (en-US), 29.10.2026 (de-DE)."""
+    if day is None:
+        return ""
+    return format_date(day, "medium", locale=(shown or display()).babel)
+
+
+def short_day_text(day: date, shown: Display | None = None) -> str:
+    """A day without its year, for chart axes: 29 Oct, Oct 29, 29. Okt."""
+    return format_skeleton("MMMd", day, locale=(shown or display()).babel)
+
+
+def day_input_pattern(shown: Display | None = None) -> str:
+    """The locale's numeric day pattern with a four-digit year, for typed dates: dd/MM/yyyy,
+    M/d/yyyy, dd.MM.yyyy."""
+    pattern = get_date_format("short", locale=(shown or display()).babel).pattern
+    return re.sub(r"y+", "yyyy", pattern)
+
+
+def day_input_text(day: date | None, shown: Display | None = None) -> str:
+    """A day as a date field shows it: 29/10/2026 (en-GB), 10/29/2026 (en-US), 29.10.2026."""
+    if day is None:
+        return ""
+    return format_date(day, day_input_pattern(shown), locale=(shown or display()).babel)
+
+
+def day_input_hint(shown: Display | None = None) -> str:
+    """How to type a day, in words and by example: day/month/year, e.g. 29/10/2026."""
+    shown = shown or display()
+    pattern = day_input_pattern(shown)
+    words = re.sub(r"d+", "day", re.sub(r"M+", "month", re.sub(r"y+", "year", pattern)))
+    return f"{words}, e.g. {day_input_text(date(2026, 10, 29), shown)}"
+
+
+def retyped_day(text: str | None, shown: Display | None = None) -> str:
+    """A day from a query string as the date field shows it (2026-03-01 -> 01/03/2026 in
+    en-GB); text that is no day stays as it was typed, for the user to correct."""
+    try:
+        return day_input_text(parse_day(text or "", shown), shown)
+    except ValueError:
+        return text or ""
+
+
+def parse_day(text: str, shown: Display | None = None) -> date:
+    """A typed day in the reader's locale (29/10/2026 in en-GB), or YYYY-MM-DD as links and
+    scripts write it. Raises ValueError when it is neither."""
+    text = text.strip()
+    if _ISO_DAY.fullmatch(text):
+        return date.fromisoformat(text)
+    if not re.fullmatch(r"[0-9]{1,2}[./-][0-9]{1,2}[./-][0-9]{2,4}", text):
+        raise ValueError(text)
+    return parse_date(text, locale=(shown or display()).babel, format="short")
 
 
 def when_iso(moment: datetime | None) -> str:
@@ -67,14 +211,13 @@ def when_iso(moment: datetime | None) -> str:
     return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def deadline_words(due: datetime | None, now: datetime) -> str:
-    """A deadline as people say it, by UTC calendar days: "due in 3 days, 30 Nov", "due today,
-    27 Nov", "due tomorrow, 28 Nov", "overdue by 2 days, 25 Nov"."""
+def deadline_words(due: datetime | None, now: datetime, shown: Display | None = None) -> str:
+    """A deadline as people say it, by the reader's calendar days: "due in 3 days, 30 Nov 2026",
+    "due today, 27 Nov 2026", "due tomorrow, 28 Nov 2026", "overdue by 2 days, 25 Nov 2026"."""
     if due is None:
         return "no deadline given"
-    due = due.astimezone(UTC)
-    days = (due.date() - now.astimezone(UTC).date()).days
-    day = f"{due.day} {due:%b}"
+    days = (local_day(due, shown) - local_day(now, shown)).days
+    day = day_text(local_day(due, shown), shown)
     if days == 0:
         return f"due today, {day}"
     if days == 1:
@@ -121,6 +264,13 @@ def register(app: Flask) -> None:
     app.add_template_global(money_of_minor, "money_minor")
     app.add_template_filter(when, "when")
     app.add_template_filter(when_iso, "when_iso")
+    app.add_template_filter(day_text, "day")
+    app.add_template_filter(day_input_text, "day_input")
+    app.add_template_filter(retyped_day, "retyped_day")
+    app.add_template_filter(number_text, "number")
+    app.add_template_filter(percent_text, "percent")
+    app.add_template_global(day_input_hint, "day_input_hint")
+    app.add_template_global(display, "display")
     app.add_template_filter(masked, "masked")
     app.add_template_filter(field_label, "field_label")
     app.add_template_global(declines.explain, "decline_explained")

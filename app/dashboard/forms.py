@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from email_validator import EmailNotValidError, validate_email
 from flask_wtf import FlaskForm
+from markupsafe import Markup
 from wtforms import (
     DateField,
     EmailField,
@@ -21,6 +22,8 @@ from wtforms.validators import DataRequired, InputRequired, Length, Optional, Va
 from app.payments.formats import storable_text
 from app.store.merchants import ROLES
 from app.payments.tokens import SCOPES, parse_limits, parse_networks
+
+from .formatting import LOCALES, locale_name, time_zones
 
 
 _PLAIN_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
@@ -97,9 +100,10 @@ class TokenForm(FlaskForm):
     scopes = SelectMultipleField("Scopes", choices=[SelectChoice(s, s) for s in SCOPES], default=list(SCOPES),
                                  validators=[DataRequired("Choose at least one scope")])
     expires_on = DateField("Expires on", validators=[Optional()],
-                           description="Optional: the token is refused from 00:00 UTC that day")
+                           description="Optional: the token is refused from the start of that day, UTC")
     networks = TextAreaField("Allowed networks", validators=[Optional(), Length(max=2000), storable],
-                             description="Optional: CIDRs, one a line or comma-separated, e.g. 203.0.113.0/24")
+                             description=Markup("Optional: CIDRs, one a line or comma-separated, e.g. "
+                                                "<code>203.0.113.0/24</code>"))
     limits = TextAreaField("Daily limits", validators=[Optional(), Length(max=2000), storable],
                            description="Optional, one a line: refund EUR 500.00 or payout NGN 100000 "
                                        "(per UTC day and currency)")
@@ -136,3 +140,39 @@ class NewUserForm(FlaskForm):
     email = EmailField("E-mail", validators=[InputRequired("Enter an e-mail address"),
                                              Length(max=254), sign_in_address])
     role = SelectField("Role", choices=[SelectChoice(r, r.title()) for r in ROLES])
+
+
+def _zone_choices(first: SelectChoice | None = None) -> list[SelectChoice]:
+    return ([first] if first else []) + [SelectChoice(z, z.replace("_", " ")) for z in time_zones()]
+
+
+class MerchantTimeZoneForm(FlaskForm):
+    """The time zone every member of the merchant reads times in, unless they choose their own."""
+
+    class Meta:
+        csrf = False
+
+    time_zone = SelectField("Time zone", validate_choice=True,
+                            description="Times on every page and in the CSV's local-time column; "
+                                        "the API and stored times stay UTC.")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.time_zone.choices = _zone_choices()
+
+
+class DisplayForm(FlaskForm):
+    """How the signed-in user reads dates, times and amounts: locale and time zone."""
+
+    class Meta:
+        csrf = False
+
+    locale = SelectField("Date and number format", validate_choice=True,
+                         description="Dates, times and amounts on every page follow it.")
+    time_zone = SelectField("Time zone", validate_choice=True)
+
+    def __init__(self, *args, merchant_zone: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.locale.choices = [SelectChoice(tag, f"{locale_name(tag)} ({tag})") for tag in LOCALES]
+        self.time_zone.choices = _zone_choices(
+            SelectChoice("", f"The merchant's: {merchant_zone.replace('_', ' ')}"))

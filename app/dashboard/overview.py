@@ -9,11 +9,12 @@ from flask import render_template, request
 
 from app.auth.users import current_caller, requires
 from app.payments.money import from_minor
-from app.store.overview import overview as overview_figures
+from app.store.overview import CurrencyOverview, overview as overview_figures
 from app.web import deps
 
 from . import dashboard
-from .charts import day_label, daily_chart, decline_chart
+from .charts import daily_chart, decline_chart
+from .formatting import change_text, day_input_hint, day_text, parse_day
 
 PRESET_DAYS = (7, 30, 90)
 DEFAULT_DAYS = 30
@@ -25,6 +26,7 @@ MAX_RANGE_DAYS = 366
 class DateRange:
     """Whole UTC days, first to last inclusive, and the preset they came from (None: custom)."""
 
+
     first: date
     last: date
     preset: int | None = None
@@ -35,8 +37,12 @@ class DateRange:
 
     @property
     def label(self) -> str:
-        """The range in words: 26 Oct 2026 to 24 Nov 2026."""
-        return f"{day_label(self.first)} {self.first.year} to {day_label(self.last)} {self.last.year}"
+        """The range in words, in the reader's locale: 26 Oct 2026 to 24 Nov 2026."""
+        return f"{day_text(self.first)} to {day_text(self.last)}"
+
+    def previous(self) -> "DateRange":
+        """As many days just before it: what its figures are compared with."""
+        return DateRange(self.first - timedelta(days=self.days), self.first - timedelta(days=1))
 
 
 def read_range(args, today: date) -> tuple[DateRange, list[str]]:
@@ -51,9 +57,9 @@ def read_range(args, today: date) -> tuple[DateRange, list[str]]:
         for name in ("from", "to"):
             text = args.get(name, "")
             try:
-                days[name] = date.fromisoformat(text)
+                days[name] = parse_day(text)
             except ValueError:
-                problems.append(f"Dates are written YYYY-MM-DD ({name} was {text[:20]!r})"
+                problems.append(f"Dates are written {day_input_hint()} ({name} was {text[:20]!r})"
                                 if text else f"Give both dates of a custom range ({name} is missing)")
         if problems:
             return fallback, problems
@@ -81,10 +87,25 @@ def overview():
     today = deps().clock().date()
     chosen, problems = read_range(request.args, today)
     caller = current_caller()
+    before = chosen.previous()
     with deps().uow(write=False) as uow:
         currencies = overview_figures(uow.conn, caller, chosen.first, chosen.last)
+        previous = {f.currency: f for f in overview_figures(uow.conn, caller, before.first, before.last)}
     sections = [{"figures": figures, "daily": daily_chart(figures),
-                 "declines": decline_chart(figures.currency, figures.declines)}
+                 "declines": decline_chart(figures.currency, figures.declines),
+                 "change": _changes(figures, previous.get(figures.currency))}
                 for figures in currencies]
-    return render_template("dashboard/overview.html", chosen=chosen, problems=problems,
+    return render_template("dashboard/overview.html", chosen=chosen, problems=problems, before=before,
                            presets=PRESET_DAYS, sections=sections, minor_amount=from_minor)
+
+
+def _changes(now: CurrencyOverview, before: CurrencyOverview | None) -> dict[str, str]:
+    """Each figure's change against the previous period, in words: +12.5 %, -3.0 %, "new", "–"."""
+    def minor(figures, name):
+        return 0 if figures is None else getattr(figures, name)
+    names = ("captured_minor", "refunded_minor", "payouts_minor", "captured_count", "refund_count",
+             "declined_count", "expired_count", "payout_count")
+    found = {name: change_text(minor(now, name), minor(before, name)) for name in names}
+    found["net"] = change_text(now.captured_minor - now.refunded_minor,
+                               minor(before, "captured_minor") - minor(before, "refunded_minor"))
+    return found

@@ -32,6 +32,7 @@ from app.store.merchants import (
     create_user,
     inbox_url,
     issue_token,
+    set_time_zone,
     merchant_by_id,
     revoke_token,
     rotate_webhook_secret,
@@ -39,7 +40,7 @@ from app.store.merchants import (
 from app.web import deps
 
 from . import dashboard
-from .forms import NewUserForm, TokenForm
+from .forms import MerchantTimeZoneForm, NewUserForm, TokenForm
 from .password_links import mail_already_a_user, mail_link, new_link
 from .navigation import SETTINGS_TABS, nav_items
 
@@ -58,7 +59,7 @@ def settings_navigation() -> dict:
     return {"settings_tabs": nav_items(SETTINGS_TABS, request.endpoint)}
 
 
-def _settings_page(status: int = 200, token_form=None, user_form=None):
+def _settings_page(status: int = 200, token_form=None, user_form=None, zone_form=None):
     caller = current_caller()
     with deps().uow(write=False) as uow:
         merchant = merchant_by_id(uow.conn, caller.merchant_id)
@@ -74,6 +75,7 @@ def _settings_page(status: int = 200, token_form=None, user_form=None):
         role_descriptions=ROLE_DESCRIPTIONS, token_form=token_form or TokenForm(formdata=None),
         two_factor_required=merchant.require_two_factor,
         user_form=user_form or NewUserForm(formdata=None),
+        zone_form=zone_form or MerchantTimeZoneForm(formdata=None, time_zone=merchant.time_zone),
     ), status
 
 
@@ -135,6 +137,23 @@ def revoke(token_id: int):
     forget_checked_tokens(current_app)  # other processes forget it within TOKEN_CACHE_SECONDS
     flash(f"Token {prefix}… is revoked.", "success")
     return redirect(url_for("dashboard.settings", _anchor="tokens"), 303)
+
+
+@dashboard.post("/settings/time-zone")
+@requires("manage_settings")
+def set_merchant_time_zone():
+    """The time zone every member reads times in (a member's own choice overrides it)."""
+    form = MerchantTimeZoneForm()
+    if not form.validate():
+        return _settings_page(422, zone_form=form)
+    caller = current_caller()
+    with deps().uow() as uow:
+        set_time_zone(uow.conn, caller.merchant_id, form.time_zone.data)
+        uow.audit(caller, "merchant.time_zone", target=form.time_zone.data, both_modes=True)
+        uow.commit()
+    flash(f"Times are shown in {form.time_zone.data} for members who have not chosen their own.",
+          "success")
+    return redirect(url_for("dashboard.settings", _anchor="time-zone"), 303)
 
 
 @dashboard.post("/settings/webhook-secret")

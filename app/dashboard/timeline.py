@@ -11,8 +11,9 @@ from flask_login import current_user
 
 from app.payments.approvals import ApprovalRequest, ApprovalState
 from app.payments.model import Caller, Kind, Transaction
-from app.payments.money import format_amount, from_minor
 from app.store import timeline as store
+
+from .formatting import money, money_of_minor
 
 # Of entries at the same moment, which happened first (a status change, then the webhook it made).
 _ORDER = {"status": 0, "refund": 0, "approval": 1, "note": 2, "provider": 3, "dispute": 4, "webhook": 5}
@@ -100,9 +101,9 @@ def _status_entry(payment: Transaction, moved: Transaction, change) -> Entry:
                 else "Status changed") + note
         return Entry(change.at, "status", what, who_of(change.source),
                      from_status=change.from_status, to_status=change.to_status)
-    amount = format_amount(moved.amount, moved.currency)
-    what = (f"Refund {moved.tx_no} of {amount} {moved.currency} issued" if change.from_status is None
-            else f"Refund {moved.tx_no} of {amount} {moved.currency}") + note
+    amount = money(moved.amount, moved.currency)
+    what = (f"Refund {moved.tx_no} of {amount} issued" if change.from_status is None
+            else f"Refund {moved.tx_no} of {amount}") + note
     if change.from_status is None and moved.udf1:
         what += f": {moved.udf1}"
     return Entry(change.at, "refund", what, who_of(change.source), (_tx_link(moved.tx_no),),
@@ -131,8 +132,7 @@ def _provider_entry(event) -> Entry:
 
 
 def _dispute_entry(move) -> Entry:
-    amount = format_amount(from_minor(move.amount_minor, move.currency), move.currency)
-    what = f"Dispute {move.dispute_no} of {amount} {move.currency}"
+    what = f"Dispute {move.dispute_no} of {money_of_minor(move.amount_minor, move.currency)}"
     if move.from_status is None:
         what += " opened" + (f": {move.reason}" if move.reason else "")
     if move.note:
@@ -144,7 +144,7 @@ def _dispute_entry(move) -> Entry:
 
 
 def _approval_entries(approval: ApprovalRequest) -> list[Entry]:
-    amount = f"{format_amount(approval.amount, approval.currency)} {approval.currency}"
+    amount = money(approval.amount, approval.currency)
     links = (("Approvals", url_for("dashboard.approvals_list")),) if current_user.can("approve") else ()
     found = [Entry(approval.requested_at, "approval", f"Refund of {amount} asked for, to be approved by a second user",
                    approval.requested_by, links)]

@@ -27,8 +27,8 @@ from app.webhooks import log
 from app.web import deps
 
 from . import dashboard
-from .csv_export import csv_download
-from .formatting import when
+from .csv_export import csv_download, local_cell, utc_cell
+from .formatting import day_input_hint, display, parse_day
 from .htmx import page_or_fragment
 from .modes import InOtherMode, other_mode
 from .navigation import landing_endpoint
@@ -40,6 +40,10 @@ MAX_SEARCH_LENGTH = 100
 FILTER_ARGS = ("q", "status", "kind", "from", "to")
 CSV_COLUMNS = ("Created (UTC)", "TxNo", "Kind", "Status", "Amount", "Currency", "Reference",
                "Decline reason", "Payment method")
+# After them, what reconciling needs: a refund's original, the customer, the provider's id, and a
+# payment's refunded and still refundable amounts (empty for refunds and payouts).
+CSV_RECONCILING_COLUMNS = ("Original TxNo", "Customer name", "Customer e-mail", "Customer reference",
+                           "Provider transaction ID", "Refunded", "Remaining refundable")
 CANCEL_PERMISSION = "cancel"
 NOTE_PERMISSION = "add_note"
 
@@ -70,22 +74,23 @@ def read_filter(args) -> tuple[listing.TransactionFilter, list[str]]:
     if not storable_text(search):
         problems.append("Search text must not contain control characters")
         search = ""
-    flt = listing.TransactionFilter(search=search, status=status,
-                                    kind=kind, date_from=date_from, date_to=date_to)
+    flt = listing.TransactionFilter(search=search, status=status, kind=kind, date_from=date_from,
+                                    date_to=date_to, time_zone=display().zone)
     return flt, problems
 
 
 def read_day_range(args, problems: list[str]) -> tuple[date | None, date | None]:
-    """The `from` and `to` days (YYYY-MM-DD, UTC) of a list's query string; a date that cannot be
-    read is left out and said in `problems`."""
+    """The `from` and `to` days of a list's query string, calendar days of the reader's time zone
+    typed in their locale's pattern (or YYYY-MM-DD); a date that cannot be read is left out and
+    said in `problems`."""
     days = {}
     for name in ("from", "to"):
         text = args.get(name, "")
         if text:
             try:
-                days[name] = date.fromisoformat(text)
+                days[name] = parse_day(text)
             except ValueError:
-                problems.append(f"Dates are written YYYY-MM-DD ({name} was {text[:20]!r})")
+                problems.append(f"Dates are written {day_input_hint()} ({name} was {text[:20]!r})")
     return days.get("from"), days.get("to")
 
 
@@ -115,19 +120,33 @@ def transactions():
 @dashboard.get("/transactions/export.csv")
 @login_required
 def export_transactions():
-    """Every transaction the filters select, as CSV, streamed in batches (no size limit)."""
+    """Every transaction the filters select, as CSV, streamed in keyset batches (no size limit).
+
+    The first nine columns are as they always were (UTC times, plain amounts with a '.', for
+    machines); reconciling columns follow, and with `local_time=1` the creation time in the
+    reader's time zone last."""
     flt, problems = read_filter(request.args)
     if problems:
         abort(400)
     caller = current_caller()
+    zone = display().zone if request.args.get("local_time") == "1" else None
+    header = CSV_COLUMNS + CSV_RECONCILING_COLUMNS + ((f"Created ({zone})",) if zone else ())
+
+    def plain(amount, currency: str) -> str:
+        return "" if amount is None else format_amount(amount, currency)
+
     rows = (
-        (when(row.created_at).removesuffix(" UTC"), row.tx_no, row.kind.value, row.status.value,
-         format_amount(row.amount, row.currency), row.currency, row.reference,
-         row.decline_reason or "", row.payment_method)
-        for row in listing.export_transactions(deps().uow, caller, flt)
+        (utc_cell(e.row.created_at), e.row.tx_no, e.row.kind.value, e.row.status.value,
+         format_amount(e.row.amount, e.row.currency), e.row.currency, e.row.reference,
+         e.row.decline_reason or "", e.row.payment_method,
+         e.original_tx_no or "", e.customer_name or "", e.customer_email or "",
+         e.customer_reference or "", e.provider_transaction_id or "",
+         plain(e.refunded, e.row.currency), plain(e.remaining_refundable, e.row.currency),
+         *((local_cell(e.row.created_at, zone),) if zone else ()))
+        for e in listing.export_transactions(deps().uow, caller, flt)
     )
     filename = f"paydesk-{caller.mode.value}-transactions-{deps().clock():%Y%m%d-%H%M%S}.csv"
-    return csv_download(filename, CSV_COLUMNS, rows)
+    return csv_download(filename, header, rows)
 
 
 def _transaction_or_404(uow, caller, tx_no: str) -> Transaction:

@@ -26,7 +26,8 @@ class AuditFilter:
     actor: str = ""  # any part of the user's e-mail or the API token's name, any case
     action: str = ""  # one action, e.g. refund.create
     date_from: date | None = None
-    date_to: date | None = None  # inclusive, a UTC day
+    date_to: date | None = None  # inclusive
+    time_zone: str = "UTC"  # the IANA zone whose calendar days date_from and date_to are
     tx_no: str = ""  # entries about this transaction: its own, and its refunds' (originalTxNo)
 
     def conditions(self) -> list:
@@ -38,9 +39,9 @@ class AuditFilter:
         if self.action:
             found.append(audit_log.c.action == self.action)
         if self.date_from:
-            found.append(audit_log.c.at >= start_of_day(self.date_from))
+            found.append(audit_log.c.at >= start_of_day(self.date_from, self.time_zone))
         if self.date_to:
-            found.append(audit_log.c.at < start_of_day(self.date_to + timedelta(days=1)))
+            found.append(audit_log.c.at < start_of_day(self.date_to + timedelta(days=1), self.time_zone))
         tx_no = self.tx_no.strip().upper()
         if tx_no:
             # A refund's entry names its payment in its detail, as uow.audit wrote it (json.dumps).

@@ -1,16 +1,19 @@
 """The transactions list: filters, newest-first keyset pages and the CSV export's batches, scoped to the caller."""
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import BigInteger, Connection, RowMapping, false, func, literal, or_, select, text, tuple_
 
 from app.payments.model import Caller, Kind, Status, StoredStatus
 from app.payments.money import from_minor
+from app.payments.refundable import RefundArithmetic
 from app.util import whole_number
 
 from .scope import scoped_to_mode
@@ -31,7 +34,8 @@ class TransactionFilter:
     status: Status | None = None
     kind: Kind | None = None
     date_from: date | None = None
-    date_to: date | None = None  # inclusive, a UTC day
+    date_to: date | None = None  # inclusive
+    time_zone: str = "UTC"  # the IANA zone whose calendar days date_from and date_to are
     # The API's list (GET /api/v1/transactions) narrows further:
     statuses: tuple[Status, ...] = ()  # any of them
     currency: str | None = None
@@ -81,9 +85,10 @@ class TransactionFilter:
         if self.kind:
             found.append(transactions.c.kind == self.kind.value)
         if self.date_from:
-            found.append(transactions.c.created_at >= start_of_day(self.date_from))
+            found.append(transactions.c.created_at >= start_of_day(self.date_from, self.time_zone))
         if self.date_to:
-            found.append(transactions.c.created_at < start_of_day(self.date_to + timedelta(days=1)))
+            found.append(transactions.c.created_at
+                         < start_of_day(self.date_to + timedelta(days=1), self.time_zone))
         return found + self._exact_conditions(reference_owner)
 
     def _exact_conditions(self, reference_owner: int | None) -> list:
@@ -184,9 +189,10 @@ def escape_like(term: str) -> str:
     return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def start_of_day(day: date) -> datetime:
-    """Midnight UTC at the start of the day."""
-    return datetime.combine(day, time(0), tzinfo=UTC)
+def start_of_day(day: date, time_zone: str = "UTC") -> datetime:
+    """The moment the day starts in the zone (midnight, or the first hour a clock change leaves),
+    in UTC."""
+    return datetime.combine(day, time(0), tzinfo=ZoneInfo(time_zone)).astimezone(UTC)
 
 
 @dataclass(frozen=True)
@@ -356,12 +362,64 @@ def position_of(conn: Connection, caller: Caller, tx_no: str) -> Cursor | None:
     return Cursor(found.created_at, found.id) if found else None
 
 
-def export_transactions(uow_factory, caller: Caller, flt: TransactionFilter) -> Iterator[TransactionRow]:
-    """All the caller's rows the filter selects, newest first, read in keyset batches (one short read each)."""
+@dataclass(frozen=True)
+class ExportRow:
+    """A row of the CSV export: the list's columns and what reconciling needs beside them."""
+
+    row: TransactionRow
+    original_tx_no: str | None
+    customer_name: str | None
+    customer_email: str | None
+    customer_reference: str | None
+    provider_transaction_id: str | None
+    refunded: Decimal | None  # payments only: what their Captured refunds returned
+    remaining_refundable: Decimal | None  # payments only: what a refund could still take now
+
+    @property
+    def cursor(self) -> Cursor:
+        return self.row.cursor
+
+
+_ORIGINAL = transactions.alias("original")
+_EXPORT_COLUMNS = (
+    *_LIST_COLUMNS,
+    select(_ORIGINAL.c.tx_no).where(_ORIGINAL.c.id == transactions.c.original_id)
+    .scalar_subquery().label("original_tx_no"),
+    transactions.c.customer_name, transactions.c.customer_email, transactions.c.billing,
+    transactions.c.provider_transaction_id, transactions.c.refund_reserved_minor,
+    transactions.c.refund_captured_minor, transactions.c.refund_held_minor,
+    transactions.c.dispute_lost_minor,
+)
+
+
+def _export_row(row: RowMapping) -> ExportRow:
+    listed = _row(row)
+    refunded = remaining = None
+    if listed.kind is Kind.PAYMENT:
+        currency = listed.currency
+        arithmetic = RefundArithmetic(
+            original=listed.amount, refunded=from_minor(row["refund_captured_minor"], currency),
+            pending=from_minor(row["refund_reserved_minor"] - row["refund_captured_minor"], currency),
+            currency=currency, partial_refunds=True,
+            awaiting_approval=from_minor(row["refund_held_minor"], currency),
+            lost_to_disputes=from_minor(row["dispute_lost_minor"], currency))
+        refunded = arithmetic.refunded
+        # Only a Captured payment can be refunded (refund rule 2): any other has nothing left.
+        remaining = arithmetic.remaining if listed.status is Status.CAPTURED else from_minor(0, currency)
+    billing = json.loads(row["billing"]) if row["billing"] else {}
+    return ExportRow(listed, row["original_tx_no"], row["customer_name"], row["customer_email"],
+                     billing.get("customerReference") if isinstance(billing, dict) else None,
+                     row["provider_transaction_id"], refunded, remaining)
+
+
+def export_transactions(uow_factory, caller: Caller, flt: TransactionFilter) -> Iterator[ExportRow]:
+    """All the caller's rows the filter selects, newest first, read in keyset batches (one short
+    read each), with each refund's original, the customer, the provider's id and a payment's
+    refund numbers."""
     cursor = None
     while True:
         with uow_factory(write=False) as uow:
-            page = list_transactions(uow.conn, caller, flt, older_than=cursor, limit=EXPORT_BATCH)
+            page = _page(uow.conn, caller, flt, _EXPORT_COLUMNS, _export_row, cursor, None, EXPORT_BATCH)
         yield from page.rows
         if page.older is None:
             return

@@ -253,3 +253,8 @@ def create_user(conn: Connection, merchant_id: int, email: str, role: str,
                 created_at=utcnow())
         .returning(users.c.id)
     ).scalar_one()
+
+
+def set_time_zone(conn: Connection, merchant_id: int, time_zone: str) -> None:
+    """The IANA time zone the merchant's members read times in (stored times stay UTC)."""
+    conn.execute(update(merchants).where(merchants.c.id == merchant_id).values(time_zone=time_zone))

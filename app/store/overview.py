@@ -3,7 +3,9 @@ refunds returned and why payments were declined, summed by the database.
 
 Each row counts on the UTC day it was created: a payment on the day it was made, a refund on the day
 it was asked for (not its payment's day), so a day's refunded volume is the money that went back
-that day. Only payments and refunds count; payouts are not sales.
+that day. Payouts are not sales: they have their own figure. A checkout that expired (DeclineReason
+"Transaction Expired") is not a decline: it is counted as expired. Fees are what the settlements
+paid out in the range carried (the providers report them only then).
 """
 from __future__ import annotations
 
@@ -13,16 +15,20 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from sqlalchemy import Connection, Date, and_, case, func, literal, null, select, union_all
 
-from app.payments.model import DECLINE_STATUSES, Caller, Kind, Status
+from app.payments.model import DECLINE_STATUSES, EXPIRED, Caller, Kind, Status
 from app.payments.money import from_minor
 
 from .daily_totals import in_range
+from .scope import scoped_to_mode
+from .tables import settlements
 
 # A payment that took the customer's money counts as captured whatever came after it (a refund,
 # a chargeback): its refunds are subtracted on their own days.
 CAPTURED_PAYMENT_STATUSES = (Status.CAPTURED, Status.REFUNDED, Status.CHARGEBACK)
 # A refund returned money once its provider captured it; Pending, Failed and Declined ones did not.
 RETURNED_REFUND_STATUS = Status.CAPTURED
+# A payout sent the merchant's money once its provider captured it.
+SENT_PAYOUT_STATUS = Status.CAPTURED
 NO_REASON = "No reason given"
 _CAPTURED = sorted(s.value for s in CAPTURED_PAYMENT_STATUSES)
 _DECLINED = sorted(s.value for s in DECLINE_STATUSES)
@@ -40,6 +46,9 @@ class DayFigures:
     refunded_minor: int = 0
     refund_count: int = 0
     declined_count: int = 0
+    expired_count: int = 0
+    payouts_minor: int = 0
+    payout_count: int = 0
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,29 @@ class CurrencyOverview:
     currency: str
     days: list[DayFigures]
     declines: list[DeclineCount] = field(default_factory=list)
+    fees_minor: int | None = None  # None: no settlement paid out in the range yet
+
+    @property
+    def fees(self) -> Decimal | None:
+        """The providers' fees on the settlements paid out in the range; None until one is."""
+        return None if self.fees_minor is None else from_minor(self.fees_minor, self.currency)
+
+    @property
+    def payouts_minor(self) -> int:
+        return sum(d.payouts_minor for d in self.days)
+
+    @property
+    def payouts(self) -> Decimal:
+        """Payouts sent (Captured) in the range."""
+        return from_minor(self.payouts_minor, self.currency)
+
+    @property
+    def payout_count(self) -> int:
+        return sum(d.payout_count for d in self.days)
+
+    @property
+    def expired_count(self) -> int:
+        return sum(d.expired_count for d in self.days)
 
     @property
     def captured_minor(self) -> int:
@@ -111,12 +143,15 @@ def _as_date(value) -> date:
 def _figures_query(caller: Caller, first_day: date, last_day: date):
     """One statement, so one snapshot, with two kinds of row: per day and currency, the figures
     ("day" rows); per currency and decline reason, how many were declined ("reason" rows)."""
-    rows = in_range(caller, first_day, last_day, [Kind.PAYMENT.value, Kind.REFUND.value],
-                    _COUNTED_STATUSES)
+    rows = in_range(caller, first_day, last_day,
+                    [Kind.PAYMENT.value, Kind.REFUND.value, Kind.PAYOUT.value], _COUNTED_STATUSES)
     is_payment, is_refund = rows.c.kind == Kind.PAYMENT.value, rows.c.kind == Kind.REFUND.value
     captured = and_(is_payment, rows.c.status.in_(_CAPTURED))
     returned = and_(is_refund, rows.c.status == RETURNED_REFUND_STATUS.value)
-    declined = and_(is_payment, rows.c.status.in_(_DECLINED))
+    failed = and_(is_payment, rows.c.status.in_(_DECLINED))
+    declined = and_(failed, rows.c.decline_reason != EXPIRED)
+    expired = and_(failed, rows.c.decline_reason == EXPIRED)
+    sent = and_(rows.c.kind == Kind.PAYOUT.value, rows.c.status == SENT_PAYOUT_STATUS.value)
 
     def total(when, column):
         return func.sum(case((when, column), else_=0))
@@ -128,11 +163,14 @@ def _figures_query(caller: Caller, first_day: date, last_day: date):
                       total(captured, count).label("captured_count"),
                       total(returned, amount).label("refunded_minor"),
                       total(returned, count).label("refund_count"),
-                      total(declined, count).label("declined_count"))
+                      total(declined, count).label("declined_count"),
+                      total(expired, count).label("expired_count"),
+                      total(sent, amount).label("payouts_minor"),
+                      total(sent, count).label("payout_count"))
                .group_by(rows.c.day, rows.c.currency))
     zero = literal(0)
     per_reason = (select(literal("reason"), null().cast(Date), rows.c.currency, rows.c.decline_reason,
-                         func.sum(count), zero, zero, zero, zero, func.sum(count))
+                         func.sum(count), zero, zero, zero, zero, func.sum(count), zero, zero, zero)
                   .where(declined).group_by(rows.c.currency, rows.c.decline_reason))
     return union_all(per_day, per_reason)
 
@@ -158,13 +196,26 @@ def overview(conn: Connection, caller: Caller, first_day: date, last_day: date) 
         day = _as_date(row.day)
         by_currency.setdefault(row.currency, {})[day] = DayFigures(
             day, int(row.captured_minor), int(row.captured_count), int(row.refunded_minor),
-            int(row.refund_count), int(row.declined_count))
+            int(row.refund_count), int(row.declined_count), int(row.expired_count),
+            int(row.payouts_minor), int(row.payout_count))
+    fees = settled_fees(conn, caller, first_day, last_day)
     every_day = [first_day + timedelta(days=n) for n in range((last_day - first_day).days + 1)]
     return [
         CurrencyOverview(currency, [by_day.get(d) or DayFigures(d) for d in every_day],
-                         sorted(_merged(reasons.get(currency, [])), key=lambda d: (-d.count, d.reason)))
+                         sorted(_merged(reasons.get(currency, [])), key=lambda d: (-d.count, d.reason)),
+                         fees.get(currency))
         for currency, by_day in sorted(by_currency.items())
     ]
+
+
+def settled_fees(conn: Connection, caller: Caller, first_day: date, last_day: date) -> dict[str, int]:
+    """Per currency, the fees of the caller's settlements paid out from first_day to last_day
+    (inclusive): a currency without one is not in it (its fees are not known yet)."""
+    query = (select(settlements.c.currency, func.sum(settlements.c.fees_minor))
+             .where(*scoped_to_mode(settlements, caller), settlements.c.settled_on >= first_day,
+                    settlements.c.settled_on <= last_day)
+             .group_by(settlements.c.currency))
+    return {currency: int(fees) for currency, fees in conn.execute(query)}
 
 
 def _merged(declines: list[DeclineCount]) -> list[DeclineCount]:

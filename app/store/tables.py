@@ -69,6 +69,8 @@ merchants = Table(
     Column("created_at", UtcDateTime(), nullable=False),
     # Every user must have a second factor: those without one are sent to enrol after sign-in.
     Column("require_two_factor", Boolean, nullable=False, server_default=text("false")),
+    # The IANA time zone its members' pages show times in (migration 0031); stored times stay UTC.
+    Column("time_zone", String(64), nullable=False, server_default="UTC"),
 )
 
 api_tokens = Table(
@@ -419,6 +421,9 @@ users = Table(
     # the last time-step a code was accepted for, so a code is never accepted twice.
     Column("totp_secret", Text),
     Column("totp_last_step", BigInteger),
+    # The user's own time zone (NULL: the merchant's) and locale for dates and amounts (NULL: en-GB).
+    Column("time_zone", String(64)),
+    Column("locale", String(16)),
 )
 
 # One row per sign-in: the session cookie carries a random key whose SHA-256 is key_hash, and

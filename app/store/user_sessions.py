@@ -36,13 +36,16 @@ def start_session(conn: Connection, user_id: int, at: datetime, ip: str | None,
 
 
 def live_session_user(conn: Connection, key: str, started_after: datetime):
-    """The session with this key and its user (with the merchant's name and two-factor rule),
+    """The session with this key and its user (with the merchant's name, two-factor rule and
+    time zone, and the user's own time zone and locale),
     or None when the session has ended, is too old, or its user is deactivated."""
     return conn.execute(
         select(user_sessions.c.id.label("session_id"), user_sessions.c.last_seen_at,
                users.c.id, users.c.merchant_id, users.c.email, users.c.role, users.c.active,
                (users.c.totp_secret.is_not(None)).label("has_two_factor"),
-               merchants.c.name.label("merchant_name"), merchants.c.require_two_factor)
+               merchants.c.name.label("merchant_name"), merchants.c.require_two_factor,
+               users.c.locale, users.c.time_zone.label("own_time_zone"),
+               merchants.c.time_zone.label("merchant_time_zone"))
         .join(users, users.c.id == user_sessions.c.user_id)
         .join(merchants, merchants.c.id == users.c.merchant_id)
         .where(user_sessions.c.key_hash == hash_session_key(key), user_sessions.c.ended_at.is_(None),

@@ -98,3 +98,8 @@ def active_admins(conn: Connection, caller: Caller) -> int:
         select(func.count()).select_from(users).where(
             *scoped_to_merchant(users, caller), users.c.role == "admin", users.c.active.is_(True))
     ).scalar_one()
+
+
+def set_display(conn: Connection, user_id: int, locale: str, time_zone: str | None) -> None:
+    """The user's locale and own time zone (None: the merchant's)."""
+    conn.execute(update(users).where(users.c.id == user_id).values(locale=locale, time_zone=time_zone))

@@ -109,7 +109,8 @@ def test_filters_combine_and_the_form_shows_them_again(app, support, entries):
     page = response.text
     assert 'id="user" name="user" type="search" value="ada"' in page
     assert '<option value="note.add" selected>Note added</option>' in page
-    assert 'id="from" name="from" type="date" value="2026-03-01"' in page
+    assert 'id="from" name="from" type="text" inputmode="numeric" autocomplete="off" maxlength="10" ' \
+        'size="10"\n           value="01/03/2026"' in page  # the day as the user's locale types it
     assert 'id="tx_no" name="tx_no" type="search" value="PAY-111"' in page
     assert "1 entry matching the filters, newest first" in page
     export = _path(app, "dashboard.export_audit", **filters).replace("&", "&amp;")
@@ -127,7 +128,7 @@ def test_pages_keep_the_filters(app, support, entries, monkeypatch):
 
 def test_a_date_that_cannot_be_read_is_said_and_not_exported(app, support, entries):
     page = support.get(_path(app, "dashboard.audit", to="March")).text
-    assert "Dates are written YYYY-MM-DD (to was &#39;March&#39;)" in page
+    assert "Dates are written day/month/year, e.g. 29/10/2026 (to was &#39;March&#39;)" in page
     assert support.get(_path(app, "dashboard.export_audit", to="March")).status_code == 400
 
 

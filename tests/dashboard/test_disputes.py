@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select, update
 
-from app.dashboard.formatting import deadline_words
+from app.dashboard.formatting import Display, deadline_words
 from app.store.tables import audit_log, disputes
 from app.util import utcnow
 
@@ -17,15 +17,22 @@ NOW = datetime(2026, 11, 27, 15, 0, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("due, words", [
-    (NOW + timedelta(days=3), "due in 3 days, 30 Nov"),
-    (NOW + timedelta(hours=2), "due today, 27 Nov"),
-    (NOW + timedelta(days=1), "due tomorrow, 28 Nov"),
-    (NOW - timedelta(days=1), "overdue by 1 day, 26 Nov"),
-    (NOW - timedelta(days=2), "overdue by 2 days, 25 Nov"),
+    (NOW + timedelta(days=3), "due in 3 days, 30 Nov 2026"),
+    (NOW + timedelta(hours=2), "due today, 27 Nov 2026"),
+    (NOW + timedelta(days=1), "due tomorrow, 28 Nov 2026"),
+    (NOW - timedelta(days=1), "overdue by 1 day, 26 Nov 2026"),
+    (NOW - timedelta(days=2), "overdue by 2 days, 25 Nov 2026"),
     (None, "no deadline given"),
 ])
 def test_a_deadline_in_words(due, words):
     assert deadline_words(due, NOW) == words
+
+
+def test_a_deadline_counts_the_readers_calendar_days_in_their_locale():
+    # 23:00 UTC on 28 Nov is already the 29th in Berlin: two days away there, tomorrow in UTC.
+    due = datetime(2026, 11, 28, 23, 0, tzinfo=UTC)
+    assert deadline_words(due, NOW, Display("de-DE", "Europe/Berlin")) == "due in 2 days, 29.11.2026"
+    assert deadline_words(due, NOW, Display("en-US", "UTC")) == "due tomorrow, Nov 28, 2026"
 
 
 def _dispute(sandbox, captured_payment, app, due_in_days: int | None = None) -> tuple[str, str]:

@@ -19,7 +19,7 @@ from app.providers.accounts import connect
 from app.store import provider_accounts as provider_store
 from app.store.merchants import create_merchant
 from app.api.request_log import flush_request_log
-from app.store.tables import api_tokens, audit_log, request_log, transaction_notes, users, webhook_events
+from app.store.tables import api_tokens, audit_log, merchants, request_log, transaction_notes, users, webhook_events
 from app.util import utcnow
 from app.webhooks import endpoints as webhook_endpoints
 from app.webhooks import receiver_check
@@ -536,6 +536,21 @@ def check_end_session(a, other):
     assert b.get("/transactions").status_code == 200  # B's user is still signed in
 
 
+def check_set_merchant_time_zone(a, other):
+    # The zone is always the signed-in admin's merchant's: B's stays UTC.
+    assert a.post("/settings/time-zone", {"time_zone": "Asia/Tokyo"}).status_code == 303
+    with other.app.extensions["paydesk"].uow(write=False) as uow:
+        assert uow.conn.execute(select(merchants.c.time_zone).where(
+            merchants.c.id == other.merchant_id)).scalar_one() == "UTC"
+
+
+def check_change_display(a, other):
+    assert a.post("/account/display", {"locale": "de-DE", "time_zone": "Asia/Tokyo"}).status_code == 303
+    with other.app.extensions["paydesk"].uow(write=False) as uow:
+        assert uow.conn.execute(select(users.c.locale, users.c.time_zone).where(
+            users.c.id == other.user_id)).one() == (None, None)
+
+
 def check_login_code(a, other):
     assert a.get("/login/code").status_code == 302  # signed in already: off to the list
 
@@ -792,6 +807,8 @@ def check_save_payout_recipient(a, other):
 
 
 CHECKS.update({
+    "dashboard.set_merchant_time_zone": check_set_merchant_time_zone,
+    "dashboard.change_display": check_change_display,
     "dashboard.save_payout_recipient": check_save_payout_recipient,
     "dashboard.recipients_list": check_recipients_list,
     "dashboard.new_recipient": check_new_recipient,

@@ -4,12 +4,14 @@ the range the URL names, in the current mode only."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import date, timedelta
 
 import pytest
+from sqlalchemy import insert
 
+from app.store.tables import settlements
 from app.util import utcnow
-from tests.support.overview_rows import seed_three_days
+from tests.support.overview_rows import Rows, at, seed_three_days
 
 from .conftest import Browserless, add_user, switch_to_sandbox
 
@@ -32,15 +34,20 @@ def _figures_row(page: str, currency: str, figure: str) -> str:
 def test_the_figures_table_shows_exact_amounts_per_currency(finance, seeded):
     page = finance.get(SEEDED_RANGE)
     assert page.status_code == 200
-    assert "Live payments and refunds, 1 Mar 2026 to 3 Mar 2026 (UTC days)." in page.text
-    assert _figures_row(page.text, "EUR", "Captured") == "180.05 EUR 4"
-    assert _figures_row(page.text, "EUR", "Refunded") == "57.50 EUR 2"
-    assert _figures_row(page.text, "EUR", "Net") == "122.55 EUR"
+    assert ("Live payments and refunds, 1 Mar 2026 to 3 Mar 2026 (UTC days), compared with 26 Feb 2026 "
+            "to 28 Feb 2026." in page.text)
+    # The previous three days (26 to 28 Feb) captured 999.00 EUR and nothing else.
+    assert _figures_row(page.text, "EUR", "Captured") == "180.05 EUR 4 -82.0 %"
+    assert _figures_row(page.text, "EUR", "Refunded") == "57.50 EUR 2 new"
+    assert _figures_row(page.text, "EUR", "Net") == "122.55 EUR -87.7 %"
     assert _figures_row(page.text, "EUR", "Refund rate") == "31.9 %"
-    assert _figures_row(page.text, "EUR", "Declined") == "3"
-    assert _figures_row(page.text, "JPY", "Captured") == "1,500 JPY 1"
-    assert _figures_row(page.text, "JPY", "Net") == "1,000 JPY"
-    assert _figures_row(page.text, "KWD", "Captured") == "1.250 KWD 1"
+    assert _figures_row(page.text, "EUR", "Payouts") == "500.00 EUR 1 new"
+    assert _figures_row(page.text, "EUR", "Fees") == "not known yet"
+    assert _figures_row(page.text, "EUR", "Declined") == "3 new"
+    assert _figures_row(page.text, "EUR", "Expired") == "0 –"
+    assert _figures_row(page.text, "JPY", "Captured") == "1,500 JPY 1 new"
+    assert _figures_row(page.text, "JPY", "Net") == "1,000 JPY new"
+    assert _figures_row(page.text, "KWD", "Captured") == "1.250 KWD 1 new"
     assert _figures_row(page.text, "KWD", "Refund rate") == "0.0 %"
     # Another merchant's (888.00) and the sandbox's (777.00) rows are not in the live figures.
     assert "888" not in page.text and "777" not in page.text and "GBP" not in page.text
@@ -49,7 +56,7 @@ def test_the_figures_table_shows_exact_amounts_per_currency(finance, seeded):
 def test_each_currency_has_a_named_daily_chart_and_a_declines_chart_with_their_tables(finance, seeded):
     page = finance.get(SEEDED_RANGE).text
     eur = page.split('<h2 id="cur-eur">')[1].split("</section>")[0]
-    assert 'role="img" aria-labelledby="cur-eur-daily-title cur-eur-daily-desc"' in eur
+    assert 'role="group" aria-labelledby="cur-eur-daily-title cur-eur-daily-desc"' in eur
     assert '<title id="cur-eur-daily-title">Captured and refunded EUR per day</title>' in eur
     assert ('<desc id="cur-eur-daily-desc">3 days, 1 Mar 2026 to 3 Mar 2026. Most captured: 150.00 EUR '
             'on 1 Mar. Most refunded: 50.00 EUR on 2 Mar. The table of figures by day gives every day.'
@@ -67,7 +74,7 @@ def test_the_sandbox_overview_shows_only_sandbox_rows(finance, seeded):
     switch_to_sandbox(finance)
     page = finance.get(SEEDED_RANGE).text
     assert "Sandbox payments and refunds" in page
-    assert _figures_row(page, "EUR", "Captured") == "777.00 EUR 1"
+    assert _figures_row(page, "EUR", "Captured") == "777.00 EUR 1 new"
     assert "Suspected Fraud" in page and "Insufficient Funds" not in page
     assert 'id="cur-jpy"' not in page
 
@@ -85,7 +92,8 @@ def test_presets_are_the_last_days_up_to_today_and_the_default_is_30(finance):
     ("?days=12", "Choose a period of 7, 30, 90 days"),
     ("?from=2026-03-04&to=2026-03-01", "The range&#39;s first day comes after its last day"),
     ("?from=2026-03-01", "Give both dates of a custom range (to is missing)"),
-    ("?from=2026-3-1&to=2026-03-02", "Dates are written YYYY-MM-DD (from was &#39;2026-3-1&#39;)"),
+    ("?from=2026-3-1&to=2026-03-02",
+     "Dates are written day/month/year, e.g. 29/10/2026 (from was &#39;2026-3-1&#39;)"),
     ("?from=2024-01-01&to=2026-03-01", "A range is at most 366 days"),
 ])
 def test_a_range_not_understood_says_why_and_shows_the_last_30_days(finance, query, message):
@@ -128,3 +136,32 @@ def test_a_link_into_the_overview_survives_sign_in(server, merchant):
                            {"email": add_user(server.app, merchant.merchant_id, "finance"),
                             "password": "correct horse battery staple"})
     assert response.headers["Location"] == "/overview?days=7"
+
+
+def test_expired_checkouts_are_not_declines_and_fees_show_once_a_settlement_carried_them(app, finance, seeded):
+    with app.extensions["paydesk.engine"].begin() as conn:
+        rows = Rows(conn, seeded.merchant_id)
+        rows.add("payment", "Declined", 900, "EUR", at(2), reason="Transaction Expired")
+        rows.add("payment", "Declined", 900, "EUR", at(2), reason="Transaction Expired")
+        conn.execute(insert(settlements).values(
+            merchant_id=seeded.merchant_id, mode="live", provider="simulator",
+            provider_settlement_id="st-overview", settled_on=date(2026, 3, 3), currency="EUR",
+            gross_minor=18005, fees_minor=321, net_minor=17684, status="paid", fetched_at=at(3)))
+    page = finance.get(SEEDED_RANGE).text
+    assert _figures_row(page, "EUR", "Declined") == "3 new"
+    assert _figures_row(page, "EUR", "Expired") == "2 new"
+    assert _figures_row(page, "EUR", "Fees") == "3.21 EUR"
+    assert _figures_row(page, "JPY", "Fees") == "not known yet"
+    eur = page.split('<h2 id="cur-eur">')[1].split("</section>")[0]
+    assert "Transaction Expired" not in eur  # not among the reasons of declines
+
+
+def test_each_day_of_the_chart_names_its_values_for_pointer_and_keyboard(finance, seeded):
+    eur = finance.get(SEEDED_RANGE).text.split('<h2 id="cur-eur">')[1].split("</section>")[0]
+    days = re.findall(r'<g class="chart-day" tabindex="0" role="img" aria-label="([^"]+)">\s*<title>([^<]+)</title>', eur)
+    assert days == [(words, words) for words in (
+        "1 Mar 2026: captured 150.00 EUR, refunded 0.00 EUR",
+        "2 Mar 2026: captured 20.05 EUR, refunded 50.00 EUR",
+        "3 Mar 2026: captured 10.00 EUR, refunded 7.50 EUR")]
+    assert '<text class="chart-label chart-unit" x="0" y="12">EUR</text>' in eur
+    assert ">Day (UTC)</text>" in eur

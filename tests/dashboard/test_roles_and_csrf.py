@@ -60,6 +60,7 @@ GUARDED = [
     ("settings", "post", "/settings/users/0/reset-link"),
     ("settings", "post", "/settings/users/0/two-factor/reset"),
     ("settings", "post", "/settings/two-factor"),
+    ("settings", "post", "/settings/time-zone"),
     ("payout", "get", "/recipients"),
     ("payout", "get", "/recipients/new"),
     ("payout", "post", "/recipients"),
@@ -96,7 +97,8 @@ POSTS = ["/login", "/logout", "/transactions/PAY-NONE/refund/review",
          "/recipients/rcp_none/pay/review", "/recipients/rcp_none/pay", "/transactions/POU-NONE/save-recipient",
          "/settings/webhook-endpoints", "/settings/webhook-endpoints/we_none",
          "/settings/webhook-endpoints/we_none/rotate", "/settings/webhook-endpoints/we_none/delete",
-         "/settings/webhook-endpoints/we_none/resend-failed", "/settings/webhook-endpoints/we_none/check"]
+         "/settings/webhook-endpoints/we_none/resend-failed", "/settings/webhook-endpoints/we_none/check",
+         "/settings/time-zone", "/account/display"]
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,8 @@ import csv
 import io
 import re
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from flask import url_for
@@ -68,7 +69,8 @@ def test_filters_narrow_by_status_kind_and_date(sandbox, sandbox_finance, server
     assert listed(f"from={today}&to={today}") == set(everything)
     assert listed(f"from={today + timedelta(days=1)}") == set()
     bad = sandbox_finance.get(f"/transactions?q=f-{tag}&from=yesterday&status=Lost")
-    assert "Dates are written YYYY-MM-DD (from was &#39;yesterday&#39;)" in bad.text
+    assert ("Dates are written day/month/year, e.g. 29/10/2026 (from was &#39;yesterday&#39;)"
+            in bad.text)
     assert "Unknown status &#39;Lost&#39;" in bad.text
 
 
@@ -127,10 +129,14 @@ def test_csv_export_streams_what_the_filters_select(sandbox, sandbox_finance):
     assert disposition.startswith('attachment; filename="paydesk-sandbox-transactions-')
     rows = list(csv.reader(io.StringIO(response.text)))
     assert rows[0] == ["Created (UTC)", "TxNo", "Kind", "Status", "Amount", "Currency", "Reference",
-                       "Decline reason", "Payment method"]
-    assert [r[1:] for r in rows[1:]] == [
-        [second, "payment", "Pending", "100.00", "EUR", f"csv-{tag}", "", "card"],
-        [first, "payment", "Pending", "1234.50", "EUR", f"'=HYPERLINK(x)-{tag}", "", "card"],
+                       "Decline reason", "Payment method", "Original TxNo", "Customer name",
+                       "Customer e-mail", "Customer reference", "Provider transaction ID", "Refunded",
+                       "Remaining refundable"]
+    customer = ["", "Ada Lovelace", "ada@example.com", "cust-1"]
+    assert [r[1:13] + r[14:] for r in rows[1:]] == [
+        [second, "payment", "Pending", "100.00", "EUR", f"csv-{tag}", "", "card", *customer, "0.00", "0.00"],
+        [first, "payment", "Pending", "1234.50", "EUR", f"'=HYPERLINK(x)-{tag}", "", "card", *customer,
+         "0.00", "0.00"],
     ]
 
 
@@ -141,11 +147,47 @@ def test_csv_export_of_a_hostile_reference_is_quoted_text_to_the_byte(sandbox, s
     created = sandbox.get(f"/transactions/{tx_no}/status").json()["CreatedAt"]
     response = sandbox_finance.get(f"/transactions/export.csv?q={tag}")
     assert response.status_code == 200
+    provider_id = sandbox.get(f"/transactions/{tx_no}/status").json()["ProviderTransactionId"] or ""
     assert response.content == (
         b'"Created (UTC)","TxNo","Kind","Status","Amount","Currency","Reference","Decline reason",'
-        b'"Payment method"\r\n'
+        b'"Payment method","Original TxNo","Customer name","Customer e-mail","Customer reference",'
+        b'"Provider transaction ID","Refunded","Remaining refundable"\r\n'
         + f'"{created[:10]} {created[11:19]}","{tx_no}","payment","Pending","100.00","EUR",'
-          f'"x;\'=1+1;\'=cmd|\' /C calc\'!A0;{tag}","","card"\r\n'.encode())
+          f'"x;\'=1+1;\'=cmd|\' /C calc\'!A0;{tag}","","card","","Ada Lovelace","ada@example.com",'
+          f'"cust-1","{provider_id}","0.00","0.00"\r\n'.encode())
+
+
+def test_csv_export_names_a_refunds_original_and_a_payments_refunded_and_remaining_amounts(
+        sandbox, sandbox_finance):
+    tag = uuid.uuid4().hex[:6]
+    payment = _create(sandbox, f"rec-{tag}", amount=75.5)
+    sandbox.post(f"/sandbox/transactions/{payment}/outcome", {"status": "Captured"})
+    refund = sandbox.post("/transactions/refund", {"txNo": payment, "amount": 20}).json()["refundTxNo"]
+    provider_id = sandbox.get(f"/transactions/{payment}/status").json()["ProviderTransactionId"]
+    refund_provider_id = sandbox.get(f"/transactions/{refund}/status").json()["ProviderTransactionId"] or ""
+    rows = list(csv.reader(io.StringIO(sandbox_finance.get(f"/transactions/export.csv?q=rec-{tag}").text)))
+    assert [r[1:4] + r[9:] for r in rows[1:]] == [
+        [refund, "refund", "Captured", payment, "", "", "", refund_provider_id, "", ""],
+        [payment, "payment", "Captured", "", "Ada Lovelace", "ada@example.com", "cust-1", provider_id,
+         "20.00", "55.50"],
+    ]
+
+
+def test_csv_export_adds_the_readers_local_time_last_when_asked(app, sandbox, sandbox_finance):
+    tag = uuid.uuid4().hex[:6]
+    tx_no = _create(sandbox, f"tz-{tag}")
+    assert sandbox_finance.post("/account/display", {"locale": "de-DE",
+                                                    "time_zone": "America/New_York"}).status_code == 303
+    created = datetime.fromisoformat(
+        sandbox.get(f"/transactions/{tx_no}/status").json()["CreatedAt"].replace("Z", "+00:00"))
+    plain = list(csv.reader(io.StringIO(sandbox_finance.get(f"/transactions/export.csv?q=tz-{tag}").text)))
+    local = list(csv.reader(io.StringIO(
+        sandbox_finance.get(f"/transactions/export.csv?q=tz-{tag}&local_time=1").text)))
+    assert local[0] == plain[0] + ["Created (America/New_York)"]
+    assert local[1][:-1] == plain[1]  # the UTC column first and unchanged, amounts plain ('.')
+    assert plain[1][0] == created.strftime("%Y-%m-%d %H:%M:%S") and plain[1][4] == "100.00"
+    assert local[1][-1] == created.astimezone(ZoneInfo("America/New_York")).isoformat(
+        sep=" ", timespec="seconds")
 
 
 def test_amounts_are_written_for_people(sandbox, sandbox_finance):

@@ -41,7 +41,7 @@ def test_every_utc_day_of_the_range_is_there_and_refunds_count_on_their_own_day(
     assert eur.days == [
         DayFigures(date(2026, 3, 1), captured_minor=15000, captured_count=2),
         DayFigures(date(2026, 3, 2), captured_minor=2005, captured_count=1, refunded_minor=5000,
-                   refund_count=1, declined_count=1),
+                   refund_count=1, declined_count=1, payouts_minor=50000, payout_count=1),
         DayFigures(date(2026, 3, 3), captured_minor=1000, captured_count=1, refunded_minor=750,
                    refund_count=1, declined_count=2),
     ]

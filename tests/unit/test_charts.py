@@ -55,12 +55,13 @@ def _figures(*days: tuple[int, int]) -> CurrencyOverview:
 def test_the_daily_chart_puts_zero_on_the_axis_and_the_top_tick_at_the_top():
     chart = daily_chart(_figures((15000, 0), (2005, 5000), (1000, 750)))
     assert [(t.label, t.position) for t in chart.y_ticks] == [
-        ("0", str(PLOT_BOTTOM)), ("50", "132"), ("100", "72"), ("150", str(PLOT_TOP))]
+        ("0", str(PLOT_BOTTOM)), ("50", "139.3"), ("100", "82.7"), ("150", str(PLOT_TOP))]
     assert (chart.captured[0].x, chart.captured[0].y) == (str(PLOT_LEFT), str(PLOT_TOP))
     assert chart.captured[-1].x == str(PLOT_RIGHT)
-    # 180 units tall for 150.00: 50.00 is 60 up, 7.50 is 9 up; 2 Mar halfway from 52 to 340.
-    assert (PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM) == (52, 340, 12, 192)
-    assert chart.refunded_line == "52,192 196,132 340,183"
+    # 170 units tall for 150.00 (room above for the unit, below for the days' axis title): 50.00
+    # is 56.7 up, 7.50 is 8.5 up; 2 Mar halfway from 52 to 340.
+    assert (PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM) == (52, 340, 26, 196)
+    assert chart.refunded_line == "52,196 196,139.3 340,187.5"
     assert [t.label for t in chart.x_ticks] == ["1 Mar", "2 Mar", "3 Mar"]
     assert chart.marked
 
