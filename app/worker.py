@@ -14,6 +14,7 @@ from flask import Flask
 
 from app.payments.idempotency import REPLAY_WINDOW
 from app.auth import throttle
+from app.auth.notifications import notification_pass
 from app.payments import approvals, dispute_calls, expiry
 from app.providers.account_resolutions import account_resolution_pass
 from app.providers.bank_refresh import bank_list_pass
@@ -93,7 +94,7 @@ def request_log_pass(deps, _providers) -> BackgroundPass:
 PASS_ENDS_WITHIN = 30.0
 # The jobs each round pokes, each making its passes on a thread of its own (app.providers.passes).
 BACKGROUND_PASSES = (bank_list_pass, settlement_pass, connection_test_pass, dispute_pass,
-                     account_resolution_pass, request_log_pass)
+                     account_resolution_pass, request_log_pass, notification_pass)
 
 
 def _pass_key(make) -> str:

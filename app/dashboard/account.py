@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from flask import (
     abort,
+    current_app,
     flash,
     jsonify,
     make_response,
@@ -27,6 +28,9 @@ from app.auth.two_factor import (
     qr_code_data_uri,
 )
 from app.auth.users import check_password, current_caller
+from app.payments.notifications import KINDS as NOTIFICATION_KINDS
+from app.payments.notifications import Delivery, NotificationKind
+from app.store import notifications as notification_store
 from app.store import two_factor as second_factors
 from app.store import user_sessions
 from app.store.users import set_password_hash, user_by_id
@@ -65,8 +69,16 @@ def enrol_first():
 def _account_page(status: int = 200, password_form=None):
     with deps().uow(write=False) as uow:
         codes_left = second_factors.unused_recovery_codes(uow.conn, current_user.id)
+        chosen = notification_store.choices_of(uow.conn, current_user.id)
     return render_template("dashboard/account.html", codes_left=codes_left,
-                           password_form=password_form or _password_form(formdata=None)), status
+                           password_form=password_form or _password_form(formdata=None),
+                           notification_kinds=offered_kinds(), chosen=chosen,
+                           digest_hour=current_app.config["NOTIFICATION_DIGEST_HOUR"]), status
+
+
+def offered_kinds() -> list[NotificationKind]:
+    """The notification kinds the user's role may receive."""
+    return [kind for kind in NOTIFICATION_KINDS if kind.permission is None or current_user.can(kind.permission)]
 
 
 def _password_form(**kwargs) -> ChangePasswordForm:
@@ -109,6 +121,27 @@ def change_password():
         uow.commit()
     flash("Your password is changed. Your other sessions are signed out.", "success")
     return redirect(url_for("dashboard.account"), 303)
+
+
+@dashboard.post("/account/notifications")
+@login_required
+def save_notifications():
+    """The e-mail notifications the user chose: per kind off, at once or in the daily digest,
+    and whether sandbox events count too. Values not offered are ignored (left off)."""
+    chosen = []
+    for kind in offered_kinds():
+        delivery = request.form.get(f"delivery-{kind.key}", "")
+        if delivery in {d.value for d in Delivery}:
+            chosen.append(notification_store.Choice(kind.key, Delivery(delivery),
+                                                    request.form.get(f"sandbox-{kind.key}") == "1"))
+    with deps().uow() as uow:
+        notification_store.set_choices(uow.conn, current_user.id, chosen)
+        uow.audit(current_caller(), "user.notifications", target=current_user.email,
+                  detail={c.kind: c.delivery.value + (" +sandbox" if c.sandbox else "") for c in chosen},
+                  both_modes=True)
+        uow.commit()
+    flash("Your e-mail notifications are saved.", "success")
+    return redirect(url_for("dashboard.account") + "#notifications", 303)
 
 
 @dashboard.get("/account/two-factor")
