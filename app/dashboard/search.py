@@ -1,7 +1,7 @@
 """The top bar's search on every page: the first transactions the list's search finds, as options."""
 from __future__ import annotations
 
-from flask import redirect, render_template, request, url_for
+from flask import make_response, redirect, render_template, request, url_for
 from flask_login import login_required
 
 from app.auth.users import current_caller
@@ -29,6 +29,7 @@ def quick_search():
     if flt.search.strip() and not problems:
         with deps().uow(write=False) as uow:
             rows = listing.list_transactions(uow.conn, current_caller(), flt, limit=QUICK_RESULTS).rows
-    response = render_template("dashboard/_quick_results.html", rows=rows, term=flt.search.strip(),
-                               problems=problems)
-    return response, 200, {"Vary": "HX-Request"}
+    response = make_response(render_template("dashboard/_quick_results.html", rows=rows,
+                                              term=flt.search.strip(), problems=problems))
+    response.vary.add("HX-Request")
+    return response

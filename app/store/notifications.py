@@ -91,8 +91,9 @@ def hand_out(conn: Connection, event, roles: frozenset[str] | None, now: datetim
     if event.not_for:
         recipients = recipients.where(u.email != event.not_for)
     made = conn.execute(insert(notifications).from_select(
-        ["event_id", "user_id", "delivery", "created_at", "next_try_at"], recipients))
-    return made.rowcount
+        ["event_id", "user_id", "delivery", "created_at", "next_try_at"], recipients)
+        .returning(notifications.c.id))
+    return len(made.all())
 
 
 def users_with_due(conn: Connection, now: datetime, digest_cut: datetime, limit: int = 100) -> list[int]:

@@ -76,7 +76,8 @@ POSTS = ["/login", "/logout", "/transactions/PAY-NONE/refund/review",
          "/settings/users/0/reset-link", "/settings/users/0/two-factor/reset", "/settings/two-factor",
          "/account/password", "/account/two-factor", "/account/sessions/0/end", "/login/code",
          "/password/any-token", "/recipients", "/recipients/rcp_none/archive",
-         "/recipients/rcp_none/pay/review", "/recipients/rcp_none/pay", "/transactions/POU-NONE/save-recipient"]
+         "/recipients/rcp_none/pay/review", "/recipients/rcp_none/pay", "/transactions/POU-NONE/save-recipient",
+         "/account/notifications"]
 
 
 @pytest.fixture(scope="module")
