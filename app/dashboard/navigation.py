@@ -28,7 +28,8 @@ class NavItem:
     endpoint: str
     current: bool
     badge: str = ""  # a count shown beside the label (Approvals: the requests waiting)
-    badge_label: str = ""  # what the count means, for screen readers and the tooltip
+    badge_label: str = ""  # what the count means, for the tooltip: "2 waiting for you: ..."
+    badge_words: str = ""  # the same after the count, for screen readers: "waiting for you: ..."
 
 
 PROVIDER_PAGES = ("dashboard.providers", "dashboard.connect_provider",
@@ -93,6 +94,6 @@ def with_waiting_approvals(items: list[NavItem], waiting: dict, mode) -> list[Na
     # This page's mode first: it is the one the reader is in.
     modes = sorted(waiting, key=lambda m: m is not mode)
     shares = ", ".join(f"{waiting[m]} in {m.value}" for m in modes if waiting[m])
-    label = f"{total} waiting for you: {shares}"
-    return [replace(item, badge=str(total), badge_label=label)
+    words = f"waiting for you: {shares}"
+    return [replace(item, badge=str(total), badge_label=f"{total} {words}", badge_words=words)
             if item.endpoint == "dashboard.approvals_list" else item for item in items]

@@ -83,8 +83,8 @@ def test_the_approvals_item_counts_what_waits_for_the_user_in_each_mode(server, 
         _htmx_post(asker, f"/transactions/{tx_no}/refund", {"amount": "70.00", "request_key": key})
     item = _nav_approvals(approver.get("/transactions").text)
     assert item == ('<a href="/approvals" title="2 waiting for you: 2 in sandbox">Approvals '
-                    '<span class="nav-count" aria-hidden="true">2</span>'
-                    '<span class="visually-hidden">, 2 waiting for you: 2 in sandbox</span></a>')
+                    '<span class="nav-count">2</span>'
+                    '<span class="visually-hidden"> waiting for you: 2 in sandbox</span></a>')
     # The requester's own requests wait for someone else; support approves nothing.
     assert 'class="nav-count"' not in _nav_approvals(asker.get("/transactions").text)
     live_page = approver.get("/approvals").text
