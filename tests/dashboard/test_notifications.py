@@ -198,3 +198,39 @@ def test_an_event_is_handed_out_once_whatever_the_number_of_workers(server, merc
 def test_the_digest_takes_what_came_before_its_latest_time(hour, now, cut):
     from datetime import datetime
     assert digest_cut(datetime.fromisoformat(now), hour) == datetime.fromisoformat(cut)
+
+
+def test_a_webhook_given_up_on_tells_who_chose_to_know(server, merchant, app, smtp, sandbox):
+    """An endpoint answering 410 Gone ends the event's retries: the event is Failed, and the
+    users who chose "webhook delivery keeps failing" are told in the unit that says so."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from app.webhooks.dispatcher import deliver_due
+    from app.webhooks.settings import DeliverySettings
+    from tests.conftest import payment_body
+
+    class Gone(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - the standard library's name
+            self.send_response(410)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    endpoint = HTTPServer(("127.0.0.1", 0), Gone)
+    threading.Thread(target=endpoint.serve_forever, daemon=True).start()
+    try:
+        support = _signed_in(server, merchant, "support")
+        _choose(support, webhook_failing="immediate sandbox")
+        url = f"http://127.0.0.1:{endpoint.server_port}/gone"
+        tx_no = sandbox.post("/transactions", payment_body(callbackUrl=url)).json()["transactionId"]
+        assert sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"}).status_code == 200
+        deliver_due(_deps(app), DeliverySettings.from_config(app.config), merchant.merchant_id)
+    finally:
+        endpoint.shutdown()
+        endpoint.server_close()
+    _pass(app, utcnow() + timedelta(seconds=1))
+    mail, = _mails_to(smtp, support.email)
+    assert f"Subject: Paydesk: [Sandbox] Webhook delivery failed: {tx_no}" in mail
+    assert f"The webhook of {tx_no} to {url} failed all 1 attempts." in mail
