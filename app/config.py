@@ -129,6 +129,8 @@ class Config:
         self.SMTP_STARTTLS = env.get("SMTP_STARTTLS", "1") == "1"
         self.SMTP_FROM = env.get("SMTP_FROM", "Paydesk <paydesk@localhost>")
         self.SMTP_TIMEOUT = float(env.get("SMTP_TIMEOUT", "10"))
+        # The daily digest of e-mail notifications goes out at this hour, UTC (0-23).
+        self.NOTIFICATION_DIGEST_HOUR = int(env.get("NOTIFICATION_DIGEST_HOUR", "7")) % 24
         self.TESTING = False
         for key, value in overrides.items():
             setattr(self, key, value)

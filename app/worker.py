@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from flask import Flask, current_app
 
 from app.auth import throttle
+from app.auth.notifications import notification_pass
 from app.payments import approvals, batches, dispute_calls, expiry
 from app.payments.idempotency import REPLAY_WINDOW
 from app.providers.account_resolutions import account_resolution_pass
@@ -131,7 +132,7 @@ PASS_ENDS_WITHIN = 30.0
 # The jobs each round pokes, each making its passes on a thread of its own (app.providers.passes).
 BACKGROUND_PASSES = (bank_list_pass, settlement_pass, connection_test_pass, dispute_pass,
                      account_resolution_pass, request_log_pass, batch_pass, event_retention_pass,
-                     receiver_check_pass)
+                     receiver_check_pass, notification_pass)
 
 
 def _pass_key(make) -> str:

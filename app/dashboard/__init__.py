@@ -10,7 +10,7 @@ from app.payments.schemas import max_length
 
 from . import formatting
 from .modes import InOtherMode, ModeBlueprint, switch_links
-from .navigation import MAIN_NAV, WEBHOOK_TABS, nav_items
+from .navigation import MAIN_NAV, WEBHOOK_TABS, nav_items, with_waiting_approvals
 
 # Every route of it answers at /path (live) and /test/path (sandbox): see modes.py.
 dashboard = ModeBlueprint("dashboard", __name__)
@@ -43,9 +43,17 @@ def mode_context() -> dict:
 def navigation_context() -> dict:
     """The main navigation and the webhook log tabs, with the current page's item marked."""
     if not current_user.is_authenticated:
-        return {"main_nav": [], "webhook_tabs": []}
-    return {"main_nav": nav_items(MAIN_NAV, request.endpoint),
-            "webhook_tabs": nav_items(WEBHOOK_TABS, request.endpoint)}
+        return {"main_nav": list, "webhook_tabs": []}
+    return {"main_nav": main_nav, "webhook_tabs": nav_items(WEBHOOK_TABS, request.endpoint)}
+
+
+def main_nav() -> list:
+    """The main navigation of a whole page (base.html calls it, so fragments never count), the
+    Approvals item with the requests waiting for an approver."""
+    main = nav_items(MAIN_NAV, request.endpoint)
+    if current_user.can("approve") and request.blueprint == "dashboard":
+        main = with_waiting_approvals(main, approvals.waiting_for_me(), current_mode())
+    return main
 
 
 @dashboard.errorhandler(403)
@@ -78,6 +86,6 @@ def csrf_failed(_error):
 
 from . import (  # noqa: E402,F401
     account, accounts_admin, approvals, audit, batches, cancel, customers, developers, disputes, notes,
-    overview, payouts, providers, recipients, reconciliation, refunds, settings, transactions,
+    overview, payouts, providers, recipients, reconciliation, refunds, search, settings, transactions,
     webhook_endpoints, webhooks, wrapping,
 )

@@ -4,10 +4,12 @@ Every change writes an audit entry of no mode in the same transaction.
 """
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from flask import (
     abort,
+    current_app,
     flash,
     jsonify,
     make_response,
@@ -29,6 +31,9 @@ from app.auth.two_factor import (
     qr_code_data_uri,
 )
 from app.auth.users import check_password, current_caller
+from app.payments.notifications import KINDS as NOTIFICATION_KINDS
+from app.payments.notifications import Delivery, NotificationKind
+from app.store import notifications as notification_store
 from app.store import two_factor as second_factors
 from app.store import user_sessions
 from app.store.users import set_display, set_password_hash, user_by_id
@@ -69,16 +74,32 @@ def enrol_first():
 def _account_page(status: int = 200, password_form=None, display_form=None):
     with deps().uow(write=False) as uow:
         codes_left = second_factors.unused_recovery_codes(uow.conn, current_user.id)
+        chosen = notification_store.choices_of(uow.conn, current_user.id)
     return render_template("dashboard/account.html", codes_left=codes_left, now=deps().clock(),
                            example_amount=money(Decimal("1234.56"), "EUR"),
                            password_form=password_form or _password_form(formdata=None),
                            display_form=display_form or _display_form(
                                formdata=None, locale=current_user.locale,
-                               time_zone=current_user.own_time_zone or "")), status
+                               time_zone=current_user.own_time_zone or ""),
+                           notification_kinds=offered_kinds(), chosen=chosen,
+                           digest_at=_next_digest(current_app.config["NOTIFICATION_DIGEST_HOUR"])), status
+
+
+def _next_digest(hour: int) -> datetime:
+    """When the next daily digest goes (NOTIFICATION_DIGEST_HOUR is a UTC hour), for the page to
+    show in the reader's zone."""
+    now = deps().clock()
+    at = now.replace(hour=hour, minute=0, second=0, microsecond=0)
+    return at if at > now else at + timedelta(days=1)
 
 
 def _display_form(**kwargs) -> DisplayForm:
     return DisplayForm(merchant_zone=current_user.merchant_time_zone, **kwargs)
+
+
+def offered_kinds() -> list[NotificationKind]:
+    """The notification kinds the user's role may receive."""
+    return [kind for kind in NOTIFICATION_KINDS if kind.permission is None or current_user.can(kind.permission)]
 
 
 def _password_form(**kwargs) -> ChangePasswordForm:
@@ -138,6 +159,27 @@ def change_display():
         uow.commit()
     flash("Dates, times and amounts now follow your choice.", "success")
     return redirect(url_for("dashboard.account", _anchor="display"), 303)
+
+
+@dashboard.post("/account/notifications")
+@login_required
+def save_notifications():
+    """The e-mail notifications the user chose: per kind off, at once or in the daily digest,
+    and whether sandbox events count too. Values not offered are ignored (left off)."""
+    chosen = []
+    for kind in offered_kinds():
+        delivery = request.form.get(f"delivery-{kind.key}", "")
+        if delivery in {d.value for d in Delivery}:
+            chosen.append(notification_store.Choice(kind.key, Delivery(delivery),
+                                                    request.form.get(f"sandbox-{kind.key}") == "1"))
+    with deps().uow() as uow:
+        notification_store.set_choices(uow.conn, current_user.id, chosen)
+        uow.audit(current_caller(), "user.notifications", target=current_user.email,
+                  detail={c.kind: c.delivery.value + (" +sandbox" if c.sandbox else "") for c in chosen},
+                  both_modes=True)
+        uow.commit()
+    flash("Your e-mail notifications are saved.", "success")
+    return redirect(url_for("dashboard.account") + "#notifications", 303)
 
 
 @dashboard.get("/account/two-factor")

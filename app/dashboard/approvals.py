@@ -19,7 +19,7 @@ from app.payments.approvals import (
     check_limit,
     needs_approval,
 )
-from app.payments.model import DECLINE_STATUSES, FieldErrors, PaymentError, Status
+from app.payments.model import DECLINE_STATUSES, FieldErrors, Mode, PaymentError, Status
 from app.payments.formats import storable_text
 from app.payments.money import fits_currency, format_amount
 from app.store import approvals as approval_store
@@ -30,6 +30,7 @@ from app.web import deps
 from . import dashboard
 from .formatting import money
 from .forms import blank_to_none, form_amount
+from .modes import other_mode
 from .settings import ROW_ID
 
 # Settings' amounts are at most this many digits before the point (the columns are 64-bit).
@@ -67,16 +68,32 @@ def approval_decisions() -> dict:
     return {"may_decide": may_decide, "new_form_key": lambda: secrets.token_urlsafe(16)}
 
 
+def waiting_for_me() -> dict[Mode, int]:
+    """Requests the signed-in user could approve, awaiting in each mode (their own left out)."""
+    kinds = [kind for kind in ApprovalKind if current_user.can(kind.permission)]
+    with deps().uow(write=False) as uow:
+        return approval_store.awaiting_counts(uow.conn, current_user.merchant_id, kinds,
+                                              current_user.email)
+
+
 @dashboard.get("/approvals")
 @requires("approve")
 def approvals_list():
-    """Requests awaiting approval (oldest first), then the latest decided ones."""
+    """Requests awaiting approval (oldest first), then the latest decided ones; when none awaits
+    here but some await the user in the other mode, the page says so with the link there."""
     caller = current_caller()
     with deps().uow(write=False) as uow:
         awaiting = uow.approvals.list(caller, awaiting=True)
         decided = uow.approvals.list(caller, awaiting=False, limit=50)
+    elsewhere = None
+    if not awaiting:
+        other = other_mode(caller.mode)
+        count = waiting_for_me()[other]
+        if count:
+            elsewhere = {"mode": other.value, "count": count,
+                         "url": url_for("dashboard.approvals_list", mode=other.value)}
     return render_template("dashboard/approvals.html", awaiting=awaiting, decided=decided,
-                           may_decide=may_decide)
+                           may_decide=may_decide, elsewhere=elsewhere)
 
 
 def _request_or_404(approval_id: int) -> ApprovalRequest:

@@ -99,6 +99,7 @@ ACTION_WORDS = {
     "webhook_endpoint.check": "Webhook receiver checked",
     "merchant.time_zone": "Merchant's time zone changed",
     "user.display_change": "Own language and time zone changed",
+    "user.notifications": "Own e-mail notifications chosen",
 }
 # Detail keys in words; others are written with their parts spaced ("sessions_ended": "Sessions ended").
 DETAIL_LABELS = {"originalTxNo": "Original TxNo", "refundTxNo": "Refund TxNo", "approvalId": "Approval",

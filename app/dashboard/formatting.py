@@ -11,7 +11,7 @@ from functools import cache
 from zoneinfo import ZoneInfo, available_timezones
 
 from babel import Locale
-from babel.dates import format_date, format_datetime, format_skeleton, get_date_format, parse_date
+from babel.dates import format_date, format_datetime, format_skeleton, format_time, get_date_format, parse_date
 from babel.numbers import format_currency, format_decimal
 from flask import Flask, has_request_context
 from flask_login import current_user
@@ -145,6 +145,14 @@ def when(moment: datetime | None, shown: Display | None = None) -> str:
     return f"{format_datetime(local, 'medium', tzinfo=shown.tz, locale=shown.babel)} {local.tzname()}"
 
 
+def clock_text(moment: datetime, shown: Display | None = None) -> str:
+    """The time of day of a moment in the reader's zone and locale, with the zone's abbreviation:
+    08:00:00 CET (en-GB, de-DE), 8:00:00 AM CET (en-US)."""
+    shown = shown or display()
+    local = moment.astimezone(shown.tz)
+    return f"{format_time(local, 'medium', tzinfo=shown.tz, locale=shown.babel)} {local.tzname()}"
+
+
 def local_day(moment: datetime, shown: Display | None = None) -> date:
     """The calendar day a moment falls on in the reader's zone."""
     return moment.astimezone((shown or display()).tz).date()
@@ -263,6 +271,7 @@ def register(app: Flask) -> None:
     app.add_template_global(money, "money")
     app.add_template_global(money_of_minor, "money_minor")
     app.add_template_filter(when, "when")
+    app.add_template_filter(clock_text, "clock")
     app.add_template_filter(when_iso, "when_iso")
     app.add_template_filter(day_text, "day")
     app.add_template_filter(day_input_text, "day_input")

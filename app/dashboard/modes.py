@@ -54,17 +54,33 @@ def other_mode(mode: Mode) -> Mode:
     return Mode.SANDBOX if mode is Mode.LIVE else Mode.LIVE
 
 
+# Query-string values that say where in one mode's list the page is (keyset cursors naming its
+# rows, page numbers): never carried over; the other mode's list opens at its start.
+MODE_BOUND_ARGS = frozenset({"older", "newer", "page"})
+
+
 def switch_url(mode: Mode) -> str:
-    """Where the switch to `mode` goes: this page in that mode when it is a page of its own (a
-    list, a form), else the nearest page above it (a transaction's page: the transactions list),
-    because what a URL names (a transaction, an account) belongs to one mode. The query string
-    (filters, the page of the list) is not carried over."""
+    """Where the switch to `mode` goes: this page in that mode, with its query string (the
+    search, the filters, the Overview's range), when it is a page of its own (a list, a form);
+    else the nearest page above it, because what a URL names (a transaction, an account)
+    belongs to one mode. A view may name the query that page gets (`keep_search_on_switch`:
+    a transaction's page searches the other mode's list for its reference)."""
     rule = request.url_rule
     path = rule.rule.removeprefix(PREFIXES[current_mode()]) if rule is not None else "/"
     pages = _pages_without_arguments()
+    query = {name: kept for name, values in request.args.to_dict(flat=False).items()
+             if name not in MODE_BOUND_ARGS and (kept := [value for value in values if value])}
+    if path not in pages:
+        query = dict(g.get("switch_search") or {})
     while path not in pages and path != "/":
         path = path.rsplit("/", 1)[0] or "/"
-    return url_for(pages.get(path, "dashboard.home"), mode=mode.value)
+    return url_for(pages.get(path, "dashboard.home"), mode=mode.value, **query)
+
+
+def keep_search_on_switch(**query: str) -> None:
+    """The query string the live/sandbox switch gives the page it lands on when this page has
+    no twin in the other mode (a transaction's page: its list, searched for its reference)."""
+    g.switch_search = query
 
 
 def _pages_without_arguments() -> dict[str, str]:
@@ -82,11 +98,14 @@ class ModeLink:
     label: str
     url: str
     current: bool  # the mode the page shows
+    keeps_query: bool  # the twin of this page: dashboard.js carries a search typed since over
 
 
 def switch_links() -> list[ModeLink]:
     """The live/sandbox switch of every page."""
-    return [ModeLink(mode.value, MODE_LABELS[mode], switch_url(mode), mode is current_mode())
+    rule = request.url_rule
+    twin = rule is not None and rule.endpoint in _pages_without_arguments().values()
+    return [ModeLink(mode.value, MODE_LABELS[mode], switch_url(mode), mode is current_mode(), twin)
             for mode in PREFIXES]
 
 

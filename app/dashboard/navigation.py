@@ -1,7 +1,7 @@
 """Which navigation item a page belongs to, decided from its endpoint here rather than in templates."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from flask_login import current_user
 
@@ -27,6 +27,9 @@ class NavItem:
     label: str
     endpoint: str
     current: bool
+    badge: str = ""  # a count shown beside the label (Approvals: the requests waiting)
+    badge_label: str = ""  # what the count means, for the tooltip: "2 waiting for you: ..."
+    badge_words: str = ""  # the same after the count, for screen readers: "waiting for you: ..."
 
 
 PROVIDER_PAGES = ("dashboard.providers", "dashboard.connect_provider",
@@ -83,3 +86,17 @@ def nav_items(sections: tuple[Section, ...], endpoint: str | None) -> list[NavIt
     """The sections the signed-in user may open, the one the endpoint belongs to marked current."""
     return [NavItem(s.label, s.endpoint, s.covers(endpoint or ""))
             for s in sections if s.permission is None or current_user.can(s.permission)]
+
+
+def with_waiting_approvals(items: list[NavItem], waiting: dict, mode) -> list[NavItem]:
+    """The Approvals item with the number of requests waiting for the user in both modes
+    ("Approvals 2"), each mode's share said in words ("1 in live, 1 in sandbox")."""
+    total = sum(waiting.values())
+    if not total:
+        return items
+    # This page's mode first: it is the one the reader is in.
+    modes = sorted(waiting, key=lambda m: m is not mode)
+    shares = ", ".join(f"{waiting[m]} in {m.value}" for m in modes if waiting[m])
+    words = f"waiting for you: {shares}"
+    return [replace(item, badge=str(total), badge_label=f"{total} {words}", badge_words=words)
+            if item.endpoint == "dashboard.approvals_list" else item for item in items]

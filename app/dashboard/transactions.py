@@ -30,7 +30,7 @@ from . import dashboard
 from .csv_export import csv_download, local_cell, utc_cell
 from .formatting import day_input_hint, display, parse_day
 from .htmx import page_or_fragment
-from .modes import InOtherMode, other_mode
+from .modes import InOtherMode, keep_search_on_switch, other_mode
 from .navigation import landing_endpoint
 from .payouts import bank_name
 from .timeline import build_timeline
@@ -194,6 +194,7 @@ def detail_context(tx_no: str) -> dict:
 def transaction(tx_no: str):
     """One transaction: its status fields, history, refunds, webhooks, the refund and cancel panels."""
     context = detail_context(tx_no)
+    keep_search_on_switch(q=context["tx"].reference)
     return render_template("dashboard/transaction.html", panel=refund_panel_state(context),
                            **context)
 

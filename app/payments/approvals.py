@@ -21,7 +21,7 @@ from enum import StrEnum
 from .model import Caller, Mode, PaymentError, Transaction, TransactionNotFound
 from .money import format_amount, to_minor
 from .schemas import CreateTransactionRequest, RefundRequest, parse_create, parse_refund
-from . import create, refunds
+from . import create, notifications, refunds
 from .deps import Deps
 
 # A request nobody decided in this time expires (the worker releases what it held).
@@ -153,6 +153,7 @@ def request_refund(deps: Deps, caller: Caller, request: RefundRequest, form_key:
                                          original.id, body, form_key, now, now + APPROVAL_WINDOW)
             uow.audit(caller, "approval.request", original.tx_no, request.amount, original.currency,
                       {"kind": "refund", "approvalId": approval.id, "reason": request.reason})
+            uow.notify(notifications.approval_waiting(approval))
             uow.commit()
             return approval
     except AlreadyRequested:
@@ -175,6 +176,7 @@ def request_payout(deps: Deps, caller: Caller, request: CreateTransactionRequest
                                          None, body, form_key, now, now + APPROVAL_WINDOW)
             uow.audit(caller, "approval.request", request.reference, request.amount, request.currency,
                       {"kind": "payout", "approvalId": approval.id})
+            uow.notify(notifications.approval_waiting(approval))
             uow.commit()
             return approval
     except AlreadyRequested:

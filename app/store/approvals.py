@@ -9,7 +9,7 @@ import json
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.payments.approvals import (
@@ -211,3 +211,22 @@ def set_limits(conn: Connection, caller: Caller, user_id: int, limits: UserLimit
         merchant_id=caller.merchant_id, user_id=user_id, currency=limits.currency,
         max_refund_minor=minor(limits.max_refund), max_payout_minor=minor(limits.max_payout),
         updated_by=caller.actor, updated_at=now))
+
+
+def awaiting_counts(conn: Connection, merchant_id: int, kinds: list[ApprovalKind],
+                    not_requested_by: str) -> dict[Mode, int]:
+    """How many requests of these kinds await a decision in each mode of the merchant, leaving
+    out the user's own (which another user must approve)."""
+    found = {mode: 0 for mode in Mode}
+    if not kinds:
+        return found
+    rows = conn.execute(
+        select(approval_requests.c.mode, func.count()).where(
+            approval_requests.c.merchant_id == merchant_id,
+            approval_requests.c.state == ApprovalState.AWAITING.value,
+            approval_requests.c.kind.in_([kind.value for kind in kinds]),
+            approval_requests.c.requested_by != not_requested_by,
+        ).group_by(approval_requests.c.mode))
+    for mode, count in rows:
+        found[Mode(mode)] = count
+    return found

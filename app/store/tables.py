@@ -1013,3 +1013,54 @@ webhook_receiver_checks = Table(
 Index("ix_webhook_receiver_checks_due", webhook_receiver_checks.c.requested_at,
       postgresql_where=webhook_receiver_checks.c.state == "pending",
       sqlite_where=webhook_receiver_checks.c.state == "pending")
+
+
+# E-mail notifications (app.payments.notifications): what each user chose, per kind (no row:
+# not chosen), and whether sandbox events count too.
+notification_choices = Table(
+    "notification_choices",
+    metadata,
+    Column("user_id", ForeignKey("users.id"), nullable=False),
+    Column("kind", String(40), nullable=False),
+    Column("delivery", String(10), nullable=False),  # immediate | digest
+    Column("sandbox", Boolean, nullable=False, server_default=text("false")),
+    PrimaryKeyConstraint("user_id", "kind"),
+)
+
+# An event to tell users of, written in the unit of work that causes it; the worker hands it to
+# the users who chose its kind (one notifications row each) and marks it handed out, in one unit.
+notification_events = Table(
+    "notification_events",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("merchant_id", ForeignKey("merchants.id"), nullable=False),
+    Column("mode", String(10), nullable=False),
+    Column("kind", String(40), nullable=False),
+    Column("subject", String(200), nullable=False),
+    Column("body", Text, nullable=False),
+    Column("target", String(200), nullable=False),  # the page, below the mode's prefix
+    Column("not_for", String(254)),  # the user whose own action it is
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("handed_out_at", UtcDateTime()),
+    Index("ix_notification_events_waiting", "handed_out_at", "id"),
+)
+
+# One user's copy of an event: e-mailed at once or in the daily digest. sent_at is set in the
+# unit that claims it, before the mail goes (a crash never sends twice); a refused mail puts it
+# back for a later try.
+notifications = Table(
+    "notifications",
+    metadata,
+    Column("id", Id, primary_key=True),
+    Column("event_id", ForeignKey("notification_events.id"), nullable=False),
+    Column("user_id", ForeignKey("users.id"), nullable=False),
+    Column("delivery", String(10), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("next_try_at", UtcDateTime(), nullable=False),
+    Column("sent_at", UtcDateTime()),
+    Column("attempts", Integer, nullable=False, server_default=text("0")),
+    Column("error", String(500)),
+    UniqueConstraint("event_id", "user_id", name="uq_notifications_event_user"),
+    Index("ix_notifications_unsent", "sent_at", "next_try_at"),
+    Index("ix_notifications_user", "user_id", "sent_at"),
+)

@@ -15,7 +15,8 @@ from sqlalchemy import Connection, Engine, RowMapping, event, text
 from sqlalchemy.exc import IntegrityError
 
 from app.payments.events import event_payload, event_type, new_event_id, new_webhook_id
-from app.payments.model import Caller, NotHeld, ReferenceTaken, Status, Transaction
+from app.payments.model import Caller, Kind, NotHeld, ReferenceTaken, Status, Transaction
+from app.payments.notifications import NotificationEvent, money_failed
 from app.util import dumps, utcnow
 
 from .account_resolutions import AccountResolutionRepository
@@ -29,11 +30,20 @@ from .merchants import MerchantRepository
 from .method_cache import MethodCache
 from .methods import MethodRepository
 from .notes import NoteRepository
+from .notifications import event_row
 from .recipients import RecipientRepository
 from .provider_calls import Announcer
 from . import token_limits
 from .refund_guard import minor_units
-from .tables import audit_log, events, idempotency_keys, status_history, transactions, webhook_events
+from .tables import (
+    audit_log,
+    events,
+    idempotency_keys,
+    notification_events,
+    status_history,
+    transactions,
+    webhook_events,
+)
 from .transactions import TransactionRepository
 from .writes import Writes
 
@@ -231,6 +241,13 @@ class UnitOfWork:
             note=note,
             at=tx.updated_at,
         ))
+        if tx.kind is not Kind.PAYMENT and tx.status in (Status.FAILED, Status.DECLINED):
+            self.notify(money_failed(tx))  # a refund or payout the provider turned down
+
+    def notify(self, event: NotificationEvent) -> None:
+        """Record an event for the users who chose its kind of e-mail notification, in this same
+        transaction (the worker hands it out and mails it: app.auth.notifications)."""
+        self.writes.insert(notification_events, event_row(event, utcnow()))
 
     def enqueue_webhook(self, tx: Transaction, webhook_id: str | None = None) -> None:
         """Record the event of tx's new status and write its webhook to the callbackUrl into the

@@ -18,6 +18,7 @@ from datetime import datetime
 from sqlalchemy import insert, select, update
 
 from app.payments.model import Mode
+from app.payments.notifications import webhook_failing
 from app.store.merchants import active_webhook_secrets
 from app.store.tables import webhook_attempts, webhook_events
 
@@ -158,10 +159,13 @@ def record_attempt(deps, event: ClaimedEvent, result: AttemptResult) -> None:
         ))
         # Only while the lease is still ours: after it ran out, or after a resend,
         # the event belongs to the newer attempt and this one is only logged.
-        uow.conn.execute(
+        moved = uow.conn.execute(
             update(webhook_events)
             .where(e.id == event.event_id, e.state == "pending", e.attempts == event.attempt_no,
                    e.next_attempt_at == event.lease_until)
             .values(**values)
         )
+        if values.get("state") == "failed" and moved.rowcount == 1:  # given up: tell who chose to know
+            tx_no = json.loads(event.payload).get("txNo", "")
+            uow.notify(webhook_failing(event.merchant_id, event.mode, tx_no, event.url, event.attempt_no))
         uow.commit()

@@ -134,3 +134,138 @@ document.addEventListener("submit", (event) => {
   // getAttribute: a field named "action" hides the form's own .action property.
   window.location.assign(form.getAttribute("action") + (query ? "?" + query : ""));
 });
+
+// The live/sandbox switch keeps this page's search and filters: a link to this page's twin
+// (data-keeps-query) takes the query string htmx has pushed since the page loaded (the
+// list's keyset cursors, which name rows of one mode, stay behind).
+function keepQueryOnSwitch() {
+  const params = new URLSearchParams(window.location.search);
+  for (const name of ["older", "newer", "page"]) params.delete(name);
+  for (const link of document.querySelectorAll(".mode-switch a[data-keeps-query]")) {
+    const url = new URL(link.href);
+    url.search = params.toString();
+    link.href = url.toString();
+  }
+}
+document.addEventListener("htmx:pushedIntoHistory", keepQueryOnSwitch);
+document.addEventListener("htmx:replacedInHistory", keepQueryOnSwitch);
+
+// The top bar's search (base.html): "/" focuses it from anywhere but a field; its options come
+// from htmx; the first is active, arrow keys move, Enter opens the active one (or, with none,
+// the transactions list with the search), Escape closes the options.
+const quickSearch = () => document.getElementById("quick-search");
+const quickResults = () => document.getElementById("quick-results");
+
+function quickOptions() {
+  return [...(quickResults()?.querySelectorAll("[role=option]") || [])];
+}
+
+function quickActivate(option) {
+  const input = quickSearch();
+  for (const other of quickOptions()) other.setAttribute("aria-selected", other === option ? "true" : "false");
+  if (option) {
+    input.setAttribute("aria-activedescendant", option.id);
+    option.scrollIntoView({ block: "nearest" });
+  } else {
+    input.removeAttribute("aria-activedescendant");
+  }
+}
+
+function quickClose() {
+  const input = quickSearch();
+  const list = quickResults();
+  if (!input || !list) return;
+  list.hidden = true;
+  input.setAttribute("aria-expanded", "false");
+  quickActivate(null);
+}
+
+function isTypingTarget(element) {
+  return element && (element.isContentEditable || element.matches("input, textarea, select"));
+}
+
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (isTypingTarget(event.target)) return;
+  const input = quickSearch();
+  if (!input) return;
+  event.preventDefault();
+  input.focus();
+  input.select();
+});
+
+document.addEventListener("htmx:afterSwap", (event) => {
+  if (event.target !== quickResults()) return;
+  const options = quickOptions();
+  const input = quickSearch();
+  if (!options.length || !input.value.trim()) {
+    quickClose();
+    return;
+  }
+  quickResults().hidden = false;
+  input.setAttribute("aria-expanded", "true");
+  quickActivate(options[0]);
+});
+
+document.addEventListener("input", (event) => {
+  if (event.target === quickSearch() && !event.target.value.trim()) quickClose();
+});
+
+document.addEventListener("keydown", (event) => {
+  const input = quickSearch();
+  if (event.target !== input) return;
+  const options = quickOptions();
+  const open = !quickResults().hidden && options.length > 0;
+  const active = options.findIndex((option) => option.getAttribute("aria-selected") === "true");
+  if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+    if (!open) return;
+    event.preventDefault();
+    const step = event.key === "ArrowDown" ? 1 : -1;
+    quickActivate(options[(active + step + options.length) % options.length]);
+  } else if (event.key === "Enter") {
+    if (!open || active < 0) return;  // the form opens the transactions list with the search
+    event.preventDefault();
+    window.location.assign(options[active].dataset.href);
+  } else if (event.key === "Escape" && open) {
+    event.preventDefault();
+    event.stopPropagation();
+    quickClose();
+  }
+});
+
+document.addEventListener("mousedown", (event) => {
+  if (event.target.closest("#quick-results [role=option]")) event.preventDefault();  // keep focus
+});
+document.addEventListener("click", (event) => {
+  const option = event.target.closest("#quick-results [role=option]");
+  if (option) window.location.assign(option.dataset.href);
+});
+document.addEventListener("focusout", (event) => {
+  if (event.target === quickSearch()) quickClose();
+});
+
+// Escape cancels a confirm step (the refund's confirm, the payout review, the cancel's
+// confirm): it presses the step's way back ([data-escape-cancels]) when focus is in that step.
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape" || event.defaultPrevented) return;
+  const step = document.activeElement?.closest("form");
+  const back = step?.querySelector("[data-escape-cancels]");
+  if (!back) return;
+  event.preventDefault();
+  back.click();
+});
+
+// A link to a panel further down (the payment header's Refund) moves focus into it, to its
+// first field, as well as scrolling there; without JavaScript the link still scrolls to it.
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("[data-jump-focus]");
+  if (!link) return;
+  // The first of its selectors that finds something, in the order written.
+  const target = link.dataset.jumpFocus.split(",").map((s) => document.querySelector(s.trim())).find(Boolean);
+  if (!target) return;
+  event.preventDefault();
+  if (!target.matches("input, button, select, textarea, a[href]")) target.setAttribute("tabindex", "-1");
+  target.focus();
+  target.scrollIntoView({ block: "center" });
+  if (target.select) target.select();
+});

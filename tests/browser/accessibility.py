@@ -105,6 +105,7 @@ def visits(sample: Sample) -> list[Visit]:
         Visit("Audit log filtered", "/audit?action=refund.create&from=2020-01-01"),
         Visit("Audit filter problem", "/audit?from=not-a-day"),
         Visit("Your account", "/account"),
+        Visit("Top bar search results", "/audit", then=search_from_the_top_bar),
         Visit("Your sessions", "/account/sessions"),
         Visit("Two-factor enrolment", "/account/two-factor"),
         Visit("Disputes", "/disputes", DISPUTERS),
@@ -191,6 +192,14 @@ def review_a_payout(page: Page) -> None:
     page.get_by_label("Customer reference").fill("cust-42")
     page.get_by_role("button", name="Review payout").click()
     expect(page.get_by_role("button", name="Confirm payout")).to_be_visible()
+
+
+def search_from_the_top_bar(page: Page) -> None:
+    """Press "/" and type in the top bar's search until its options show."""
+    page.wait_for_load_state("load")
+    page.keyboard.press("/")
+    page.keyboard.type("SBX", delay=20)
+    expect(page.locator("#quick-results [role=option]").first).to_have_attribute("aria-selected", "true")
 
 
 def save_an_empty_recipient(page: Page) -> None:

@@ -25,7 +25,7 @@ def test_support_finds_payments_by_customer_e_mail_name_and_provider_id(page: Pa
     grace = _payment(sandbox, "Grace", f"Hopper{tag}", f"grace.{tag}@navy.example")
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "support"))
     to_sandbox(page)
-    search = page.get_by_label("Search")
+    search = page.get_by_label("Search", exact=True)
     results = page.locator("#results tbody tr")
 
     search.press_sequentially(f"ADA.{tag}", delay=40)

@@ -60,7 +60,7 @@ def test_why_a_customer_was_declined_from_their_e_mail_in_at_most_3_clicks(page:
 
     click(page.get_by_role("navigation", name="Main").get_by_role("link", name="Transactions"))
     page.wait_for_load_state("load")
-    page.get_by_label("Search").press_sequentially(email.upper(), delay=20)
+    page.get_by_label("Search", exact=True).press_sequentially(email.upper(), delay=20)
     rows = page.locator("#results tbody tr")
     expect(rows).to_have_count(2)
     # The list says what the refund did and who the customer is, at this width too.
@@ -172,7 +172,7 @@ def test_the_audit_log_reads_in_words_links_the_original_and_breaks_no_word(page
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
     # The filter is kept when a user's entries are opened from the Who column.
-    page.get_by_label("Action").select_option(label="Refund issued")
+    page.get_by_label("Action", exact=True).select_option(label="Refund issued")
     page.get_by_role("button", name="Apply").click()
     row = table.locator("tbody tr").first
     expect(row).to_contain_text("Refund issued")

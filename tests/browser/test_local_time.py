@@ -89,7 +89,7 @@ def test_the_csv_export_adds_a_local_time_column_when_ticked(page: Page, server,
     with server.app.extensions["paydesk.engine"].begin() as conn:
         conn.execute(update(users).where(users.c.email == email).values(time_zone="Europe/Berlin"))
     sign_in(page, server.url, email)
-    search = page.get_by_label("Search")
+    search = page.get_by_label("Search", exact=True)
     search.fill(tx_no)
     search.press("Enter")
     expect(page.locator("#results")).to_contain_text("1 transaction")

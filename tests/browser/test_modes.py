@@ -74,11 +74,12 @@ def test_switching_mode_on_the_list_keeps_the_list(page: Page, server, merchant)
 
 
 def test_switching_mode_on_a_transaction_opens_the_other_modes_list(page: Page, server, merchant):
+    """Searched for the transaction's reference (the same order made in both modes is found)."""
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "support"))
     page.goto(f"{server.url}{SANDBOX}/transactions/SBX-CAPTURED")
     _switch(page, "Live").click()
-    expect(page).to_have_url(f"{server.url}/transactions")
-    expect(page).to_have_title("Transactions · Paydesk")
+    expect(page).to_have_url(f"{server.url}/transactions?q=sandbox-sbx-captured")
+    expect(page).to_have_title("Transactions matching “sandbox-sbx-captured” · Paydesk")
 
 
 def test_a_live_url_of_a_sandbox_transaction_offers_the_link_there(page: Page, server, merchant):

@@ -27,7 +27,7 @@ def test_support_adds_notes_newest_first_and_finds_them_in_the_audit_log(page: P
     email = add_user(server.app, merchant.merchant_id, "support")
     sign_in(page, server.url, email)
     to_sandbox(page)
-    page.get_by_label("Search").fill(tx_no)
+    page.get_by_label("Search", exact=True).fill(tx_no)
     page.locator("#results").get_by_role("link", name=tx_no).filter(visible=True).first.click()
     notes = page.locator("#notes")
     page.evaluate("window.notReloaded = true")
@@ -54,7 +54,7 @@ def test_support_adds_notes_newest_first_and_finds_them_in_the_audit_log(page: P
     assert page.evaluate("window.notReloaded") is True  # swapped in place
 
     page.get_by_role("link", name="Audit log").click()
-    page.get_by_label("Action").select_option("note.add")
+    page.get_by_label("Action", exact=True).select_option("note.add")
     page.get_by_label("TxNo").fill(tx_no)
     page.get_by_role("button", name="Apply").click()
     rows = page.locator("table.data tbody tr")

@@ -29,7 +29,7 @@ def test_finance_finds_a_payment_by_reference_and_refunds_it_in_two_steps(page: 
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
     to_sandbox(page)
     to_transactions(page)
-    page.get_by_label("Search").press_sequentially(tag[2:7].lower(), delay=40)
+    page.get_by_label("Search", exact=True).press_sequentially(tag[2:7].lower(), delay=40)
     results = page.locator("#results tbody tr")
     expect(results).to_have_count(1)
     expect(results).to_contain_text(f"ORDER-{tag}-SHOES")
@@ -57,7 +57,7 @@ def test_finance_finds_a_payment_by_reference_and_refunds_it_in_two_steps(page: 
     assert sandbox.status(tx_no)["Status"] == "Refunded"
 
     page.go_back()  # the search is in the URL htmx pushed: back shows the same results
-    expect(page.get_by_label("Search")).to_have_value(tag[2:7].lower())
+    expect(page.get_by_label("Search", exact=True)).to_have_value(tag[2:7].lower())
     rows = page.locator("#results tbody tr")
     expect(rows).to_have_count(3)  # refunds repeat their payment's reference
     expect(rows.filter(has_text=tx_no)).to_contain_text("Refunded")

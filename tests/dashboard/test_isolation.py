@@ -16,6 +16,7 @@ from app.payments import recipients
 from app.payments.model import Caller, Mode
 from app.payments.notes import add_note
 from app.providers.accounts import connect
+from app.store import notifications as notification_store
 from app.store import provider_accounts as provider_store
 from app.store.merchants import create_merchant
 from app.api.request_log import flush_request_log
@@ -452,7 +453,10 @@ def _b_request_awaits(other: OtherMerchant) -> None:
 
 def check_approvals_list(a, other):
     _b_approval(other)
-    _never_shows(a.get("/approvals"), other)
+    page = a.get("/approvals")
+    _never_shows(page, other)
+    # B's request is counted for no one of A (the menu's count, the other mode's notice).
+    assert 'class="nav-count"' not in page.text and "awaiting-elsewhere" not in page.text
 
 
 def check_approve_request(a, other):
@@ -503,6 +507,20 @@ def check_require_two_factor(a, other):
 
 def check_account(a, other):
     _never_shows(a.get("/account"), other)
+
+
+def check_quick_search(a, other):
+    for typed in (other.reference, other.payment, other.sandbox_payment):
+        found = a.get(f"/search?q={typed}", headers={"HX-Request": "true"})
+        _never_shows(found, other, typed)
+        assert 'data-href="' in found.text and "No transaction matches" in found.text
+
+
+def check_save_notifications(a, other):
+    a.get("/account")
+    assert a.post("/account/notifications", {"delivery-money_failed": "immediate"}).status_code == 303
+    with other.app.extensions["paydesk"].uow(write=False) as uow:
+        assert notification_store.choices_of(uow.conn, other.user_id) == {}
 
 
 def check_change_password(a, other):
@@ -655,6 +673,8 @@ CHECKS = {
     "dashboard.require_two_factor": check_require_two_factor,
     "dashboard.account": check_account,
     "dashboard.change_password": check_change_password,
+    "dashboard.quick_search": check_quick_search,
+    "dashboard.save_notifications": check_save_notifications,
     "dashboard.two_factor": check_two_factor,
     "dashboard.enable_two_factor": check_enable_two_factor,
     "dashboard.account_sessions": check_account_sessions,

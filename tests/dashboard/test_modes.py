@@ -17,7 +17,7 @@ BANNER = "Sandbox: test data only"
 def _switch(html: str) -> dict[str, tuple[str, bool]]:
     """The switch's links: label -> (href, whether it is the mode shown)."""
     nav = re.search(r'<nav class="mode-switch" aria-label="Data shown">(.*?)</nav>', html, re.S).group(1)
-    return {label: (href, current.strip() == 'aria-current="true"') for href, current, label in
+    return {label: (href.replace("&amp;", "&"), 'aria-current="true"' in current) for href, current, label in
             re.findall(r'<a href="([^"]*)" data-mode="\w+" ?([^>]*)>(\w+)</a>', nav)}
 
 
@@ -49,16 +49,27 @@ def test_links_and_redirects_of_a_sandbox_page_stay_in_the_sandbox(finance):
 
 
 def test_the_switch_keeps_a_list_page_and_marks_the_mode_shown(finance):
+    """The page number is where in one mode's list the page is: the other list opens at its start."""
     assert _switch(finance.get("/webhooks/inbox?page=2").text) == {
         "Live": ("/webhooks/inbox", True), "Sandbox": (f"{SANDBOX}/webhooks/inbox", False)}
-    assert _switch(finance.get(f"{SANDBOX}/transactions?q=abc").text) == {
-        "Live": ("/transactions", False), "Sandbox": (f"{SANDBOX}/transactions", True)}
 
 
-def test_the_switch_on_a_transaction_opens_the_other_modes_list(finance):
-    """A transaction number belongs to one mode: the other mode's list is the nearest page."""
+def test_the_switch_keeps_the_search_and_filters_but_not_the_lists_cursor(finance):
+    page = finance.get(f"{SANDBOX}/transactions?q=abc&status=Captured&older=Zm9v&kind=").text
+    assert _switch(page) == {
+        "Live": ("/transactions?q=abc&status=Captured", False),
+        "Sandbox": (f"{SANDBOX}/transactions?q=abc&status=Captured", True)}
+    assert _switch(finance.get("/overview?days=90").text)["Sandbox"] == (f"{SANDBOX}/overview?days=90", False)
+    assert _switch(finance.get("/overview?from=2026-01-01&to=2026-01-31").text)["Sandbox"] == (
+        f"{SANDBOX}/overview?from=2026-01-01&to=2026-01-31", False)
+
+
+def test_the_switch_on_a_transaction_opens_the_other_modes_list_searched_for_its_reference(finance):
+    """A transaction number belongs to one mode: the other mode's list, searched for the
+    transaction's reference (the same order made in both modes is found), is the nearest page."""
     assert _switch(finance.get(f"{SANDBOX}/transactions/SBX-CAPTURED").text) == {
-        "Live": ("/transactions", False), "Sandbox": (f"{SANDBOX}/transactions", True)}
+        "Live": ("/transactions?q=sandbox-sbx-captured", False),
+        "Sandbox": (f"{SANDBOX}/transactions?q=sandbox-sbx-captured", True)}
     unknown = finance.get("/transactions/PAY-NONE")
     assert unknown.status_code == 404
     assert _switch(unknown.text)["Sandbox"] == (f"{SANDBOX}/transactions", False)

@@ -98,7 +98,7 @@ POSTS = ["/login", "/logout", "/transactions/PAY-NONE/refund/review",
          "/settings/webhook-endpoints", "/settings/webhook-endpoints/we_none",
          "/settings/webhook-endpoints/we_none/rotate", "/settings/webhook-endpoints/we_none/delete",
          "/settings/webhook-endpoints/we_none/resend-failed", "/settings/webhook-endpoints/we_none/check",
-         "/settings/time-zone", "/account/display"]
+         "/settings/time-zone", "/account/display", "/account/notifications"]
 
 
 @pytest.fixture(scope="module")
