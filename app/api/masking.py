@@ -12,7 +12,7 @@ from functools import lru_cache
 from app.payments.accounts import mask_account_number
 from app.util import dumps
 
-SECRET_SHOWN = "[masked]"
+SECRET_SHOWN = "[masked]"  # nosec B105 # what the log shows in place of a secret, not a secret
 # The most of a body the log keeps (after masking), and the most it reads to mask.
 MAX_KEPT = 16 * 1024
 MAX_READ = 64 * 1024

@@ -94,7 +94,7 @@ ACTION_WORDS = {
     "webhook_endpoint.create": "Webhook endpoint added",
     "webhook_endpoint.update": "Webhook endpoint changed",
     "webhook_endpoint.delete": "Webhook endpoint deleted",
-    "webhook_endpoint.rotate_secret": "Webhook endpoint's secret rotated",
+    "webhook_endpoint.rotate_secret": "Webhook endpoint's secret rotated",  # nosec B105 # words, not a secret
     "webhook_endpoint.resend_failed": "Failed webhooks resent to an endpoint",
     "webhook_endpoint.check": "Webhook receiver checked",
     "merchant.time_zone": "Merchant's time zone changed",
