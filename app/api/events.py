@@ -9,7 +9,7 @@ from flask import g, request
 
 from app.payments.events import EVENT_TYPES, MAX_EVENT_ID_LENGTH
 from app.payments.formats import iso_utc
-from app.payments.model import MAX_TX_NO_LENGTH, FieldErrors
+from app.payments.model import MAX_TX_NO_LENGTH
 from app.util import could_be_key
 from app.web import deps, json_response
 from app.webhooks import events
@@ -78,15 +78,8 @@ def get_event(event_id: str):
 
 def _filter() -> events.EventFilter:
     """The query string's filters; FieldErrors names every one that cannot be read."""
-    errors: dict[str, list[str]] = {}
-
-    def read(reader, *args):
-        try:
-            return reader(*args)
-        except FieldErrors as error:
-            errors.update(error.errors)
-            return None
-
+    gathered = query.Gathered()
+    read, errors = gathered.read, gathered.errors
     tx_no = request.args.get("txNo")
     if tx_no is not None and not could_be_key(tx_no, MAX_TX_NO_LENGTH):
         errors["TxNo"] = [f"TxNo must be 1 to {MAX_TX_NO_LENGTH} printable characters"]
@@ -100,6 +93,5 @@ def _filter() -> events.EventFilter:
         tx_no=tx_no,
         delivery_failed=failed[0] is True,
     )
-    if errors:
-        raise FieldErrors(errors)
+    gathered.raise_any()
     return found

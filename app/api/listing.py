@@ -57,15 +57,8 @@ def list_transactions():
 
 def _filter() -> listing.TransactionFilter:
     """The filters of the query string; FieldErrors names every one that cannot be read."""
-    errors: dict[str, list[str]] = {}
-
-    def read(reader, *args):
-        try:
-            return reader(*args)
-        except FieldErrors as error:
-            errors.update(error.errors)
-            return None
-
+    gathered = query.Gathered()
+    read, errors = gathered.read, gathered.errors
     # Read in the documented order, so the errors come in it too.
     statuses = tuple(read(query.words, "status", STATUS_WORDS) or ())
     kinds = read(query.words, "kind", KIND_WORDS) or []
@@ -88,8 +81,7 @@ def _filter() -> listing.TransactionFilter:
         reference=read(_text, "reference"),
         customer_email=read(_text, "customerEmail"),
     )
-    if errors:
-        raise FieldErrors(errors)
+    gathered.raise_any()
     return found
 
 

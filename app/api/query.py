@@ -15,6 +15,26 @@ TIME_WORDS = "a date (2026-11-30) or a UTC time (2026-11-30T12:00:00Z)"
 _AMOUNT_TEXT = re.compile(r"(0|[1-9][0-9]{0,17})(\.[0-9]{1,6})?")
 
 
+class Gathered:
+    """A listing's parameters read one by one, every one's errors gathered to be raised together."""
+
+    def __init__(self) -> None:
+        self.errors: dict[str, list[str]] = {}
+
+    def read(self, reader, *args):
+        """reader(*args), or None with its FieldErrors kept."""
+        try:
+            return reader(*args)
+        except FieldErrors as error:
+            self.errors.update(error.errors)
+            return None
+
+    def raise_any(self) -> None:
+        """FieldErrors naming every parameter that could not be read, if any."""
+        if self.errors:
+            raise FieldErrors(self.errors)
+
+
 def moment(name: str) -> datetime | None:
     """The parameter as an aware UTC time: a date is its midnight UTC; None when absent."""
     given = request.args.get(name)
