@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from . import bank_lists, settlement
 from .accounts import AccountNumberError, iban_bank, iban_bank_mismatch, validate_account_number
 from .deps import Deps, OnCreated
+from .formats import storable_text
 from .model import (
     Caller,
     DuplicateReference,
@@ -185,8 +186,8 @@ class CreateParts:
         billing = body.get("billing") if isinstance(body.get("billing"), dict) else {}
         payment = body.get("payment") if isinstance(body.get("payment"), dict) else {}
 
-        def text(value: object) -> str | None:
-            return value.strip() or None if isinstance(value, str) else None
+        def text(value: object) -> str | None:  # what cannot be stored is refused by its own error
+            return value.strip() or None if isinstance(value, str) and storable_text(value) else None
 
         return cls(text(payment.get("paymentMethod")), text(body.get("currency")),
                    text(billing.get("country")), text(body.get("transactionAction")),

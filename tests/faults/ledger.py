@@ -76,7 +76,8 @@ def assert_every_webhook_arrived(engine, merchant_id: int, receiver) -> None:
     bodies = defaultdict(set)
     for received in receiver.received:
         bodies[received.headers.get("webhook-id")].add(received.body)
-    assert set(bodies) == set(events), "webhooks sent that are not events, or events never sent"
+    assert set(bodies) == set(events), ("webhooks sent that are not events, or events never sent",
+                                        sorted(set(bodies) - set(events))[:5], sorted(set(events) - set(bodies))[:5])
     differing = {webhook_id: sent for webhook_id, sent in bodies.items()
                  if sent != {events[webhook_id]}}
     assert not differing, differing

@@ -40,9 +40,11 @@ def refunded_before_0006(url: str) -> dict[str, int]:
     app = make_app(url)
     # Its merchant creation reads and writes no column 0006 adds; the sandbox's test payments it
     # would install are written by today's code, with columns of later migrations, so not here;
-    # nor its webhook secrets, sealed today, longer than the column before 0015 takes.
+    # nor its webhook secrets, sealed today, longer than the column before 0015 takes; nor its
+    # tokens, with the scopes of 0027.
     with patch("app.store.merchants.install_fixtures"), \
             patch("app.store.merchants.add_webhook_secret", return_value="whsec_unused"), \
+            patch("app.store.merchants.issue_token", return_value="pd_unused"), \
             app.extensions["paydesk"].uow() as uow:
         merchant_id = create_merchant(uow, f"Before {uuid.uuid4().hex[:8]}",
                                       "http://paydesk.test").merchant_id
