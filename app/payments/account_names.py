@@ -16,6 +16,7 @@ from enum import Enum
 
 from .accounts import AccountNumberError, validate_account_number
 from .deps import Deps
+from .formats import storable_text
 from .model import Caller, PaymentMethod
 from .provider import AccountNameSource, AccountNotResolved, ProviderUnavailable
 
@@ -85,7 +86,10 @@ def account_name(deps: Deps, caller: Caller, payment_method: str, currency: str 
                  bank_code: str | None, account_number: str | None) -> AccountName | None:
     """Whose the account is, as the method's provider says; None when there is nothing to ask:
     a method whose accounts are not named, a provider that names none, or an account number that
-    is not yet a valid one for the bank."""
+    is not yet a valid one for the bank, or text no method or account can hold (its field's own
+    error says so)."""
+    if not all(storable_text(text) for text in (payment_method, currency, bank_code, account_number) if text):
+        return None
     with deps.uow(write=False) as uow:
         method = uow.methods.get(caller, payment_method)
     if method is None or not method.is_payout or not names_accounts(method, currency):

@@ -23,6 +23,7 @@ from app.store.merchants import create_merchant
 from app.store.tables import batch_rows, batches, transactions
 from app.store.unit_of_work import UnitOfWork
 from tests.api.test_create_and_status import nuban
+from tests.webhooks.receiver import Receiver
 
 pytestmark = pytest.mark.postgres
 
@@ -67,10 +68,19 @@ def blocked_by(conn, holder_pid: int) -> bool:
         conn.rollback()
 
 
-def test_a_worker_killed_mid_batch_loses_and_doubles_no_payout(deployment):
+@pytest.fixture
+def own_receiver():
+    """This test's merchant's webhooks, apart: the deployment's receiver is the ledger the other
+    fault tests check against their own merchant's outbox, event for event."""
+    receiver = Receiver().start()
+    yield receiver
+    receiver.stop()
+
+
+def test_a_worker_killed_mid_batch_loses_and_doubles_no_payout(deployment, own_receiver):
     engine = deployment.engine()
     with UnitOfWork(engine, box=SecretBox(Config().PAYDESK_ENCRYPTION_KEY)) as uow:
-        merchant = create_merchant(uow, f"Batch faults {uuid.uuid4().hex[:8]}", deployment.receiver.url)
+        merchant = create_merchant(uow, f"Batch faults {uuid.uuid4().hex[:8]}", own_receiver.url)
         uow.commit()
     headers = {"Authorization": f"Bearer {merchant.sandbox_token}"}
     prefix = uuid.uuid4().hex[:8]
