@@ -40,6 +40,12 @@ class Deployment:
     token: str
     logs: Path
     extra_workers: list[subprocess.Popen] = field(default_factory=list)
+    worker_log_name: str = "worker"
+
+    @property
+    def worker_log(self) -> Path:
+        """Where `worker` logs: a test that kills it names its successor's log (replace_worker)."""
+        return self.logs / f"{self.worker_log_name}.log"
 
     def start_worker(self, name: str) -> subprocess.Popen:
         """One more `flask worker` process, logging to <logs>/<name>.log."""
@@ -47,6 +53,13 @@ class Deployment:
                                WEBHOOK_TIMEOUT=WEBHOOK_TIMEOUT)
         self.extra_workers.append(process)
         return process
+
+    def replace_worker(self, name: str) -> subprocess.Popen:
+        """A new worker, logging to <logs>/<name>.log, that the fixture's later tests act on as
+        `worker`, whichever order they run in (the old one was killed)."""
+        self.worker = self.start_worker(name)
+        self.worker_log_name = name
+        return self.worker
 
     def engine(self):
         """An engine of the test's own on the database (dispose it when done)."""

@@ -120,8 +120,7 @@ def test_a_worker_killed_mid_batch_loses_and_doubles_no_payout(deployment, own_r
     finally:
         holder.close()
 
-    # The fixture's other tests kill `deployment.worker` in turn: it is the new one from now on.
-    deployment.worker = deployment.start_worker("worker-after-batch-kill")
+    deployment.replace_worker("worker-after-batch-kill")
 
     def finished():
         with engine.connect() as conn:

@@ -63,5 +63,5 @@ def test_a_restart_and_a_stop_under_load_give_503s_only_while_down(deployment):
     finally:
         engine.dispose()
     assert deployment.worker.poll() is None
-    worker_log = (deployment.logs / "worker.log").read_text()
+    worker_log = deployment.worker_log.read_text()
     assert "worker round failed" in worker_log and "Traceback" in worker_log  # met it, survived

@@ -120,11 +120,12 @@ def test_killed_web_and_webhook_workers_lose_no_refund_and_no_webhook(deployment
             # The webhook worker, while a delivery of its is at the receiver: it is the only one.
             wait_until(lambda: receiver.received and
                        time.monotonic() - receiver.received[-1].at < RECEIVER_DELAY / 2, timeout=30)
-            os.kill(deployment.worker.pid, signal.SIGKILL)
+            killed_worker = deployment.worker
+            os.kill(killed_worker.pid, signal.SIGKILL)
             killed_worker_at = time.monotonic()
             in_flight = {r.headers["webhook-id"] for r in receiver.received
                          if killed_worker_at - r.at < RECEIVER_DELAY}
-            deployment.start_worker("worker-2")  # takes over when the dead one's leases end
+            deployment.replace_worker("worker-2")  # takes over when the dead one's leases end
     finally:
         receiver.delay = 0
 
@@ -135,7 +136,7 @@ def test_killed_web_and_webhook_workers_lose_no_refund_and_no_webhook(deployment
     answered = [c for c in calls if c.error is None]
     assert {c.status for c in answered} == {200}, [c for c in answered if c.status != 200][:5]
     assert len(web_workers(deployment.gunicorn.pid)) == 2  # gunicorn replaced the dead ones
-    assert deployment.worker.wait(5) == -signal.SIGKILL
+    assert killed_worker.wait(5) == -signal.SIGKILL
 
     engine = deployment.engine()
     try:
