@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select, update
 
+from babel.dates import format_date
+
 from app.dashboard.formatting import Display, deadline_words
 from app.store.tables import audit_log, disputes
 from app.util import utcnow
@@ -65,7 +67,8 @@ def test_the_queue_lists_open_disputes_by_deadline_in_words(finance_in_sandbox, 
     assert open_part.index(sooner) < open_part.index(later_one)
     assert won not in open_part and won in text
     due = utcnow() + timedelta(days=2)
-    assert f"due in 2 days, {due.day} {due:%b}" in text
+    # The day as en-GB writes it (CLDR: "5 Sept", not strftime's "5 Sep").
+    assert f"due in 2 days, {format_date(due, 'd MMM', locale='en_GB')}" in text
     assert '<a href="/test/disputes" aria-current="page">Disputes</a>' in text
 
 

@@ -7,6 +7,7 @@ import re
 from datetime import date, timedelta
 
 import pytest
+from babel.dates import format_date
 from sqlalchemy import insert
 
 from app.store.tables import settlements
@@ -84,7 +85,9 @@ def test_presets_are_the_last_days_up_to_today_and_the_default_is_30(finance):
     for query, days in (("", 30), ("?days=7", 7), ("?days=30", 30), ("?days=90", 90)):
         page = finance.get("/overview" + query).text
         first = today - timedelta(days=days - 1)
-        assert f"{first.day} {first:%b} {first.year} to {today.day} {today:%b} {today.year}" in page
+        # Days as en-GB writes them (CLDR: "5 Sept 2026", not strftime's "5 Sep 2026").
+        shown = [format_date(day, "d MMM y", locale="en_GB") for day in (first, today)]
+        assert f"{shown[0]} to {shown[1]}" in page
         assert re.search(rf'href="/overview\?days={days}"\s+aria-current="page">Last {days} days', page)
 
 

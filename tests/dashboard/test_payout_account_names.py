@@ -33,15 +33,26 @@ def paystack():
 
 @pytest.fixture
 def worker(worker_round, app):
-    """run(): worker rounds, each followed by the bank list and account name passes it started.
-    Two: work asked for while a pass was already running is taken by the next pass (a loaded
-    machine's first round can meet a pass an earlier poke started)."""
-    def run() -> None:
-        for _ in range(2):
+    """run(until): worker rounds, each followed by the bank list and account name passes it
+    started, until `until()` holds (at least two rounds: work asked for while a pass was already
+    running is taken by the next pass). The live server is shared: earlier tests' accounts, their
+    fakes gone, leave due lists and names that a pass may try before this test's."""
+    def run(until) -> None:
+        for round_number in range(1, 21):
             worker_round()
             for make in (bank_list_pass, account_resolution_pass):
                 background_pass(app, make).wait(10)
+            if round_number >= 2 and until():
+                return
+        raise AssertionError("20 worker rounds and still not done")
     return run
+
+
+def _asked(paystack, path: str, **query: str):
+    """A condition: Paystack has answered a GET of `path` with these query parameters (the pass
+    stores the answer before it ends)."""
+    return lambda: any(all(seen.query.get(name) == [value] for name, value in query.items())
+                       for seen in paystack.requests_to("GET", path))
 
 
 def _text(page: str) -> str:
@@ -61,7 +72,7 @@ def test_the_form_asks_again_until_a_worker_has_the_name_from_paystack(dashboard
     assert 'hx-trigger="load delay:1s"' in waiting.text
     assert paystack.requests_to("GET", "/bank/resolve") == []  # not on the request's thread
 
-    worker()
+    worker(until=_asked(paystack, "/bank/resolve"))
     named = operator.get(url, params=args, headers=HTMX)
     assert _text(named.text) == "Name at the bank: OKAFOR CHINEDU"  # the typed holder, word order aside
     operator.get(url, params=args, headers=HTMX)
@@ -70,7 +81,7 @@ def test_the_form_asks_again_until_a_worker_has_the_name_from_paystack(dashboard
 
 def test_the_reviews_confirm_waits_for_the_name(dashboard, app, merchant, paystack, worker):
     connected_paystack(dashboard(merchant.merchant_id, "admin"), app, merchant, paystack.url)
-    worker()  # the account's bank lists, fetched and stored
+    worker(until=_asked(paystack, "/bank", currency="NGN"))  # the account's bank lists, fetched and stored
     operator = dashboard(merchant.merchant_id, "payouts")
     review = operator.post("/payouts/review", {
         "method": "paystack-bank-payout", "currency": "NGN", "country": "NG", "bank": "058",
@@ -84,6 +95,6 @@ def test_the_reviews_confirm_waits_for_the_name(dashboard, app, merchant, paysta
     assert f"Name at the bank {NAMING}" in _text(review.text)
     again = re.search(r'<dd id="review-account-name"[^>]*>\s*<span hx-get="([^"]+)"', review.text).group(1)
 
-    worker()
+    worker(until=_asked(paystack, "/bank/resolve"))
     named = operator.get(again.replace("&amp;", "&"), headers=HTMX)
     assert 'data-holder="OKAFOR CHINEDU"' in named.text
