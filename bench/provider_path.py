@@ -37,7 +37,7 @@ from sqlalchemy import func, insert, select, update
 
 from app.cli import upgrade_database
 from app.store.db import make_engine
-from app.store.tables import provider_accounts, transactions
+from app.store.tables import provider_accounts, provider_calls, transactions
 
 from .load import run_wrk, wrk_path
 from .run import DEFAULT_POSTGRES, RESULTS, Database, commit, cpu_times, machine, stolen_share
@@ -228,8 +228,9 @@ def calls_never_made(database_url: str) -> int:
     engine = make_engine(database_url)
     try:
         with engine.connect() as conn:
-            return conn.execute(select(func.count()).select_from(transactions).where(
-                transactions.c.provider_check_at <= datetime.now(UTC),
+            return conn.execute(select(func.count()).select_from(provider_calls.join(
+                transactions, transactions.c.id == provider_calls.c.transaction_id)).where(
+                provider_calls.c.due_at <= datetime.now(UTC),
                 transactions.c.status == "Pending", transactions.c.provider_redirect_url.is_(None),
                 transactions.c.provider_transaction_id.is_(None))).scalar()
     finally:

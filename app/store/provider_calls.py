@@ -2,10 +2,12 @@
 the provider account it goes to, and the wake-up a worker listens for on PostgreSQL.
 
 A request that hands a call to the workers commits its transaction with `provider_check_at` due
-now; once the commit has returned, the unit of work hands the transaction's wake_key() to its
+now; triggers on transactions (migration 0033) keep a row in provider_calls with that due time,
+and once the commit has returned, the unit of work hands the transaction's wake_key() to its
 process's Announcer, which sends it as NOTIFY on CHANNEL beside the requests. A worker takes a
-call with claim_provider_checks (TransactionRepository), which pushes the check past the call's
-time, so two workers never make the same call at once.
+call with claim_provider_checks (TransactionRepository), which pushes the row's due_at past the
+call's time (the transaction's own row is not written), so two workers never make the same call
+at once; the provider's answer, written on the transaction, moves or deletes the row.
 
 Why not a trigger in the committing transaction (migration 0016 had one, 0017 drops it):
 PostgreSQL holds one database-wide lock from a notifying transaction's commit until its WAL
@@ -29,7 +31,7 @@ from sqlalchemy import Connection, and_, exists, or_, select, update
 from app.payments.model import Status
 
 from .db import close_own, own_connection
-from .tables import payment_methods, transactions
+from .tables import payment_methods, provider_calls, transactions
 
 logger = logging.getLogger(__name__)
 
@@ -81,9 +83,11 @@ def due_calls(conn: Connection, now: datetime, limit: int, *, merchant_id: int |
     query = (
         select(transactions.c.id, payment_methods.c.provider_account_id, transactions.c.merchant_id,
                transactions.c.mode, transactions.c.payment_method)
-        .select_from(transactions.outerjoin(payment_methods, _METHOD_OF_TRANSACTION))
-        .where(transactions.c.provider_check_at <= now)
-        .order_by(transactions.c.provider_check_at)
+        .select_from(provider_calls
+                     .join(transactions, transactions.c.id == provider_calls.c.transaction_id)
+                     .outerjoin(payment_methods, _METHOD_OF_TRANSACTION))
+        .where(provider_calls.c.due_at <= now)
+        .order_by(provider_calls.c.due_at)
         .limit(limit)
     )
     if merchant_id is not None:
@@ -108,9 +112,10 @@ def defer_account_calls(conn: Connection, account_id: int, now: datetime, until:
     owes_a_call = or_(transactions.c.status == Status.PENDING.value,
                       and_(transactions.c.status == Status.AUTHORIZED.value,
                            transactions.c.cancel_requested_at.is_not(None)))
+    due = select(provider_calls.c.transaction_id).where(provider_calls.c.due_at <= now)
     result = conn.execute(
         update(transactions)
-        .where(transactions.c.provider_check_at <= now, owes_a_call, of_account)
+        .where(transactions.c.id.in_(due), owes_a_call, of_account)
         .values(provider_check_at=until, provider_message=message[:500], updated_at=now))
     return result.rowcount
 

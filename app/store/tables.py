@@ -201,7 +201,8 @@ transactions = Table(
     Column("created_at", UtcDateTime(), nullable=False),
     Column("updated_at", UtcDateTime(), nullable=False),
     # Set while the provider owes an answer (async refunds, payouts, crashed
-    # requests): the worker asks the provider again from this time on.
+    # requests): the worker asks the provider again from this time on. Not indexed: the
+    # workers find the due ones in provider_calls, which triggers keep in step with it.
     Column("provider_check_at", UtcDateTime()),
     # When a cancel was asked of a payment whose provider is behind a network: the worker asks
     # the provider to void it (app/payments/cancel.py). Kept once answered, as a record.
@@ -229,7 +230,6 @@ transactions = Table(
     # merchant, mode and currency together, so it takes this index for narrow ranges only).
     Index("ix_transactions_amount", "merchant_id", "mode", "currency", "amount_minor"),
     Index("ix_transactions_original", "original_id"),
-    Index("ix_transactions_provider_check", "provider_check_at"),
     Index("ix_transactions_pending", "status", "created_at"),
     # Provider webhooks that name a transaction only by the provider's id.
     Index("ix_transactions_provider_id", "merchant_id", "mode", "provider_transaction_id"),
@@ -278,6 +278,19 @@ Index("ix_transactions_customer_reference", transactions.c.merchant_id, transact
       transactions.c.customer_reference, transactions.c.created_at, transactions.c.id)
 Index("ix_transactions_customer_email_listing", transactions.c.merchant_id, transactions.c.mode,
       func.lower(transactions.c.customer_email), transactions.c.created_at, transactions.c.id)
+
+# The transactions whose provider_check_at is set, by when they are due (migration 0033): the
+# workers' queue of provider calls. Triggers on transactions insert, move and delete a row with
+# its provider_check_at; a worker's claim pushes due_at on here alone, so the transaction's own
+# row is not written (and its next update can be HOT: provider_check_at is in no index).
+provider_calls = Table(
+    "provider_calls",
+    metadata,
+    Column("transaction_id", Id, ForeignKey("transactions.id", ondelete="CASCADE"), primary_key=True),
+    Column("due_at", UtcDateTime(), nullable=False),
+    Index("ix_provider_calls_due_at", "due_at"),
+)
+
 
 def _daily_total_columns() -> list[Column]:
     """What a daily total is kept per (merchant, mode, UTC day, currency, kind, status, decline

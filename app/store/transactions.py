@@ -42,6 +42,7 @@ from .tables import (
     dispute_history,
     disputes,
     idempotency_keys,
+    provider_calls,
     settlement_lines,
     status_history,
     transaction_notes,
@@ -437,14 +438,15 @@ class TransactionRepository:
 
     def claim_provider_checks(self, tx_ids: list[int], now: datetime, until: datetime) -> set[int]:
         """Take due provider checks for one worker in one statement: each still due is pushed to
-        `until`; the ids taken (another worker took the others)."""
+        `until` in provider_calls (the transactions are not written); the ids taken (another
+        worker took the others)."""
         if not tx_ids:
             return set()
         taken = self.conn.execute(
-            update(transactions)
-            .where(transactions.c.id.in_(tx_ids), transactions.c.provider_check_at <= now)
-            .values(provider_check_at=until)
-            .returning(transactions.c.id)
+            update(provider_calls)
+            .where(provider_calls.c.transaction_id.in_(tx_ids), provider_calls.c.due_at <= now)
+            .values(due_at=until)
+            .returning(provider_calls.c.transaction_id)
         )
         return set(taken.scalars())
 
