@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection, delete, func, insert, select
+from sqlalchemy import Connection, delete, func, insert, select, text
 
 from app.payments.model import Caller
 
@@ -27,10 +27,25 @@ class LogFilter:
     before_id: int | None = None  # the next page: rows older than this one
 
 
+# The logged requests' columns as the writer sends them (request_log's id first).
+_COLUMNS = ("id", "merchant_id", "mode", "token_id", "token_label", "method", "path", "status", "duration_ms",
+            "request_id", "idempotency_key", "request_body", "response_body", "at")
+_TX_COLUMNS = ("request_log_id", "merchant_id", "mode", "tx_no")
+# On PostgreSQL a batch's ids come from request_log's sequence first, in one round trip, so that
+# both tables can be written with COPY.
+_NEXT_IDS = text("SELECT nextval(pg_get_serial_sequence('request_log', 'id')) FROM generate_series(1, :count)")
+
+
 def write_batch(conn: Connection, rows: list[dict]) -> None:
-    """Insert logged requests (their `tx_nos` into request_log_tx) in the caller's transaction:
-    one INSERT of every row, one of their transactions."""
+    """Insert logged requests (their `tx_nos` into request_log_tx) in the caller's transaction.
+
+    PostgreSQL: the batch's ids from the sequence, then one COPY into each table (the driver's
+    COPY: a tenth of the CPU of an INSERT's parameters, measured in bench/request_log.py).
+    SQLite: one INSERT of every row, one of their transactions."""
     if not rows:
+        return
+    if conn.dialect.name == "postgresql":
+        _copy_batch(conn, rows)
         return
     ids = conn.execute(
         insert(request_log).returning(request_log.c.id, sort_by_parameter_order=True),
@@ -41,6 +56,20 @@ def write_batch(conn: Connection, rows: list[dict]) -> None:
                for log_id, row in zip(ids, rows) for tx_no in row["tx_nos"]]
     if touched:
         conn.execute(insert(request_log_tx), touched)
+
+
+def _copy_batch(conn: Connection, rows: list[dict]) -> None:
+    ids = conn.execute(_NEXT_IDS, {"count": len(rows)}).scalars().all()
+    with conn.connection.driver_connection.cursor() as cursor:
+        with cursor.copy(f"COPY request_log ({', '.join(_COLUMNS)}) FROM STDIN") as copy:
+            for log_id, row in zip(ids, rows):
+                copy.write_row((log_id, *(row[name] for name in _COLUMNS[1:])))
+        touched = [(log_id, row["merchant_id"], row["mode"], tx_no)
+                   for log_id, row in zip(ids, rows) for tx_no in row["tx_nos"]]
+        if touched:
+            with cursor.copy(f"COPY request_log_tx ({', '.join(_TX_COLUMNS)}) FROM STDIN") as copy:
+                for values in touched:
+                    copy.write_row(values)
 
 
 def search(conn: Connection, caller: Caller, found: LogFilter, limit: int = MAX_SHOWN) -> list:

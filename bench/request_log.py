@@ -1,0 +1,157 @@
+"""`python -m bench.request_log`: what writing the API request log costs creates and refunds.
+
+Issue 32 asks that the request log (and events) cost create and refund no more than 5% of their
+throughput, measured both ways: the log batched by its writer thread (the default) and written
+on the request's thread (REQUEST_LOG_FLUSH_MS=0). One PostgreSQL database, seeded as `make bench`
+seeds it, and three Paydesk servers on it under the same gunicorn settings, told apart only by
+their environment: the log off (REQUEST_LOG_ENABLED=0), batched, and on the request's thread.
+Creates and refunds go through a Paystack account's method, the path production takes (no worker
+runs: the provider is never called). wrk drives each server in turn, the order reversed every
+round, so drifts on the machine fall on all three alike.
+
+Events: on this path a create and a refund are answered Pending and write no event (a webhook, and
+with it an event, is written when a status moves, by the worker that records the provider's
+answer); the simulator's in-process refund writes its event in the statement that writes its
+outbox row (docs/benchmarks.md, "Events on the write path").
+
+Writes bench/results/<date>-request-log.json and .md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+from cryptography.fernet import Fernet
+
+from app.cli import upgrade_database
+
+from .load import combine, run_wrk, wrk_path
+from .run import (DEFAULT_POSTGRES, RESULTS, UNCALLED_PROVIDER, Database, commit, cpu_times, machine,
+                  round_orders, stolen_share, write_data_files)
+from .seed import PAYSTACK_CARD, connect_paystack, seed
+from .servers import start_gunicorn
+
+# Each server's name and what its environment adds.
+VARIANTS = {
+    "off": {"REQUEST_LOG_ENABLED": "0"},
+    "batched": {},
+    "on the request's thread": {"REQUEST_LOG_FLUSH_MS": "0"},
+}
+ENDPOINTS = ("create", "refund")
+LIMIT = 0.95  # the issue's bound: at least 95% of the throughput without the log
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.request_log", description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000, help="transactions seeded first")
+    parser.add_argument("--duration", type=float, default=60, help="seconds of load per endpoint and server")
+    parser.add_argument("--rounds", type=int, default=6, help="the duration is split into this many rounds")
+    parser.add_argument("--warmup", type=float, default=5, help="seconds of unrecorded load per server first")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--postgres-url", default=os.environ.get("BENCH_POSTGRES_URL")
+                        or os.environ.get("TEST_POSTGRES_URL") or DEFAULT_POSTGRES)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--smoke", action="store_true", help="seconds-long run (what the test suite runs)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.rows, args.duration, args.rounds, args.warmup = 300, 3, 3, 0
+    return args
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    wrk_path()
+    started = datetime.now(UTC)
+    database = Database("postgres", args.postgres_url, keep=False)
+    work = Path(tempfile.mkdtemp(prefix="paydesk-bench-request-log-"))
+    key = Fernet.generate_key().decode()
+    servers = {}
+    times_before = cpu_times()
+    try:
+        upgrade_database(database.url)
+        print(f"seeding {args.rows:,} rows", flush=True)
+        seeded = seed(database.url, args.rows, refund_method=PAYSTACK_CARD)
+        connect_paystack(database.url, key, seeded.merchant_id, UNCALLED_PROVIDER)
+        files = write_data_files(seeded, work)
+        env = {"DATABASE_URL": database.url, "SECRET_KEY": "bench-secret", "DEMO_MODE": "1",
+               "PAYDESK_ENCRYPTION_KEY": key}
+        for name, extra in VARIANTS.items():
+            servers[name] = start_gunicorn(name.replace(" ", "-").replace("'", ""), "app:create_app()",
+                                           env | extra, args.workers, args.threads, work)
+        header = ("Authorization", f"Bearer {seeded.token}")
+        results: dict = {}
+        for endpoint in ENDPOINTS:
+            def drive(name: str, seconds: float):
+                server = servers[name]
+                result = run_wrk(server.url, endpoint, files[endpoint], f"r{uuid.uuid4().hex[:8]}", seconds,
+                                 args.concurrency, 2, server.cpu_seconds, header)
+                server.wait_until_idle()
+                return result
+
+            if args.warmup:
+                for name in servers:
+                    drive(name, args.warmup)
+            rounds: dict[str, list] = {name: [] for name in servers}
+            for order in round_orders(list(servers), args.rounds):
+                for name in order:
+                    rounds[name].append(drive(name, args.duration / args.rounds))
+            measured = {name: combine(runs).as_dict() | {"rounds": [r.rps for r in runs]}
+                        for name, runs in rounds.items()}
+            for name, result in measured.items():
+                result["ratio_to_off"] = round(result["rps"] / measured["off"]["rps"], 3)
+                print(f"[{endpoint}] {name:24} {result['rps']:7.1f} req/s  ratio {result['ratio_to_off']:.3f}  "
+                      f"p99 {result['p99_ms']:.1f} ms  failed {result['failed']}", flush=True)
+            results[endpoint] = measured
+        report = {"started_at": started.isoformat(timespec="seconds"), "commit": commit(), "machine": machine(),
+                  "database_version": database.version(), "settings": vars(args) | {"out": str(args.out)},
+                  "endpoints": results, "cpu_stolen": stolen_share(times_before, cpu_times())}
+    finally:
+        for server in servers.values():
+            server.stop()
+        database.drop()
+    for path in write_report(report, args.out, started, args.smoke):
+        print(f"wrote {path}")
+
+
+def write_report(report: dict, out: Path, started: datetime, smoke: bool) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"{started:%Y-%m-%d}-request-log{'-smoke' if smoke else ''}"
+    json_path, md_path = stem.with_suffix(".json"), stem.with_suffix(".md")
+    json_path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    md_path.write_text(markdown(report))
+    return [json_path, md_path]
+
+
+def markdown(report: dict) -> str:
+    s = report["settings"]
+    lines = [
+        "# The request log's cost on create and refund",
+        "",
+        f"Commit {report['commit']}, {report['started_at']}; {report['machine']['nproc']} cores, PostgreSQL "
+        f"{report['database_version']}; gunicorn --workers {s['workers']} --threads {s['threads']} per server; "
+        f"{s['rows']:,} rows; wrk at {s['concurrency']} connections, {s['duration']:.0f} s per endpoint and "
+        f"server in {s['rounds']} rounds; CPU stolen {report['cpu_stolen']:.0%}.",
+        "",
+        "| endpoint | log | req/s | of the log off | p99 | rounds' req/s | within 5% |",
+        "|---|---|---:|---:|---:|---|---|",
+    ]
+    for endpoint, measured in report["endpoints"].items():
+        for name, result in measured.items():
+            within = "" if name == "off" else ("yes" if result["ratio_to_off"] >= LIMIT else "NO")
+            rounds = ", ".join(f"{rps:.0f}" for rps in result["rounds"])
+            lines.append(f"| {endpoint} | {name} | {result['rps']:.1f} | {result['ratio_to_off']:.3f} | "
+                         f"{result['p99_ms']:.1f} ms | {rounds} | {within} |")
+    lines += ["", "Creates and refunds go through a Paystack account's method and are answered Pending; no "
+              "worker runs, so no provider is called and no event is written on this path.", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
