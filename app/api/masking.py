@@ -73,6 +73,12 @@ def masked_body(raw: bytes | str | None) -> tuple[str | None, object]:
     return storable(shown), value
 
 
+def kept_tx_no(value: object) -> bool:
+    """The value is a transaction number the log keeps as it is (in a txNo field, a path, the
+    request's touched transactions); any other text under such a field is masked as text."""
+    return isinstance(value, str) and _TX_NO.fullmatch(value) is not None
+
+
 def storable(text: str) -> str:
     """Text any database column takes: lone surrogates (a JSON "\\ud800") and NULs replaced."""
     if text.isascii() and "\x00" not in text:
@@ -82,20 +88,31 @@ def storable(text: str) -> str:
 
 def mask_path(path: str) -> str:
     """A request's path with whatever a segment hides masked; transaction numbers kept."""
-    return storable("/".join(segment if _TX_NO.fullmatch(segment) else mask_text(segment)
+    return storable("/".join(segment if kept_tx_no(segment) else mask_text(segment)
                              for segment in path.split("/")))
 
 
-# What each pattern mask_text replaces must begin with (a secret's prefix, an e-mail's @, an
-# IBAN's country and check digits, eight digits of a run): text with none of these holds nothing
-# to hide, found with one search instead of four substitutions.
-_MAYBE_SECRET = re.compile(r"@|(?i:pd_|whsec_|[spr]k_|bearer)|[A-Z]{2}\d{2}|\d(?:[ .\-]?\d){7}")
+# Text without a digit, an @, an underscore or "earer" holds nothing mask_text hides.
+_MAYBE_SECRET = re.compile(r"[0-9@_]|earer")
+# Texts mask_text found nothing to hide in, remembered (a body's currency, method, descriptor,
+# callback URL come again and again): never a text it changed, so no secret is kept here.
+_PLAIN: dict[str, None] = {}
+_PLAIN_MAX = 20_000
 
 
 def mask_text(text: str) -> str:
     """Free text with every secret hidden and every account number and e-mail masked."""
-    if not _MAYBE_SECRET.search(text):
+    if text in _PLAIN or not _MAYBE_SECRET.search(text):
         return text
+    masked = _masked_text(text)
+    if masked == text and len(text) <= 200:
+        if len(_PLAIN) >= _PLAIN_MAX:
+            _PLAIN.clear()
+        _PLAIN[text] = None
+    return masked
+
+
+def _masked_text(text: str) -> str:
     text = _SECRET_TEXT.sub(SECRET_SHOWN, text)
     text = _EMAIL_TEXT.sub(lambda found: mask_email(found.group()), text)
     text = _IBAN_TEXT.sub(lambda found: mask_account_number(found.group()), text)
@@ -127,7 +144,7 @@ def _mask_value(value, field: str):
     if field == "account":
         return mask_account_number(str(value))
     if isinstance(value, str):
-        if field == "tx" and _TX_NO.fullmatch(value):
+        if field == "tx" and kept_tx_no(value):
             return value
         if field == "email":
             return mask_email(value)

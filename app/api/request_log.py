@@ -22,10 +22,10 @@ from werkzeug.exceptions import HTTPException
 
 from app.errors import request_id
 from app.store import request_log as log_rows
-from app.util import could_be_key, utcnow
+from app.util import utcnow
 from app.web import deps
 
-from .masking import mask_path, mask_text, masked_body, storable
+from .masking import kept_tx_no, mask_path, mask_text, masked_body, storable
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,8 @@ def shaped(noted: dict) -> dict:
     row["idempotency_key"] = storable(mask_text(key)[:255]) if key else None
     row["request_body"], sent = masked_body(noted["request_raw"])
     row["response_body"], answered = masked_body(noted["response_raw"])
-    row["tx_nos"] = touched_tx_nos(noted["path_tx_no"], sent, answered)
+    # An API request touches at most two (a refund: its payment and itself); kept in txNo order.
+    row["tx_no"], row["other_tx_no"] = (touched_tx_nos(noted["path_tx_no"], sent, answered) + [None, None])[:2]
     return row
 
 
@@ -101,7 +102,7 @@ def touched_tx_nos(path_tx_no: str | None, *bodies) -> list[str]:
     for body in bodies:
         if isinstance(body, dict):
             found.extend(body.get(name) for name in _TX_FIELDS)
-    return sorted({tx_no for tx_no in found if isinstance(tx_no, str) and could_be_key(tx_no, 40)})
+    return sorted({tx_no for tx_no in found if kept_tx_no(tx_no)})
 
 
 class RequestLogWriter:

@@ -52,7 +52,7 @@ def developer_request(log_id: int):
     """One logged API request with its masked bodies."""
     with deps().uow(write=False) as uow:
         row = log_rows.one(uow.conn, current_caller(), log_id)
-        touched = log_rows.transactions_of(uow.conn, row.id) if row else []
+        touched = log_rows.transactions_of(row) if row else []
     if row is None:
         abort(404)
     return render_template("dashboard/developer_request.html", row=row, touched=touched)

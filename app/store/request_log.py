@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection, delete, func, insert, select, text
+from sqlalchemy import Connection, and_, delete, func, insert, or_, select
 
 from app.payments.model import Caller
 
-from .tables import request_log, request_log_tx
+from .tables import request_log
 
 # The most rows one search answers, and one pruning statement deletes.
 MAX_SHOWN = 100
@@ -27,49 +27,32 @@ class LogFilter:
     before_id: int | None = None  # the next page: rows older than this one
 
 
-# The logged requests' columns as the writer sends them (request_log's id first).
-_COLUMNS = ("id", "merchant_id", "mode", "token_id", "token_label", "method", "path", "status", "duration_ms",
-            "request_id", "idempotency_key", "request_body", "response_body", "at")
-_TX_COLUMNS = ("request_log_id", "merchant_id", "mode", "tx_no")
-# On PostgreSQL a batch's ids come from request_log's sequence first, in one round trip, so that
-# both tables can be written with COPY.
-_NEXT_IDS = text("SELECT nextval(pg_get_serial_sequence('request_log', 'id')) FROM generate_series(1, :count)")
+# The logged requests' columns as the writer gives them (the id is the table's own).
+_COLUMNS = ("merchant_id", "mode", "token_id", "token_label", "method", "path", "status", "duration_ms",
+            "request_id", "idempotency_key", "request_body", "response_body", "at", "tx_no", "other_tx_no")
+_COPY = f"COPY request_log ({', '.join(_COLUMNS)}) FROM STDIN"
 
 
 def write_batch(conn: Connection, rows: list[dict]) -> None:
-    """Insert logged requests (their `tx_nos` into request_log_tx) in the caller's transaction.
+    """Insert logged requests (each a dict of _COLUMNS) in the caller's transaction.
 
-    PostgreSQL: the batch's ids from the sequence, then one COPY into each table (the driver's
-    COPY: a tenth of the CPU of an INSERT's parameters, measured in bench/request_log.py).
-    SQLite: one INSERT of every row, one of their transactions."""
+    PostgreSQL: one COPY, the driver's (a fifth of the CPU of an INSERT's parameters per row,
+    measured with bench/request_log.py). SQLite: one INSERT of every row."""
     if not rows:
         return
-    if conn.dialect.name == "postgresql":
-        _copy_batch(conn, rows)
+    if conn.dialect.name != "postgresql":
+        conn.execute(insert(request_log), rows)
         return
-    ids = conn.execute(
-        insert(request_log).returning(request_log.c.id, sort_by_parameter_order=True),
-        [{name: value for name, value in row.items() if name != "tx_nos"} for row in rows],
-    ).scalars().all()
-    touched = [{"request_log_id": log_id, "merchant_id": row["merchant_id"], "mode": row["mode"],
-                "tx_no": tx_no}
-               for log_id, row in zip(ids, rows) for tx_no in row["tx_nos"]]
-    if touched:
-        conn.execute(insert(request_log_tx), touched)
+    with conn.connection.driver_connection.cursor() as cursor, cursor.copy(_COPY) as copy:
+        for row in rows:
+            copy.write_row(tuple(row[name] for name in _COLUMNS))
 
 
-def _copy_batch(conn: Connection, rows: list[dict]) -> None:
-    ids = conn.execute(_NEXT_IDS, {"count": len(rows)}).scalars().all()
-    with conn.connection.driver_connection.cursor() as cursor:
-        with cursor.copy(f"COPY request_log ({', '.join(_COLUMNS)}) FROM STDIN") as copy:
-            for log_id, row in zip(ids, rows):
-                copy.write_row((log_id, *(row[name] for name in _COLUMNS[1:])))
-        touched = [(log_id, row["merchant_id"], row["mode"], tx_no)
-                   for log_id, row in zip(ids, rows) for tx_no in row["tx_nos"]]
-        if touched:
-            with cursor.copy(f"COPY request_log_tx ({', '.join(_TX_COLUMNS)}) FROM STDIN") as copy:
-                for values in touched:
-                    copy.write_row(values)
+def touching(caller: Caller, tx_no: str):
+    """The condition: a logged request of the caller's merchant and mode that touched the
+    transaction (each column served by its partial index)."""
+    return and_(request_log.c.merchant_id == caller.merchant_id, request_log.c.mode == caller.mode.value,
+                or_(request_log.c.tx_no == tx_no, request_log.c.other_tx_no == tx_no))
 
 
 def search(conn: Connection, caller: Caller, found: LogFilter, limit: int = MAX_SHOWN) -> list:
@@ -83,11 +66,7 @@ def search(conn: Connection, caller: Caller, found: LogFilter, limit: int = MAX_
     if found.token_id is not None:
         query = query.where(request_log.c.token_id == found.token_id)
     if found.tx_no:
-        query = query.where(request_log.c.id.in_(
-            select(request_log_tx.c.request_log_id).where(
-                request_log_tx.c.merchant_id == caller.merchant_id,
-                request_log_tx.c.mode == caller.mode.value,
-                request_log_tx.c.tx_no == found.tx_no)))
+        query = query.where(touching(caller, found.tx_no))
     if found.before_id is not None:
         query = query.where(request_log.c.id < found.before_id)
     return conn.execute(query.order_by(request_log.c.id.desc()).limit(limit)).all()
@@ -102,9 +81,8 @@ def one(conn: Connection, caller: Caller, log_id: int):
 
 def count_for_transaction(conn: Connection, caller: Caller, tx_no: str) -> int:
     """How many of the caller's logged requests touched the transaction."""
-    return conn.execute(select(func.count()).select_from(request_log_tx).where(
-        request_log_tx.c.merchant_id == caller.merchant_id, request_log_tx.c.mode == caller.mode.value,
-        request_log_tx.c.tx_no == tx_no)).scalar_one()
+    return conn.execute(select(func.count()).select_from(request_log).where(
+        touching(caller, tx_no))).scalar_one()
 
 
 def last_used(conn: Connection, token_ids: list[int]) -> dict[int, datetime]:
@@ -118,18 +96,15 @@ def last_used(conn: Connection, token_ids: list[int]) -> dict[int, datetime]:
 
 
 def prune_older_than(conn: Connection, cutoff: datetime, batch: int = PRUNE_BATCH) -> int:
-    """Delete up to `batch` logged requests made before `cutoff` (their transactions' rows
-    first); how many."""
+    """Delete up to `batch` logged requests made before `cutoff`; how many."""
     old = select(request_log.c.id).where(request_log.c.at < cutoff).order_by(request_log.c.id).limit(batch)
     ids = conn.execute(old).scalars().all()
     if not ids:
         return 0
-    conn.execute(delete(request_log_tx).where(request_log_tx.c.request_log_id.in_(ids)))
     conn.execute(delete(request_log).where(request_log.c.id.in_(ids)))
     return len(ids)
 
 
-def transactions_of(conn: Connection, log_id: int) -> list[str]:
-    """The transaction numbers a logged request touched (its row already scoped to the caller)."""
-    return list(conn.execute(select(request_log_tx.c.tx_no).where(request_log_tx.c.request_log_id == log_id)
-                             .order_by(request_log_tx.c.tx_no)).scalars())
+def transactions_of(row) -> list[str]:
+    """The transaction numbers a logged request (its row) touched, in txNo order."""
+    return [tx_no for tx_no in (row.tx_no, row.other_tx_no) if tx_no]

@@ -859,8 +859,8 @@ token_day_totals = Table(
 )
 
 # Every API request, its bodies masked (app.api.request_log), kept REQUEST_LOG_RETENTION_DAYS.
-# No foreign keys (migration 0034): a logged request's row is written by a COPY of its process's
-# batch, and a key check would lock its merchant's row beside that merchant's creates.
+# One row per API request (migration 0034: no foreign key; the transactions it touched on the
+# row itself, not in a table of their own), written by a COPY of its process's batch.
 request_log = Table(
     "request_log",
     metadata,
@@ -878,22 +878,18 @@ request_log = Table(
     Column("request_body", Text),
     Column("response_body", Text),
     Column("at", UtcDateTime(), nullable=False),
+    # The transactions it touched (its path's txNo, its body's, its answer's), in txNo order: a
+    # refund names its payment and itself, no API request more.
+    Column("tx_no", String(40)),
+    Column("other_tx_no", String(40)),
     Index("ix_request_log_listing", "merchant_id", "mode", "at"),
     Index("ix_request_log_token", "token_id", "at"),
-    Index("ix_request_log_at", "at"),
-)
-
-# The transactions a logged request touched (its path's txNo, its body's, its answer's); deleted
-# with their request by the pruning (no foreign key, as request_log).
-request_log_tx = Table(
-    "request_log_tx",
-    metadata,
-    Column("request_log_id", Id, nullable=False),
-    Column("merchant_id", Id, nullable=False),
-    Column("mode", String(10), nullable=False),
-    Column("tx_no", String(40), nullable=False),
-    PrimaryKeyConstraint("request_log_id", "tx_no"),
-    Index("ix_request_log_tx_tx_no", "merchant_id", "mode", "tx_no"),
+    # The pruning's: BRIN on PostgreSQL, rows being written in time order.
+    Index("ix_request_log_at", "at", postgresql_using="brin"),
+    Index("ix_request_log_tx_no", "merchant_id", "mode", "tx_no",
+          postgresql_where=text("tx_no IS NOT NULL"), sqlite_where=text("tx_no IS NOT NULL")),
+    Index("ix_request_log_other_tx_no", "merchant_id", "mode", "other_tx_no",
+          postgresql_where=text("other_tx_no IS NOT NULL"), sqlite_where=text("other_tx_no IS NOT NULL")),
 )
 
 # Batches of payouts or refunds (app/payments/batches.py): a file or a JSON list, every row checked

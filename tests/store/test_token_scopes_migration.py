@@ -6,7 +6,7 @@ import pytest
 from alembic import command
 from sqlalchemy import create_engine, inspect, text
 
-from app.cli import alembic_config, upgrade_database
+from app.cli import alembic_config
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -23,7 +23,7 @@ def test_a_token_made_before_keeps_every_scope_and_the_downgrade_removes_the_new
                               "VALUES (1, 'M', 'k', CURRENT_TIMESTAMP)"))
             conn.execute(text("INSERT INTO api_tokens (id, merchant_id, mode, token_hash, prefix, label, "
                               "created_at) VALUES (7, 1, 'live', 'h', 'pd_live_', 'old', CURRENT_TIMESTAMP)"))
-        upgrade_database(database_at_0026)
+        command.upgrade(alembic_config(database_at_0026), "0027")  # (0034 folds request_log_tx away)
         with engine.connect() as conn:
             token = conn.execute(text("SELECT scopes, expires_at, networks FROM api_tokens WHERE id = 7")).one()
             limits = conn.execute(text("SELECT count(*) FROM api_token_limits")).scalar()
