@@ -22,6 +22,7 @@ TESTS = Path(__file__).resolve().parent
 # Where every test starts real processes (gunicorn, workers, a PostgreSQL cluster, Prism, Chromium,
 # the benchmark's wrk): marked slow, so `make test-fast` (-m "not slow") leaves them out.
 SLOW = ("faults", "scaleout", "browser", "bench/test_bench_smoke.py", "bench/test_overview_bench.py",
+        "bench/test_request_log_bench_smoke.py",
         "providers/test_paystack_contract.py", "store/test_crash_recovery.py")
 
 

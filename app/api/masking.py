@@ -40,6 +40,9 @@ _EMAIL_TEXT = re.compile(r"[^\s@\"'<>,;:()\[\]]+@[^\s@\"'<>,;:()\[\]]+")
 
 # What masked_body gives as the value read when the body is no JSON (or none, or too long).
 NOT_JSON = object()
+# JSON read with every number exact (built once: json.loads builds a decoder per call when given
+# parse_float).
+_DECODER = json.JSONDecoder(parse_float=Decimal)
 
 
 def mask_body(raw: bytes | str | None) -> str | None:
@@ -61,7 +64,7 @@ def masked_body(raw: bytes | str | None) -> tuple[str | None, object]:
     text = text[:MAX_READ]
     value = NOT_JSON
     try:
-        value = json.loads(text, parse_float=Decimal)
+        value = _DECODER.decode(text)
         shown = dumps(_mask_value(value, "text"))
     except (ValueError, RecursionError, ArithmeticError):
         value = NOT_JSON
@@ -129,13 +132,16 @@ def mask_email(address: str) -> str:
 
 def _mask_value(value, field: str):
     """A JSON value under `field` (what _field_kind says of its name), masked."""
-    if isinstance(value, dict):
+    kind_of = value.__class__
+    if kind_of is str and field == "text":  # most values: no call below mask_text's
+        return mask_text(value)
+    if kind_of is dict:
         masked = {}
         for key, item in value.items():
             name, kind = _field_kind(key)
-            masked[name] = _mask_value(item, kind)
+            masked[name] = mask_text(item) if kind == "text" and item.__class__ is str else _mask_value(item, kind)
         return masked
-    if isinstance(value, list):
+    if kind_of is list:
         return [_mask_value(item, field) for item in value]
     if value is None or value is True or value is False:
         return value

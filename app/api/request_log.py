@@ -98,11 +98,14 @@ def shaped(noted: dict) -> dict:
 def touched_tx_nos(path_tx_no: str | None, *bodies) -> list[str]:
     """The transaction numbers in the path, in the request's txNo and in the answer's fields
     (each body as masked_body read it)."""
-    found = [path_tx_no]
+    found = {path_tx_no} if kept_tx_no(path_tx_no) else set()
     for body in bodies:
-        if isinstance(body, dict):
-            found.extend(body.get(name) for name in _TX_FIELDS)
-    return sorted({tx_no for tx_no in found if kept_tx_no(tx_no)})
+        if body.__class__ is dict:
+            for name in _TX_FIELDS:
+                tx_no = body.get(name)
+                if tx_no is not None and kept_tx_no(tx_no):
+                    found.add(tx_no)
+    return sorted(found)
 
 
 class RequestLogWriter:
