@@ -325,9 +325,10 @@ def run_due_provider_checks(deps: Deps, limit: int = 100) -> int:
     return settled
 
 
-def claim_provider_calls(deps: Deps, tx_ids: list[int], now: datetime) -> set[int]:
+def claim_provider_calls(deps: Deps, tx_ids: list[int], now: datetime) -> dict[int, Transaction]:
     """Take due provider calls for this worker, for CLAIM_FOR (others skip them meanwhile; if
-    this worker dies, another takes them once the claim lapses); the ids this worker took."""
+    this worker dies, another takes them once the claim lapses); the transactions this worker
+    took, by id, as they stand (read with the claim)."""
     with deps.uow() as uow:
         claimed = uow.transactions.claim_provider_checks(tx_ids, now, now + CLAIM_FOR)
         uow.commit()

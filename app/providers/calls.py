@@ -331,7 +331,7 @@ class ProviderCalls:
             if call.tx_id not in claimed:
                 self._done(call)  # another worker took it
         try:
-            known, together = self._read(taken)
+            known, together = self._read(taken, claimed)
             # A batch's payouts to one Paystack account go in one bulk request (at most its limit).
             groups, _singles = settlement.transfer_groups(
                 self.deps, [known[call.tx_id] for call in taken if call.tx_id in known],
@@ -350,14 +350,17 @@ class ProviderCalls:
                 self.pool.submit(self._call, call, known.get(call.tx_id))
         return len(claimed)
 
-    def _read(self, calls: list[DueCall]) -> tuple[dict[int, settlement.AsRead], set[str]]:
-        """What the claimed calls need, read in one unit of work however many they are: the
-        transactions and their originals, their methods and the methods' provider accounts; and
-        the txNos of the payouts to open that a batch made."""
+    def _read(self, calls: list[DueCall], claimed: dict) -> tuple[dict[int, settlement.AsRead], set[str]]:
+        """What the claimed calls need besides their transactions (read with the claim), in one
+        unit of work however many they are: the refunds' originals, the methods and their
+        provider accounts; and the txNos of the payouts to open that a batch made."""
         if not calls:
             return {}, set()
         with self.deps.uow(write=False) as uow:
-            found = uow.transactions.many_for_worker([call.tx_id for call in calls])
+            found = dict(claimed)
+            originals = {tx.original_id for tx in found.values() if tx.original_id} - found.keys()
+            if originals:
+                found.update(uow.transactions.many_for_worker(sorted(originals)))
             account_ids = {account_id_of(call.account) for call in calls} - {None}
             accounts = accounts_by_id(uow.conn, account_ids)
             known = {}

@@ -436,19 +436,26 @@ class TransactionRepository:
                           .values(provider_check_at=now))
         self._uow.call_due_now(None)
 
-    def claim_provider_checks(self, tx_ids: list[int], now: datetime, until: datetime) -> set[int]:
-        """Take due provider checks for one worker in one statement: each still due is pushed to
-        `until` in provider_calls (the transactions are not written); the ids taken (another
-        worker took the others)."""
+    def claim_provider_checks(self, tx_ids: list[int], now: datetime, until: datetime) -> dict[int, Transaction]:
+        """Take due provider checks for one worker: each still due is pushed to `until` in
+        provider_calls (the transactions are not written); the transactions taken, by id, as
+        they stand (another worker took the others). One statement on PostgreSQL, the claim
+        and the read together; two on SQLite, which has no UPDATE in a WITH."""
         if not tx_ids:
-            return set()
-        taken = self.conn.execute(
-            update(provider_calls)
-            .where(provider_calls.c.transaction_id.in_(tx_ids), provider_calls.c.due_at <= now)
-            .values(due_at=until)
-            .returning(provider_calls.c.transaction_id)
-        )
-        return set(taken.scalars())
+            return {}
+        claim = (update(provider_calls)
+                 .where(provider_calls.c.transaction_id.in_(sorted(tx_ids)), provider_calls.c.due_at <= now)
+                 .values(due_at=until)
+                 .returning(provider_calls.c.transaction_id))
+        if self._uow.is_postgres:
+            claimed = claim.cte("claimed")
+            read = _SELECT_TX.join(claimed, claimed.c.transaction_id == transactions.c.id)
+        else:
+            taken = list(self.conn.execute(claim).scalars())
+            if not taken:
+                return {}
+            read = _SELECT_TX.where(transactions.c.id.in_(taken))
+        return {row["id"]: _row_to_transaction(row) for row in self.conn.execute(read).mappings()}
 
     def expired_pending(self, created_before: datetime, limit: int = 100) -> list[int]:
         """Ids of payments and payouts still Pending that were created before the cut-off."""

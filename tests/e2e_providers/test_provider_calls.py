@@ -83,9 +83,10 @@ def test_due_calls_are_claimed_in_one_statement_and_only_once(
     now = utcnow()
     first = settlement.claim_provider_calls(deps, [ids[tx_nos[0]], ids[tx_nos[1]], ids[not_due]], now)
     second = settlement.claim_provider_calls(deps, [ids[tx_no] for tx_no in tx_nos], now)
-    assert first == {ids[tx_nos[0]], ids[tx_nos[1]]}  # the one not due is not taken
-    assert second == {ids[tx_nos[2]]}  # another worker's claims are left alone
-    assert settlement.claim_provider_calls(deps, [], now) == set()
+    assert set(first) == {ids[tx_nos[0]], ids[tx_nos[1]]}  # the one not due is not taken
+    assert second.keys() == {ids[tx_nos[2]]}  # another worker's claims are left alone
+    assert second[ids[tx_nos[2]]].tx_no == tx_nos[2]  # read with the claim
+    assert settlement.claim_provider_calls(deps, [], now) == {}
 
 
 def test_the_breaker_opens_after_failures_in_a_row_then_one_trial_call_closes_it(

@@ -90,6 +90,9 @@ class Tables:
     """What the database holds."""
 
     transactions: dict[int, Transaction] = field(default_factory=dict)
+    # What the database's triggers keep of each transaction's provider_check_at, and the
+    # workers' claims on it (migration 0033's provider_calls): transaction id -> due.
+    provider_calls: dict[int, datetime] = field(default_factory=dict)
     methods: dict[tuple[int, str], PaymentMethod] = field(default_factory=dict)
     default_callback_urls: dict[int, str | None] = field(default_factory=dict)
     history: list[HistoryRow] = field(default_factory=list)
@@ -303,23 +306,35 @@ class FakeTransactions:
         stored = replace(tx, amount=_money(tx.amount, tx.currency),
                          refund_reserved=_money(Decimal(0), tx.currency),
                          refund_captured=_money(Decimal(0), tx.currency))
-        self.rows[tx.id] = copy.deepcopy(stored)
+        self._write_row(copy.deepcopy(stored))
         return tx
+
+    def _write_row(self, row: Transaction) -> None:
+        """Store the row, and keep provider_calls in step with its provider_check_at as the
+        triggers do: set or cleared when it changes, left (with a worker's claim) when not."""
+        before = self.rows.get(row.id)
+        self.rows[row.id] = row
+        if before is not None and before.provider_check_at == row.provider_check_at:
+            return
+        if row.provider_check_at is None:
+            self.uow.conn.provider_calls.pop(row.id, None)
+        else:
+            self.uow.conn.provider_calls[row.id] = row.provider_check_at
 
     def save_state(self, tx: Transaction) -> None:
         self.uow.writing()
-        self.rows[tx.id] = replace(
+        self._write_row(replace(
             self.rows[tx.id], status=tx.status, decline_reason=tx.decline_reason,
             provider_transaction_id=tx.provider_transaction_id, provider_status=tx.provider_status,
             provider_message=tx.provider_message, provider_redirect_url=tx.provider_redirect_url,
-            provider_check_at=tx.provider_check_at, updated_at=tx.updated_at)
+            provider_check_at=tx.provider_check_at, updated_at=tx.updated_at))
 
     def request_cancel(self, tx: Transaction) -> None:
         self.uow.writing()
-        self.rows[tx.id] = replace(
+        self._write_row(replace(
             self.rows[tx.id], cancel_requested_at=tx.cancel_requested_at,
             provider_message=tx.provider_message, provider_check_at=tx.provider_check_at,
-            updated_at=tx.updated_at)
+            updated_at=tx.updated_at))
 
     def reserve_refund(self, caller: Caller, tx_no: str, amount: Decimal) -> Transaction | None:
         """The store's refund guard: the refund's amount added to what the payment's refunds
@@ -376,18 +391,18 @@ class FakeTransactions:
                 if tx.original_id == original_id]
 
     def due_provider_checks(self, now: datetime, limit: int = 100) -> list[int]:
-        due = [tx for tx in self.rows.values()
-               if tx.provider_check_at is not None and tx.provider_check_at <= now]
-        return [tx.id for tx in sorted(due, key=lambda t: t.provider_check_at)][:limit]
+        calls = self.uow.conn.provider_calls
+        return sorted((tx_id for tx_id, due in calls.items() if due <= now), key=calls.get)[:limit]
 
-    def claim_provider_checks(self, tx_ids: list[int], now: datetime, until: datetime) -> set[int]:
+    def claim_provider_checks(self, tx_ids: list[int], now: datetime, until: datetime) -> dict[int, Transaction]:
+        """The claim pushes provider_calls on; the transactions' rows are not written."""
         self.uow.writing()
-        taken = set()
+        calls = self.uow.conn.provider_calls
+        taken = {}
         for tx_id in tx_ids:
-            tx = self.rows[tx_id]
-            if tx.provider_check_at is not None and tx.provider_check_at <= now:
-                tx.provider_check_at = until
-                taken.add(tx_id)
+            if tx_id in calls and calls[tx_id] <= now:
+                calls[tx_id] = until
+                taken[tx_id] = self._read(self.rows[tx_id])
         return taken
 
     def expired_pending(self, created_before: datetime, limit: int = 100) -> list[int]:
