@@ -100,6 +100,26 @@ document.addEventListener("htmx:afterSettle", () => {
   }
 });
 
+// A part of a form swapped while the user types (data-keep-typed: the payout's destination,
+// reloaded when the method changes) keeps what was typed after its request left: a field the
+// answer brings back empty gets the value it had just before the swap.
+const typedBeforeSwap = new Map();
+document.addEventListener("htmx:beforeSwap", (event) => {
+  const part = event.detail.target;
+  typedBeforeSwap.clear();
+  if (!part.matches || !part.matches("[data-keep-typed]")) return;
+  for (const input of part.querySelectorAll("input[id]:not([type=hidden])")) {
+    if (input.value) typedBeforeSwap.set(input.id, input.value);
+  }
+});
+document.addEventListener("htmx:afterSwap", () => {
+  for (const [id, value] of typedBeforeSwap) {
+    const input = document.getElementById(id);
+    if (input && !input.value) input.value = value;
+  }
+  typedBeforeSwap.clear();
+});
+
 // The holder's name as the provider names the account ([data-account-name], swapped in by htmx)
 // fills the holder field when it is still empty, so it is never typed twice; on the review, the
 // Confirm button waits for the name.

@@ -57,6 +57,7 @@ def test_enter_in_the_bank_search_picks_the_bank_and_does_not_submit_the_form(pa
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
     open_new_payout(page)
     page.get_by_label("Payout method").select_option(label="NGN bank payout")
+    expect(page.locator("#bank-count")).to_have_text("32 banks for NGN bank payout")
     page.get_by_label("Account holder").fill("Chinedu Okafor")
     search = page.get_by_label("Search banks")
     search.fill("guaranty")
@@ -75,6 +76,27 @@ def test_enter_in_the_bank_search_picks_the_bank_and_does_not_submit_the_form(pa
     search.press("Enter")
     expect(page).to_have_title("New payout · Paydesk")
     expect(page.locator("#bank-count")).to_have_text("0 of 32 banks match")
+
+
+def test_what_is_typed_while_the_methods_part_loads_is_kept(page: Page, server, merchant):
+    """An operator who picks the method and types the holder before the method's part of the form
+    has come back keeps the holder: the answer (asked for with the holder still empty) does not
+    wipe it."""
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "payouts"))
+    open_new_payout(page)
+    held = []
+    page.route("**/payouts/new/destination?*", lambda route: held.append(route))
+    page.get_by_label("Payout method").select_option(label="NGN bank payout")
+    for _ in range(250):  # Playwright calls the route handler while the page waits
+        if held:
+            break
+        page.wait_for_timeout(20)
+    page.get_by_label("Account holder").fill("Chinedu Okafor")
+
+    held[0].continue_()
+    expect(page.get_by_label("Account number (NUBAN)")).to_be_visible()
+    htmx_settled(page)
+    expect(page.get_by_label("Account holder")).to_have_value("Chinedu Okafor")
 
 
 def test_a_sepa_payout_takes_its_bank_from_the_iban(page: Page, server, merchant):
