@@ -18,7 +18,6 @@ Writes bench/results/<date>-provider-path.json and .md.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -40,6 +39,7 @@ from app.store.db import make_engine
 from app.store.tables import provider_accounts, provider_calls, transactions
 
 from .load import run_wrk, wrk_path
+from .report import write_json_and_markdown
 from .run import DEFAULT_POSTGRES, RESULTS, Database, commit, cpu_times, machine, stolen_share
 from .seed import PAYSTACK_CARD, connect_paystack, seed
 from .servers import ROOT, cpu_seconds, free_port, start_gunicorn
@@ -380,18 +380,9 @@ def main(argv=None) -> None:
         for process in reversed(processes):
             process.stop()
         database.drop()
-    for path in write_report(results, args.out, started, args.smoke):
+    name = f"{started:%Y-%m-%d}-provider-path{'-smoke' if args.smoke else ''}"
+    for path in write_json_and_markdown(results, markdown(results), args.out, name):
         print(f"wrote {path}")
-
-
-def write_report(results: dict, out: Path, started: datetime, smoke: bool) -> list[Path]:
-    """The JSON as measured and a Markdown page with the issue's must-hold lines."""
-    out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"{started:%Y-%m-%d}-provider-path{'-smoke' if smoke else ''}"
-    json_path, md_path = stem.with_suffix(".json"), stem.with_suffix(".md")
-    json_path.write_text(json.dumps(results, indent=2, default=str) + "\n")
-    md_path.write_text(markdown(results))
-    return [json_path, md_path]
 
 
 def markdown(results: dict) -> str:

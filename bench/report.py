@@ -35,6 +35,16 @@ def write_reports(reports: list[dict], out: Path) -> list[Path]:
     return written
 
 
+def write_json_and_markdown(results: dict, markdown_text: str, out: Path, name: str) -> list[Path]:
+    """<name>.json as measured and <name>.md as read, in out (a benchmark of one page: the
+    production path, the request log)."""
+    out.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = out / f"{name}.json", out / f"{name}.md"
+    json_path.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    md_path.write_text(markdown_text)
+    return [json_path, md_path]
+
+
 def _ms(value: float) -> str:
     return f"{value:.1f}" if value < 100 else f"{value:.0f}"
 

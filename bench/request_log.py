@@ -19,7 +19,6 @@ Writes bench/results/<date>-request-log.json and .md.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 import uuid
@@ -31,6 +30,7 @@ from cryptography.fernet import Fernet
 from app.cli import upgrade_database
 
 from .load import combine, run_wrk, wrk_path
+from .report import write_json_and_markdown
 from .run import (DEFAULT_POSTGRES, RESULTS, UNCALLED_PROVIDER, Database, commit, cpu_times, machine,
                   round_orders, stolen_share, write_data_files)
 from .seed import PAYSTACK_CARD, connect_paystack, seed
@@ -116,17 +116,9 @@ def main(argv=None) -> None:
         for server in servers.values():
             server.stop()
         database.drop()
-    for path in write_report(report, args.out, started, args.smoke):
+    name = f"{started:%Y-%m-%d}-request-log{'-smoke' if args.smoke else ''}"
+    for path in write_json_and_markdown(report, markdown(report), args.out, name):
         print(f"wrote {path}")
-
-
-def write_report(report: dict, out: Path, started: datetime, smoke: bool) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"{started:%Y-%m-%d}-request-log{'-smoke' if smoke else ''}"
-    json_path, md_path = stem.with_suffix(".json"), stem.with_suffix(".md")
-    json_path.write_text(json.dumps(report, indent=2, default=str) + "\n")
-    md_path.write_text(markdown(report))
-    return [json_path, md_path]
 
 
 def markdown(report: dict) -> str:
