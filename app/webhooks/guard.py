@@ -4,8 +4,7 @@ base URLs) reach only public addresses, checked on the address actually connecte
 A URL's host is resolved once, when the connection is opened; every address it
 resolves to is vetted and the socket is connected to a vetted address, never
 to a second resolution, so DNS rebinding has no gap to use. The Host header,
-TLS SNI and certificate checks still use the hostname: only the socket layer of
-urllib3 is replaced. A guarded session never follows a redirect and takes no
+TLS SNI and certificate checks still use the hostname (GuardedAdapter). A guarded session never follows a redirect and takes no
 proxy from the environment.
 """
 from __future__ import annotations
@@ -15,14 +14,11 @@ import socket
 from http.cookiejar import DefaultCookiePolicy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from socket import timeout as SocketTimeout
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import requests
 from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.exceptions import NewConnectionError
 from urllib3.util import connection
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -130,44 +126,15 @@ def check_url(url: str) -> None:
         raise TargetRefused("Refused: callbackUrl has no host")
 
 
-class _VettedConnect:
-    """urllib3 connection mixin: connect only to addresses the guard vetted for this very connection."""
-
-    guard: AddressGuard
-
-    def _new_conn(self) -> socket.socket:
-        try:
-            addresses = self.guard.resolve(self._dns_host, self.port)
-        except socket.gaierror as error:
-            raise NameResolutionError(self.host, self, error) from error
-        last_error: OSError | None = None
-        for address in addresses:
-            try:
-                return connection.create_connection(
-                    (address, self.port), self.timeout,
-                    source_address=self.source_address, socket_options=self.socket_options)
-            except SocketTimeout as error:
-                raise ConnectTimeoutError(
-                    self, f"Connection to {self.host} timed out. (connect timeout={self.timeout})"
-                ) from error
-            except OSError as error:
-                last_error = error
-        raise NewConnectionError(
-            self, f"Failed to establish a new connection: {last_error}") from last_error
-
-
-def _guarded_pools(guard: AddressGuard) -> dict[str, type]:
-    """urllib3 pool classes whose connections go through the guard."""
-    http = type("GuardedHTTPConnection", (_VettedConnect, HTTPConnection), {"guard": guard})
-    https = type("GuardedHTTPSConnection", (_VettedConnect, HTTPSConnection), {"guard": guard})
-    return {
-        "http": type("GuardedHTTPConnectionPool", (HTTPConnectionPool,), {"ConnectionCls": http}),
-        "https": type("GuardedHTTPSConnectionPool", (HTTPSConnectionPool,), {"ConnectionCls": https}),
-    }
-
-
 class GuardedAdapter(HTTPAdapter):
-    """A requests transport adapter whose every connection is vetted by the guard."""
+    """A requests transport adapter whose every connection is vetted by the guard.
+
+    The host is resolved here, once per request; the request is then sent to a vetted address
+    itself (its URL names the address, its Host header the host) and urllib3 pools connections
+    per address and name. For HTTPS the name goes to TLS (urllib3's `server_hostname` pool
+    setting): the SNI sent and the name OpenSSL checks the certificate against, as when the URL
+    is connected to by name. Only requests' and urllib3's public API.
+    """
 
     def __init__(self, guard: AddressGuard, pool_maxsize: int):
         self.guard = guard
@@ -175,9 +142,50 @@ class GuardedAdapter(HTTPAdapter):
         # a second delivery); the retry schedule decides when to try again.
         super().__init__(pool_connections=100, pool_maxsize=pool_maxsize, max_retries=0)
 
-    def init_poolmanager(self, *args, **kwargs) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = _guarded_pools(self.guard)
+    def send(self, request: requests.PreparedRequest, **kwargs) -> requests.Response:
+        """Send to the first vetted address that takes the connection: another address is tried
+        only when this one refused to connect (nothing was sent)."""
+        url = urlsplit(request.url)
+        host = url.hostname or ""
+        port = url.port or (443 if url.scheme == "https" else 80)
+        try:
+            addresses = self.guard.resolve(host, port)
+        except socket.gaierror as error:
+            raise requests.ConnectionError(f"Could not resolve {host}: {error}", request=request) from error
+        failed: requests.ConnectionError | None = None
+        for address in addresses:
+            to_address = request.copy()
+            shown = f"[{address}]" if ":" in address else address
+            to_address.url = urlunsplit((url.scheme, f"{shown}:{port}", url.path, url.query, ""))
+            to_address.headers["Host"] = url.netloc.rpartition("@")[2]  # as http.client writes it
+            try:
+                response = super().send(to_address, **kwargs)
+            except requests.ConnectionError as error:
+                if not _not_connected(error):
+                    raise
+                failed = error
+                continue
+            response.url, response.request = request.url, request
+            return response
+        raise failed if failed is not None else requests.ConnectionError(f"No address for {host}",
+                                                                          request=request)
+
+    def build_connection_pool_key_attributes(self, request, verify, cert=None):
+        """requests' pool settings, plus the host's name for TLS (from the Host header that
+        send() set): the SNI sent and the name the certificate must carry."""
+        host_params, pool_kwargs = super().build_connection_pool_key_attributes(request, verify, cert)
+        if host_params["scheme"] == "https":
+            name = urlsplit("//" + request.headers["Host"]).hostname
+            pool_kwargs["server_hostname"] = name
+        return host_params, pool_kwargs
+
+
+def _not_connected(error: requests.ConnectionError) -> bool:
+    """The connection was refused or failed before anything was sent (urllib3's
+    NewConnectionError, wrapped by requests in a MaxRetryError): safe to try another address.
+    A connect timeout is not tried elsewhere (the request's time is spent)."""
+    reason = getattr(error.args[0] if error.args else None, "reason", None)
+    return isinstance(reason, NewConnectionError)  # a timeout is a ConnectTimeoutError alone
 
 
 class NoRedirectSession(requests.Session):

@@ -28,13 +28,15 @@ def connections(monkeypatch):
 
 @pytest.fixture
 def fake_dns(monkeypatch):
-    """Names that resolve as the test says; everything else resolves normally."""
-    names: dict[str, str] = {}
+    """Names that resolve as the test says (an address, or a list of them in order); everything
+    else resolves normally."""
+    names: dict[str, str | list[str]] = {}
     real = socket.getaddrinfo
 
     def resolve(host, port, *args, **kwargs):
         if host in names:
-            return real(names[host], port, *args, **kwargs)
+            addresses = names[host] if isinstance(names[host], list) else [names[host]]
+            return [found for address in addresses for found in real(address, port, *args, **kwargs)]
         return real(host, port, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", resolve)

@@ -72,6 +72,30 @@ def test_the_vetted_address_is_the_one_connected_and_host_is_kept(merchant, fake
     assert event_row(fake_deps, webhook_id).state == "delivered"
 
 
+def test_an_address_that_refuses_the_connection_is_passed_for_the_next_one(merchant, fake_deps,
+                                                                           connections, fake_dns, receiver):
+    # Nothing listens on 127.0.0.2 at the receiver's port: refused before anything was sent.
+    fake_dns["hooks.merchant.example"] = ["127.0.0.2", "127.0.0.1"]
+    url = receiver.url.replace("127.0.0.1", "hooks.merchant.example")
+    [webhook_id] = enqueue_events(fake_deps, merchant.merchant_id, url)
+    deliver_due(fake_deps, delivery_settings(allowed="127.0.0.0/8"))
+    [delivery] = receiver.wait_for(1)
+    assert connections == ["127.0.0.2", "127.0.0.1"]
+    assert delivery.headers["Host"] == f"hooks.merchant.example:{receiver.port}"
+    assert event_row(fake_deps, webhook_id).state == "delivered"
+
+
+def test_one_refused_address_among_the_names_refuses_the_target(merchant, fake_deps, connections,
+                                                                fake_dns, receiver):
+    fake_dns["mixed.example"] = ["127.0.0.1", "10.1.2.3"]
+    url = receiver.url.replace("127.0.0.1", "mixed.example")
+    [webhook_id] = enqueue_events(fake_deps, merchant.merchant_id, url)
+    deliver_due(fake_deps, delivery_settings(allowed="127.0.0.0/8"))
+    assert connections == [] and receiver.received == []
+    assert event_row(fake_deps, webhook_id).last_error == (
+        "Refused: target address 10.1.2.3 is private and not in WEBHOOK_ALLOWED_NETWORKS")
+
+
 def test_by_default_no_delivery_reaches_the_host_and_no_answer_is_kept(merchant, fake_deps, connections,
                                                                        receiver, monkeypatch):
     monkeypatch.delenv("WEBHOOK_ALLOWED_NETWORKS", raising=False)
