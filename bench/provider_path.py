@@ -380,8 +380,7 @@ def main(argv=None) -> None:
         for process in reversed(processes):
             process.stop()
         database.drop()
-    name = f"{started:%Y-%m-%d}-provider-path{'-smoke' if args.smoke else ''}"
-    for path in write_json_and_markdown(results, markdown(results), args.out, name):
+    for path in write_json_and_markdown(results, markdown(results), args.out, "provider-path", started, args.smoke):
         print(f"wrote {path}")
 
 

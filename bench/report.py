@@ -35,11 +35,13 @@ def write_reports(reports: list[dict], out: Path) -> list[Path]:
     return written
 
 
-def write_json_and_markdown(results: dict, markdown_text: str, out: Path, name: str) -> list[Path]:
-    """<name>.json as measured and <name>.md as read, in out (a benchmark of one page: the
-    production path, the request log)."""
+def write_json_and_markdown(results: dict, markdown_text: str, out: Path, kind: str,
+                            started: datetime, smoke: bool) -> list[Path]:
+    """<date>-<kind>[-smoke].json as measured and .md as read, in out (a benchmark of one page:
+    the production path, the request log)."""
     out.mkdir(parents=True, exist_ok=True)
-    json_path, md_path = out / f"{name}.json", out / f"{name}.md"
+    stem = out / f"{started:%Y-%m-%d}-{kind}{'-smoke' if smoke else ''}"
+    json_path, md_path = stem.with_suffix(".json"), stem.with_suffix(".md")
     json_path.write_text(json.dumps(results, indent=2, default=str) + "\n")
     md_path.write_text(markdown_text)
     return [json_path, md_path]

@@ -116,8 +116,7 @@ def main(argv=None) -> None:
         for server in servers.values():
             server.stop()
         database.drop()
-    name = f"{started:%Y-%m-%d}-request-log{'-smoke' if args.smoke else ''}"
-    for path in write_json_and_markdown(report, markdown(report), args.out, name):
+    for path in write_json_and_markdown(report, markdown(report), args.out, "request-log", started, args.smoke):
         print(f"wrote {path}")
 
 
