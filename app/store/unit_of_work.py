@@ -146,7 +146,7 @@ class UnitOfWork:
         """Make everything done in this unit permanent."""
         if self._conn is None and not self.writes.waiting:
             return  # nothing was read or written
-        if self.writes.waiting and self.is_postgres and self._nothing_sent():
+        if self.writes.waiting and self.is_postgres and self.writes.fits_one_statement and self._nothing_sent():
             # The writes are the whole transaction: one statement in autocommit, no BEGIN or
             # COMMIT (SQLAlchemy's commit below then finds no transaction open on the server).
             dbapi = self.conn.connection.driver_connection

@@ -42,6 +42,14 @@ from sqlalchemy import (
 )
 
 
+# The most writes sent in one PostgreSQL statement. A larger batch (a bulk job's thousands of
+# rows) goes in parts of this many, in order, in the unit's transaction: one statement's answer
+# holds at most 1,664 columns (one per new id) and 65,535 parameters, and planning a statement
+# of thousands of CTEs takes far longer than its parts. A batch with a condition is never split
+# (its writes are made only when the condition holds, in the same statement).
+MAX_PER_STATEMENT = 100
+
+
 @dataclass(frozen=True)
 class NewRow:
     """The id of a row inserted earlier in the same batch, before it is known."""
@@ -148,6 +156,11 @@ class Writes:
         self.pending.append(_Write(table, dict(values), row_id=row_id))
 
     @property
+    def fits_one_statement(self) -> bool:
+        """The batch goes to PostgreSQL as one statement (not in parts: see MAX_PER_STATEMENT)."""
+        return len(self.pending) <= MAX_PER_STATEMENT or self.condition is not None
+
+    @property
     def waiting(self) -> bool:
         """Something is queued to be sent."""
         return bool(self.pending) or self.condition is not None
@@ -173,7 +186,9 @@ class Writes:
             return True
         batch, condition = self.pending, self.condition
         self.pending, self.condition, self._new_rows = [], None, {}
-        if postgres:
+        if postgres and condition is None and len(batch) > MAX_PER_STATEMENT:
+            sent = _send_in_parts(conn, batch, relaxed=relax_durability)
+        elif postgres:
             sent = _send_as_one_statement(conn, batch, condition, relaxed=relax_durability)
         else:
             sent = _send_one_by_one(conn, batch, condition)
@@ -278,6 +293,28 @@ def _send_as_one_statement(conn: Connection, batch: list[_Write], condition, *,
         return None
     ids = [row[f"id{index}"] if write.row is not None else None for index, write in enumerate(batch)]
     return ids, row if condition is not None else None
+
+
+def _send_in_parts(conn: Connection, batch: list[_Write], *, relaxed: bool) -> tuple[list, None]:
+    """A batch without a condition, MAX_PER_STATEMENT writes a statement, in the transaction the
+    unit began (UnitOfWork.commit does not send a batch in parts in autocommit)."""
+    ids: list = []
+    for start in range(0, len(batch), MAX_PER_STATEMENT):
+        part = [_in_part(write, start, ids) for write in batch[start:start + MAX_PER_STATEMENT]]
+        part_ids, _ = _send_as_one_statement(conn, part, None, relaxed=relaxed and start == 0)
+        ids.extend(part_ids)
+    return ids, None
+
+
+def _in_part(write: _Write, start: int, ids: list) -> _Write:
+    """The write as sent in the part of its batch that begins at `start`: a row inserted in an
+    earlier part is referred to by its id (in `ids`), one of this part by its index in the part."""
+    if not any(value.__class__ is NewRow for value in write.values.values()):
+        return write
+    values = {name: value if value.__class__ is not NewRow
+              else ids[value.index] if value.index < start else NewRow(value.index - start)
+              for name, value in write.values.items()}
+    return _Write(write.table, values, write.row_id, write.row)
 
 
 def _one_statement(batch: list[_Write], condition: Update | None, relaxed: bool):

@@ -173,3 +173,47 @@ def test_a_unit_leaves_nothing_of_itself_behind_when_it_ends(engine):
         except RuntimeError:
             pass
     assert len(_WRITE_UNITS) == before
+
+
+def test_a_unit_of_thousands_of_writes_is_sent_in_parts_of_one_transaction(
+        app, engine, merchant, captured_payment):
+    """More writes than one PostgreSQL statement may carry (1,664 columns in its answer, 65,535
+    parameters): a batch of 1,700 refunds, each with its history row referring to it, is sent in
+    parts, the rows of an earlier part referred to by their ids, all in one transaction."""
+    original = payment(app, merchant, captured_payment)
+    refunds = [replace(original, id=None, tx_no=new_tx_no(Kind.REFUND), kind=Kind.REFUND,
+                       status=Status.PENDING, amount=Decimal("0.01"), original_id=original.id,
+                       reference=f"part-{number}") for number in range(1700)]
+    sent = statements_sent(engine)
+    with UnitOfWork(engine) as uow:
+        for refund in refunds:
+            uow.transactions.add(refund)
+        for refund in refunds:  # each refers to a row inserted in the batch, most in another part
+            uow.record_history(refund, None, "test", "in parts")
+        uow.commit()
+    if engine.dialect.name == "postgresql":
+        # 3,400 writes, 100 a statement (the driver's BEGIN and COMMIT are not cursor statements)
+        assert len(sent) == 34 and all(statement.startswith("WITH") for statement in sent)
+    ids = [refund.id for refund in refunds]
+    assert None not in ids and len(set(ids)) == 1700
+    with UnitOfWork(engine, write=False) as uow:
+        noted = dict(uow.conn.execute(select(status_history.c.transaction_id, status_history.c.note)
+                                      .where(status_history.c.transaction_id.in_(ids))).all())
+    assert noted == {tx_id: "in parts" for tx_id in ids}
+
+
+def test_a_unit_sent_in_parts_writes_nothing_when_a_later_part_fails(
+        app, engine, merchant, captured_payment):
+    original = payment(app, merchant, captured_payment)
+    refunds = [replace(original, id=None, tx_no=new_tx_no(Kind.REFUND), kind=Kind.REFUND,
+                       status=Status.PENDING, amount=Decimal("0.01"), original_id=original.id,
+                       reference=f"whole-{number}") for number in range(1700)]
+    refunds[-1] = replace(refunds[-1], tx_no=refunds[0].tx_no)  # the last one's txNo is taken
+    with pytest.raises(Exception), UnitOfWork(engine) as uow:  # noqa: B017 - the driver's error
+        for refund in refunds:
+            uow.transactions.add(refund)
+        uow.commit()
+    with UnitOfWork(engine, write=False) as uow:
+        made = uow.conn.execute(select(transactions.c.id).where(
+            transactions.c.tx_no.in_([refund.tx_no for refund in refunds]))).all()
+    assert made == []
