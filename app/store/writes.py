@@ -7,7 +7,8 @@ it reads then sees them):
 - PostgreSQL: all of them in one statement of data-modifying CTEs
   (`WITH w0 AS (INSERT ... RETURNING id), w1 AS (INSERT ... VALUES ((SELECT id FROM w0), ...))
   SELECT ...`), built once per shape of batch. When nothing else was sent in the unit, that one
-  statement is the whole transaction (autocommit): no BEGIN, no COMMIT, one round trip.
+  statement is the whole transaction (autocommit): no BEGIN, no COMMIT, one round trip. A batch
+  of more than MAX_PER_STATEMENT writes (a bulk job's) goes in parts, in the unit's transaction.
 - SQLite (in process, no round trips to save): plain statements, in order, in the unit's
   transaction.
 
@@ -184,9 +185,9 @@ class Writes:
         False when the batch's condition changed no row, and nothing was written."""
         if not self.waiting:
             return True
-        batch, condition = self.pending, self.condition
+        batch, condition, in_parts = self.pending, self.condition, not self.fits_one_statement
         self.pending, self.condition, self._new_rows = [], None, {}
-        if postgres and condition is None and len(batch) > MAX_PER_STATEMENT:
+        if postgres and in_parts:
             sent = _send_in_parts(conn, batch, relaxed=relax_durability)
         elif postgres:
             sent = _send_as_one_statement(conn, batch, condition, relaxed=relax_durability)

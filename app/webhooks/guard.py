@@ -1,11 +1,11 @@
 """SSRF guard: requests to an address a merchant chose (webhook callbackUrls, provider accounts'
 base URLs) reach only public addresses, checked on the address actually connected to.
 
-A URL's host is resolved once, when the connection is opened; every address it
-resolves to is vetted and the socket is connected to a vetted address, never
-to a second resolution, so DNS rebinding has no gap to use. The Host header,
-TLS SNI and certificate checks still use the hostname (GuardedAdapter). A guarded session never follows a redirect and takes no
-proxy from the environment.
+A URL's host is resolved once per request; every address it resolves to is
+vetted and the request is sent to a vetted address itself, never to a second
+resolution, so DNS rebinding has no gap to use. The Host header, TLS SNI and
+certificate checks still use the hostname (GuardedAdapter). A guarded session
+never follows a redirect and takes no proxy from the environment.
 """
 from __future__ import annotations
 
