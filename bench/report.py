@@ -124,7 +124,7 @@ def _size_section(results: dict, size: dict) -> list[str]:
         present = [r for r in (paydesk, baseline) if r]
         row = [title, *_cells(paydesk), *_cells(baseline), _ratio(paydesk, baseline),
                " / ".join(str(r["failed"]) if r else "–" for r in (paydesk, baseline)),
-               " / ".join(f"{_cpu_per_request(r):.2f}" if r else "–" for r in (paydesk, baseline)),
+               " / ".join(f"{cpu_ms_per_request(r):.2f}" if r else "–" for r in (paydesk, baseline)),
                " / ".join(f"{r['server_cpu']:.2f}" if r else "–" for r in (paydesk, baseline)),
                f"{max(r['generator_cpu'] for r in present):.2f}" if present else "–"]
         lines.append("| " + " | ".join(row) + " |")
@@ -149,7 +149,8 @@ def _measured(size: dict) -> list[tuple[str, str]]:
     return [(endpoint, title) for endpoint, title in ENDPOINT_TITLES.items() if endpoint in size["endpoints"]]
 
 
-def _cpu_per_request(result: dict) -> float:
+def cpu_ms_per_request(result: dict) -> float:
+    """Milliseconds of CPU (the server and its database backends) a request took in a load result."""
     return result["server_cpu"] * result["seconds"] / max(result["requests"], 1) * 1000
 
 
