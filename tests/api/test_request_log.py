@@ -41,6 +41,19 @@ def test_a_create_is_logged_with_its_token_key_transaction_and_masked_bodies(app
     assert json.loads(row.response_body)["transactionId"] == tx_no
 
 
+def test_a_read_has_no_body_and_a_chunked_body_is_kept(app, sandbox, merchant):
+    sandbox.get("/transactions/SBX-CAPTURED/status")
+    chunks = iter([b'{"txNo": "SBX-CAPTURED", ', b'"amount": 5, "reason": "call 0801234567890"}'])
+    refunded = sandbox.session.post(f"{sandbox.base_url}/api/v1/transactions/refund", data=chunks,
+                                    headers={"Content-Type": "application/json"}, timeout=30)
+    assert refunded.request.headers["Transfer-Encoding"] == "chunked"
+    assert refunded.status_code == 200, refunded.text
+    rows = {row.method: row for row in logged(app, merchant, tx_no="SBX-CAPTURED")}
+    assert rows["GET"].request_body is None
+    assert json.loads(rows["POST"].request_body) == {"txNo": "SBX-CAPTURED", "amount": 5,
+                                                     "reason": "call •••• 7890"}
+
+
 def test_a_refund_is_found_by_the_payment_and_by_the_refund(app, sandbox, merchant):
     refund = sandbox.post("/transactions/refund", {"txNo": "SBX-CAPTURED", "amount": 5}).json()
     by_refund = logged(app, merchant, tx_no=refund["refundTxNo"])
