@@ -223,11 +223,9 @@ def _send_one_by_one(conn: Connection, batch: list[_Write], condition) -> tuple[
     for write in batch:
         params: dict[str, Any] = {}
         key = ("one", write.shape_and_params("p", params))
-        statement = _STATEMENTS.get(key)
-        if statement is None:
-            statement = _STATEMENTS[key] = _statement(
-                write, "p", lambda index: bindparam(f"ref{index}"),
-                returned_ref=lambda column, type_: bindparam(f"returned_{column}", type_=type_))
+        statement = _built(key, lambda: _statement(
+            write, "p", lambda index: bindparam(f"ref{index}"),
+            returned_ref=lambda column, type_: bindparam(f"returned_{column}", type_=type_)))
         for value in write.values.values():
             if value.__class__ is NewRow:
                 params[f"ref{value.index}"] = ids[value.index]
@@ -251,8 +249,22 @@ def _null_by_default(table: Table) -> frozenset[str]:
     return found
 
 
-# Statements already built, by the shape of their batch (tables, columns, references).
+# Statements already built, by the shape of their batch (tables, columns, references; a
+# condition by its id: conditions are the store's module-level statements). Bulk units of many
+# sizes make many shapes: past MAX_BUILT the cache starts again rather than grow without end.
 _STATEMENTS: dict[tuple, Any] = {}
+MAX_BUILT = 1000
+
+
+def _built(key: tuple, build: Callable[[], Any]) -> Any:
+    """The statement built for `key`, built now if it is not kept (dict operations are atomic
+    under the GIL: two threads may build the same statement, never a wrong one)."""
+    statement = _STATEMENTS.get(key)
+    if statement is None:
+        if len(_STATEMENTS) >= MAX_BUILT:
+            _STATEMENTS.clear()
+        statement = _STATEMENTS[key] = build()
+    return statement
 
 
 def _statement(write: _Write, prefix: str, row_ref, held=None, returned_ref=None):
@@ -285,10 +297,7 @@ def _send_as_one_statement(conn: Connection, batch: list[_Write], condition, *,
     params = dict(condition[1]) if condition else {}
     shapes = tuple(write.shape_and_params(f"w{index}", params) for index, write in enumerate(batch))
     key = (shapes, id(condition[0]) if condition else None, relaxed)
-    statement = _STATEMENTS.get(key)
-    if statement is None:
-        statement = _STATEMENTS[key] = _one_statement(batch, condition[0] if condition else None,
-                                                      relaxed)
+    statement = _built(key, lambda: _one_statement(batch, condition[0] if condition else None, relaxed))
     row = conn.execute(statement, params).mappings().first()
     if row is None:  # the condition changed no row
         return None

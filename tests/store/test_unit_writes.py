@@ -217,3 +217,26 @@ def test_a_unit_sent_in_parts_writes_nothing_when_a_later_part_fails(
         made = uow.conn.execute(select(transactions.c.id).where(
             transactions.c.tx_no.in_([refund.tx_no for refund in refunds]))).all()
     assert made == []
+
+
+def test_the_built_statements_are_kept_to_a_bound(app, engine, merchant, captured_payment, monkeypatch):
+    """Units of many sizes build a statement for each shape of batch; past MAX_BUILT the cache
+    starts again instead of growing, and what it builds then is still right."""
+    from app.store import writes
+    monkeypatch.setattr(writes, "_STATEMENTS", {})
+    monkeypatch.setattr(writes, "MAX_BUILT", 3)
+    original = payment(app, merchant, captured_payment)
+    for size in range(1, 7):  # six shapes of batch
+        refunds = [replace(original, id=None, tx_no=new_tx_no(Kind.REFUND), kind=Kind.REFUND,
+                           status=Status.PENDING, amount=Decimal("0.01"), original_id=original.id,
+                           reference=f"shape-{size}-{number}") for number in range(size)]
+        with UnitOfWork(engine) as uow:
+            for refund in refunds:
+                uow.transactions.add(refund)
+                uow.record_history(refund, None, "test", f"shape {size}")
+            uow.commit()
+        assert len(writes._STATEMENTS) <= 3
+        with UnitOfWork(engine, write=False) as uow:
+            noted = uow.conn.execute(select(status_history.c.note).where(
+                status_history.c.transaction_id.in_([refund.id for refund in refunds]))).scalars().all()
+        assert noted == [f"shape {size}"] * size
