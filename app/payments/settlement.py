@@ -328,8 +328,15 @@ def run_due_provider_checks(deps: Deps, limit: int = 100) -> int:
 def claim_provider_calls(deps: Deps, tx_ids: list[int], now: datetime) -> dict[int, Transaction]:
     """Take due provider calls for this worker, for CLAIM_FOR (others skip them meanwhile; if
     this worker dies, another takes them once the claim lapses); the transactions this worker
-    took, by id, as they stand (read with the claim)."""
+    took, by id, as they stand (read with the claim).
+
+    The claim does not wait for the disk: a database crash that loses it loses every commit
+    after it too (PostgreSQL writes its log in order), the answers to these calls included, so
+    the calls are only made again, as after a worker that died holding its claim. An answer
+    that must not be lost (a payment's opening) waits for the disk, and the claim with it.
+    """
     with deps.uow() as uow:
+        uow.relax_durability()
         claimed = uow.transactions.claim_provider_checks(tx_ids, now, now + CLAIM_FOR)
         uow.commit()
     return claimed

@@ -47,13 +47,15 @@ def test_a_lost_refund_settlement_is_redone_by_the_worker_under_the_same_webhook
     answered = refunds.refund(crashing, caller, RefundRequest(tx_no, Decimal("100")))
     assert answered.status is Status.PENDING  # the request hands the refund to a worker
     assert lost.commits == 0
-    # The worker asks the provider and records its answer without waiting for the disk; the
-    # crash loses that commit.
+    # The worker claims the call and records the provider's answer, neither waiting for the disk;
+    # the crash loses both. (One pass: while the crash lasts, no relaxed commit holds.)
     with ProviderCalls(crashing, CallSettings(), merchant_id=merchant.merchant_id) as worker:
-        assert worker.run_until_idle() == 1
-    assert lost.commits == 1
+        assert worker.dispatch() == 1
+        worker.wait()
+    assert lost.commits == 2  # the claim, the answer
     [(lost_tx_no, lost_webhook_id)] = lost.webhook_events
     assert lost_tx_no == answered.tx_no
+    lost.crashing = False  # the database is back
 
     # The durable commit survived: the Pending refund and the amount it holds.
     refund, history, events = stored(app, merchant, answered.tx_no)
@@ -63,10 +65,8 @@ def test_a_lost_refund_settlement_is_redone_by_the_worker_under_the_same_webhook
     assert (payment.status, payment.refund_reserved_minor, payment.refund_captured_minor) == (
         "Captured", 10000, 0)
 
-    settlement.run_due_provider_checks(deps_at(app, timedelta(seconds=5)))
-    assert stored(app, merchant, answered.tx_no)[0].status == "Pending"  # still claimed by the worker
-    later = deps_at(app, settlement.CLAIM_FOR + timedelta(seconds=1))
-    while settlement.run_due_provider_checks(later):  # other tests' due work comes first
+    # The claim was lost with the answer, so the call is due again at once: no claim to lapse.
+    while settlement.run_due_provider_checks(deps):  # other tests' due work comes first
         pass
 
     refund, history, events = stored(app, merchant, answered.tx_no)
@@ -77,6 +77,32 @@ def test_a_lost_refund_settlement_is_redone_by_the_worker_under_the_same_webhook
     assert (payment.status, payment.refund_reserved_minor, payment.refund_captured_minor) == (
         "Refunded", 10000, 10000)
     assert payment_history[-1] == ("Captured", "Refunded")
+    assert sandbox.status(tx_no)["Status"] == "Refunded"
+
+
+def test_a_lost_answer_whose_claim_held_is_redone_once_the_claim_lapses(
+        app, sandbox, merchant, captured_payment, simulator_behind_a_network):
+    # Another session's durable commit flushed the claim to disk; the crash came after the answer.
+    tx_no = captured_payment(100)
+    deps = app.extensions["paydesk"]
+    lost = LostCommits()
+    crashing = replace(deps, uow=crash_loses_relaxed_commits(app.extensions["paydesk.engine"], lost))
+    caller = Caller(merchant.merchant_id, Mode.SANDBOX, "api:test")
+    answered = refunds.refund(deps, caller, RefundRequest(tx_no, Decimal("100")))
+    assert settlement.claim_provider_calls(deps, [answered.id], deps.clock()).keys() == {answered.id}
+    settlement.settle_with_provider(crashing, answered.id, source="worker")
+    assert lost.commits == 1
+    [(_, lost_webhook_id)] = lost.webhook_events
+    lost.crashing = False
+
+    settlement.run_due_provider_checks(deps_at(app, timedelta(seconds=5)))
+    assert stored(app, merchant, answered.tx_no)[0].status == "Pending"  # still claimed
+    later = deps_at(app, settlement.CLAIM_FOR + timedelta(seconds=1))
+    while settlement.run_due_provider_checks(later):  # other tests' due work comes first
+        pass
+    refund, history, events = stored(app, merchant, answered.tx_no)
+    assert (refund.status, history, events) == (
+        "Captured", [(None, "Pending"), ("Pending", "Captured")], [("refund.captured", lost_webhook_id)])
     assert sandbox.status(tx_no)["Status"] == "Refunded"
 
 

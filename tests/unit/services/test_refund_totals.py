@@ -145,7 +145,7 @@ def test_the_pending_refund_is_committed_durably_and_the_providers_answer_is_not
     assert (store.relaxed_commits[before:], provider.calls) == ([False], [])
     assert settlement.run_due_provider_checks(deps) == 1
     # The request's commit; the worker's claim; the provider's answer.
-    assert store.relaxed_commits[before:] == [False, False, True]
+    assert store.relaxed_commits[before:] == [False, True, True]
 
 
 def test_an_unreachable_provider_is_noted_durably(deps, store, provider, payment):
@@ -154,7 +154,7 @@ def test_an_unreachable_provider_is_noted_durably(deps, store, provider, payment
     refund(deps, payment, "10")
     assert (store.relaxed_commits[before:], provider.calls) == ([False], [])
     assert settlement.run_due_provider_checks(deps) == 1
-    assert store.relaxed_commits[before:] == [False, False, False]  # the request; the claim; the note
+    assert store.relaxed_commits[before:] == [False, True, False]  # the request; the claim; the note
 
 
 def test_a_created_payment_and_its_opening_answer_are_both_durable(deps, store, provider):
@@ -162,7 +162,8 @@ def test_a_created_payment_and_its_opening_answer_are_both_durable(deps, store, 
     create.create_transaction(deps, CALLER, create_request())
     assert (store.relaxed_commits, provider.calls) == ([False], [])
     assert settlement.run_due_provider_checks(deps) == 1
-    assert store.relaxed_commits == [False, False, False]  # the request; the worker's claim; the answer
+    # The answer's durable commit keeps the claim before it too (the log is written in order).
+    assert store.relaxed_commits == [False, True, False]  # the request; the worker's claim; the answer
 
 
 def test_a_created_payout_is_durable_and_its_opening_answer_is_not(deps, store, provider):
@@ -172,7 +173,7 @@ def test_a_created_payout_is_durable_and_its_opening_answer_is_not(deps, store, 
         holder="Ada Obi", account_number="0123456785"))
     assert (store.relaxed_commits, provider.calls) == ([False], [])
     assert settlement.run_due_provider_checks(deps) == 1
-    assert store.relaxed_commits == [False, False, True]  # the request; the worker's claim; the answer
+    assert store.relaxed_commits == [False, True, True]  # the request; the worker's claim; the answer
 
 
 def test_answers_the_worker_would_not_ask_for_again_are_committed_durably(deps, store, provider):
@@ -187,20 +188,19 @@ def test_answers_the_worker_would_not_ask_for_again_are_committed_durably(deps, 
 
 
 def test_a_lost_settlement_is_recorded_again_by_the_worker_under_the_same_webhook_id(
-        deps, store, provider, clock, payment):
+        deps, store, provider, payment):
     store.crash_loses_relaxed_commits = True
     created = refund(deps, payment, "100")
     assert (created.status, provider.calls) == (Status.PENDING, [])  # what the caller was told
     assert settlement.run_due_provider_checks(deps) == 1
-    [lost] = store.lost
+    [_claim, lost] = store.lost  # the crash lost the worker's claim and its answer
     assert lost.transactions[created.id].status is Status.CAPTURED  # recorded by the worker, then lost
     lost_ids = [row.webhook_id for row in lost.webhooks if row.transaction_id == created.id]
     assert store.get(created).status is Status.PENDING
     assert totals(store, payment) == (Decimal("100.00"), Decimal("0.00"))
 
     store.crash_loses_relaxed_commits = False
-    clock.advance(seconds=settlement.CLAIM_FOR.total_seconds())  # the crashed worker's claim lapses
-    assert settlement.run_due_provider_checks(deps) == 1
+    assert settlement.run_due_provider_checks(deps) == 1  # due at once: its claim was lost too
     assert provider.asked("refund") == [created.tx_no, created.tx_no]  # submitted again, idempotently
     assert store.history_of(created) == [(None, Status.PENDING, CALLER.actor),
                                          (Status.PENDING, Status.CAPTURED, "worker")]
