@@ -36,13 +36,18 @@ def stored(app, merchant, tx_no: str):
     return row, [tuple(h) for h in history], [tuple(e) for e in events]
 
 
-def test_a_lost_refund_settlement_is_redone_by_the_worker_under_the_same_webhook_id(
-        app, sandbox, merchant, captured_payment, simulator_behind_a_network):
-    tx_no = captured_payment(100)
+def crash_window(app, merchant):
+    """The app's deps, a crash's window (open), deps whose relaxed commits it loses, and a caller."""
     deps = app.extensions["paydesk"]
     lost = LostCommits()
     crashing = replace(deps, uow=crash_loses_relaxed_commits(app.extensions["paydesk.engine"], lost))
-    caller = Caller(merchant.merchant_id, Mode.SANDBOX, "api:test")
+    return deps, lost, crashing, Caller(merchant.merchant_id, Mode.SANDBOX, "api:test")
+
+
+def test_a_lost_refund_settlement_is_redone_by_the_worker_under_the_same_webhook_id(
+        app, sandbox, merchant, captured_payment, simulator_behind_a_network):
+    tx_no = captured_payment(100)
+    deps, lost, crashing, caller = crash_window(app, merchant)
 
     answered = refunds.refund(crashing, caller, RefundRequest(tx_no, Decimal("100")))
     assert answered.status is Status.PENDING  # the request hands the refund to a worker
@@ -84,10 +89,7 @@ def test_a_lost_answer_whose_claim_held_is_redone_once_the_claim_lapses(
         app, sandbox, merchant, captured_payment, simulator_behind_a_network):
     # Another session's durable commit flushed the claim to disk; the crash came after the answer.
     tx_no = captured_payment(100)
-    deps = app.extensions["paydesk"]
-    lost = LostCommits()
-    crashing = replace(deps, uow=crash_loses_relaxed_commits(app.extensions["paydesk.engine"], lost))
-    caller = Caller(merchant.merchant_id, Mode.SANDBOX, "api:test")
+    deps, lost, crashing, caller = crash_window(app, merchant)
     answered = refunds.refund(deps, caller, RefundRequest(tx_no, Decimal("100")))
     assert settlement.claim_provider_calls(deps, [answered.id], deps.clock()).keys() == {answered.id}
     settlement.settle_with_provider(crashing, answered.id, source="worker")
