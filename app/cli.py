@@ -328,13 +328,11 @@ def worker(once: bool, interval: float):
 
     Database errors do not end it (see app.worker); SIGTERM or SIGINT does.
     """
-    from app.worker import StopRequest, run_until_stopped
+    from app.worker import StopRequest, lower_cpu_priority, run_until_stopped
 
     stop = StopRequest()
     stop.listen()
-    niceness = current_app.config["WORKER_NICENESS"]
-    if niceness > 0:
-        os.nice(niceness)  # requests on the same machine come first
-    click.echo(f"worker {os.getpid()} started (niceness {os.nice(0)})")
+    priority = lower_cpu_priority(current_app.config["WORKER_NICENESS"])
+    click.echo(f"worker {os.getpid()} started ({priority})")
     run_until_stopped(current_app._get_current_object(), stop, interval=interval, once=once)
     click.echo(f"worker {os.getpid()} stopped")

@@ -6,6 +6,7 @@ or SIGINT end the loop, and they also cut a pause short.
 """
 from __future__ import annotations
 
+import os
 import signal
 import time
 from collections.abc import Callable
@@ -174,6 +175,35 @@ def stop_background_work(app: Flask) -> None:
         running = app.extensions.pop(_pass_key(make), None)
         if running is not None:
             running.wait(PASS_ENDS_WITHIN)
+
+
+AUTOGROUP = "/proc/self/autogroup"
+
+
+def lower_cpu_priority(niceness: int) -> str:
+    """Let the web servers on this machine come first: raise this process's nice value by
+    `niceness` and, when it leads a session of its own, its autogroup's too. Returns what was
+    done, for the start-up line.
+
+    With `kernel.sched_autogroup_enabled` (Linux's default on desktops and many servers) the CPU
+    is first split between sessions and only then between the processes of one session by their
+    nice values, so a worker started in its own session (by a supervisor, or `setsid`) would be
+    niced against nothing. Its autogroup is its alone then, and is niced instead. A worker that
+    shares its session (started from the same shell as the web server) has only its process
+    niced: the autogroup belongs to the others as well.
+    """
+    if niceness <= 0:
+        return f"niceness {os.nice(0)}"
+    os.nice(niceness)
+    done = f"niceness {os.nice(0)}"
+    if os.getsid(0) != os.getpid():
+        return done
+    try:
+        with open(AUTOGROUP, "w") as autogroup:
+            autogroup.write(str(niceness))
+    except OSError:  # no autogroups in this kernel, or not allowed here
+        return done
+    return f"{done}, its own session's autogroup niced {niceness}"
 
 
 class StopRequest:
