@@ -84,8 +84,8 @@ class Provider:
         self.url = f"http://127.0.0.1:{self.port}"
         # At a lower CPU priority: Paystack runs on its own machines, not on the node measured.
         # With autogroups on (as on the benchmark's machine) its session of its own makes the nice
-        # count for nothing against the node; niced as an autogroup, it read its arrivals late
-        # (hand-off p50 174 ms where the same code measured 53-61), so it is left at that.
+        # count for nothing against the node. Its autogroup is not niced: its arrival stamps end
+        # the hand-off, and would then wait behind the node's own work.
         self.process = subprocess.Popen(["nice", "-n", str(PROVIDER_NICENESS), sys.executable, "-m",
                                          "bench.provider_fake", "--port", str(self.port)],
                                         cwd=ROOT, stdout=subprocess.DEVNULL,
