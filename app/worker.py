@@ -192,11 +192,10 @@ def lower_cpu_priority(niceness: int) -> str:
     shares its session (started from the same shell as the web server) has only its process
     niced: the autogroup belongs to the others as well.
     """
-    if niceness <= 0:
-        return f"niceness {os.nice(0)}"
-    os.nice(niceness)
+    if niceness > 0:
+        os.nice(niceness)
     done = f"niceness {os.nice(0)}"
-    if os.getsid(0) != os.getpid():
+    if niceness <= 0 or os.getsid(0) != os.getpid():
         return done
     try:
         with open(AUTOGROUP, "w") as autogroup:

@@ -140,6 +140,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
 
 
+def nice_value(pid: int) -> int | None:
+    """The nice value of one process (None once it is gone)."""
+    fields = _stat_fields(pid)
+    return int(fields[16]) if fields else None
+
+
 def _proc_status(pid: int) -> dict[str, int]:
     try:
         lines = Path(f"/proc/{pid}/status").read_text().splitlines()
