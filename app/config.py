@@ -90,7 +90,7 @@ class Config:
         self.PROVIDER_CALL_POLL = float(env.get("PROVIDER_CALL_POLL", "0.5"))
         # `flask worker` lowers its CPU priority by this much (its nice value, and its autogroup's
         # when it leads its own session: app.worker.lower_cpu_priority). 0 by default: measured
-        # on a shared 2-core node, 1 to 5 delayed the hand-off 5 to 50 times and bought the status
+        # on a shared 2-core node, 1 to 5 delayed the hand-off 2 to 50 times and bought the status
         # reads' tail little (docs/benchmarks.md, "The worker's priority").
         self.WORKER_NICENESS = int(env.get("WORKER_NICENESS", "0"))
         # A demo deployment (`make run`): the simulator may decide live payments and payouts,
