@@ -21,12 +21,18 @@ INTENT = "pi_3QeXyZ2eZvKYlo2C0abc1234"
 REFUND = "re_3QeXyZ2eZvKYlo2C1xyz9876"
 
 
+def stripe_on(fake, read_timeout: float) -> StripeConnector:
+    """The connector on the fake Stripe, giving up on an answer after `read_timeout` seconds."""
+    return StripeConnector(SECRET, base_url=fake.url, guard=LOOPBACK_GUARD,
+                           timeouts=Timeouts(connect=1, read=read_timeout),
+                           return_url="https://paydesk.example/checkout/{tx_no}/return")
+
+
 @pytest.fixture
 def stripe_connector(fake):
-    """The connector on the fake Stripe, with a short read timeout for the timeout test."""
-    return StripeConnector(SECRET, base_url=fake.url, guard=LOOPBACK_GUARD,
-                           timeouts=Timeouts(connect=1, read=0.5),
-                           return_url="https://paydesk.example/checkout/{tx_no}/return")
+    """The connector on the fake Stripe. Its read timeout is wide: a loaded 2-core machine can
+    stall a loopback answer for half a second, and only the timeout test wants it to fire."""
+    return stripe_on(fake, read_timeout=10)
 
 
 def session_body(status: str = "open", payment_status: str = "unpaid", payment_intent=None) -> dict:
@@ -171,7 +177,8 @@ class TestUnavailable:
             stripe_connector.create(payment(currency="EUR"), CARD)
         assert len(fake.seen) == 1  # no retries inside the call
 
-    def test_a_read_timeout_leaves_it_pending(self, stripe_connector, fake):
+    def test_a_read_timeout_leaves_it_pending(self, fake):
+        stripe_connector = stripe_on(fake, read_timeout=0.5)
         fake.on("GET", f"/v1/checkout/sessions/{SESSION}", Answer(body=session_body(), delay=2))
         started = time.monotonic()
 
