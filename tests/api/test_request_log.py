@@ -106,6 +106,7 @@ def test_the_worker_prunes_requests_older_than_the_retention(app, sandbox, merch
     (b'{"txNo": "PAY-1234567890123456", "TransactionId": "RFD-9F2C41D07A3B5E68", "amount": 12345678.90}',
      '{"txNo": "PAY-1234567890123456", "TransactionId": "RFD-9F2C41D07A3B5E68", "amount": 12345678.90}'),
     (b"not json Bearer pd_test_zzz NL91ABNA0417164300", "not json [masked] •••• 4300"),
+    (b'{"note": "BEARER abcdef", "other": "bearer xyz"}', '{"note": "[masked]", "other": "[masked]"}'),
     (b"", None),
 ])
 def test_the_masking_function(raw, kept):
