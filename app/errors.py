@@ -26,6 +26,8 @@ from app.store.db import commit_sent, database_unreachable, forget_commits
 from app.web import is_api_path, json_response
 
 REQUEST_ID_HEADER = "X-Request-Id"
+# Where request_id() keeps the id it settled on, in the request's WSGI environ.
+REQUEST_ID_KEY = "paydesk.request_id"
 _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 HEALTH_CHECK_PATH = "/healthz"
 UNAVAILABLE = {"error": "Service temporarily unavailable"}
@@ -85,11 +87,11 @@ def _lost_connection_before_commit(error: Exception) -> bool:
 
 def request_id() -> str:
     """This request's id: the caller's X-Request-Id when it is sane, otherwise a new random one."""
-    known = request.environ.get("paydesk.request_id")
+    known = request.environ.get(REQUEST_ID_KEY)
     if known is None:
         offered = request.headers.get(REQUEST_ID_HEADER, "")
         known = offered if _SANE_REQUEST_ID.fullmatch(offered) else secrets.token_hex(16)
-        request.environ["paydesk.request_id"] = known
+        request.environ[REQUEST_ID_KEY] = known
     return known
 
 
