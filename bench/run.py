@@ -109,11 +109,19 @@ class Database:
 
     def backend_cpu(self) -> float:
         """CPU seconds so far of the PostgreSQL backends serving this database (0 for SQLite)."""
+        return self._cpu_of("SELECT pid FROM pg_stat_activity WHERE datname = :name")
+
+    def cluster_cpu(self) -> float:
+        """CPU seconds so far of every process pg_stat_activity lists (0 for SQLite): every
+        database's backends and the WAL writer, checkpointer and background writer, where the
+        cost of writing more rows partly lands. Other databases' work on the machine counts too."""
+        return self._cpu_of("SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid()")
+
+    def _cpu_of(self, pids_query: str) -> float:
         if self.kind != "postgres":
             return 0.0
         with self.admin.connect() as conn:
-            pids = conn.execute(text("SELECT pid FROM pg_stat_activity WHERE datname = :name"),
-                                {"name": self.name}).scalars().all()
+            pids = conn.execute(text(pids_query), {"name": self.name}).scalars().all()
         return sum(cpu_seconds(pid) for pid in pids)
 
     def version(self) -> str:
