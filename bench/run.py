@@ -92,6 +92,26 @@ def sizes(spec: str) -> list[int]:
     return [int(part.replace("_", "")) for part in spec.split(",") if part.strip()]
 
 
+class ProcessesCpu:
+    """CPU seconds used by a changing set of processes, summed over the calls: each call adds
+    what each listed process used since the call before (all it used, for one listed for the
+    first time). A process that ended adds nothing more: summing the set's totals instead
+    subtracted an ended process's whole life (an autovacuum worker's, a closed connection's)
+    from the next difference, and made a run's CPU look smaller the busier PostgreSQL was."""
+
+    def __init__(self, pids):
+        self.pids = pids
+        self.seen: dict[int, float] = {}
+        self.total = 0.0
+
+    def __call__(self) -> float:
+        now = {pid: cpu_seconds(pid) for pid in self.pids()}
+        self.total += sum(used - self.seen.get(pid, 0.0) for pid, used in now.items()
+                          if used >= self.seen.get(pid, 0.0))
+        self.seen = now
+        return self.total
+
+
 class Database:
     """A fresh database for one run: a new PostgreSQL database or a SQLite file, dropped after."""
 
@@ -106,23 +126,29 @@ class Database:
         else:
             self.directory = Path(tempfile.mkdtemp(prefix="paydesk-bench-"))
             self.url = f"sqlite:///{self.directory / 'paydesk.db'}"
+        self._backends = self._listed("datname = :name")
+        self._cluster = self._listed("pid <> pg_backend_pid()")
 
     def backend_cpu(self) -> float:
-        """CPU seconds so far of the PostgreSQL backends serving this database (0 for SQLite)."""
-        return self._cpu_of("SELECT pid FROM pg_stat_activity WHERE datname = :name")
+        """CPU seconds of the PostgreSQL backends serving this database, counted from the first
+        call (0 for SQLite)."""
+        return self._backends()
 
     def cluster_cpu(self) -> float:
-        """CPU seconds so far of every process pg_stat_activity lists (0 for SQLite): every
-        database's backends and the WAL writer, checkpointer and background writer, where the
-        cost of writing more rows partly lands. Other databases' work on the machine counts too."""
-        return self._cpu_of("SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid()")
+        """CPU seconds of every process pg_stat_activity lists, counted from the first call (0 for
+        SQLite): every database's backends and the WAL writer, checkpointer and background writer,
+        where the cost of writing more rows partly lands. Other databases' work counts too."""
+        return self._cluster()
 
-    def _cpu_of(self, pids_query: str) -> float:
-        if self.kind != "postgres":
-            return 0.0
-        with self.admin.connect() as conn:
-            pids = conn.execute(text(pids_query), {"name": self.name}).scalars().all()
-        return sum(cpu_seconds(pid) for pid in pids)
+    def _listed(self, where: str):
+        """A counter of the CPU of the processes pg_stat_activity lists under `where`."""
+        def pids() -> list[int]:
+            if self.kind != "postgres":
+                return []
+            with self.admin.connect() as conn:
+                return conn.execute(text(f"SELECT pid FROM pg_stat_activity WHERE {where}"),
+                                    {"name": self.name}).scalars().all()
+        return ProcessesCpu(pids)
 
     def version(self) -> str:
         if self.kind == "postgres":
