@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import secrets
 
-from flask import Flask, Response, current_app, request
+from flask import Flask, Request, Response, current_app, request
 from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
@@ -85,13 +85,17 @@ def _lost_connection_before_commit(error: Exception) -> bool:
     return isinstance(error, DBAPIError) and error.connection_invalidated and not commit_sent()
 
 
-def request_id() -> str:
-    """This request's id: the caller's X-Request-Id when it is sane, otherwise a new random one."""
-    known = request.environ.get(REQUEST_ID_KEY)
+def request_id(asked: Request | None = None) -> str:
+    """This request's id: the caller's X-Request-Id when it is sane, otherwise a new random one.
+    `asked` is the request object itself, for a caller that holds it (read without Flask's
+    context-local proxy); otherwise the current request."""
+    asked = request if asked is None else asked
+    environ = asked.environ
+    known = environ.get(REQUEST_ID_KEY)
     if known is None:
-        offered = request.headers.get(REQUEST_ID_HEADER, "")
+        offered = asked.headers.get(REQUEST_ID_HEADER, "")
         known = offered if _SANE_REQUEST_ID.fullmatch(offered) else secrets.token_hex(16)
-        request.environ[REQUEST_ID_KEY] = known
+        environ[REQUEST_ID_KEY] = known
     return known
 
 

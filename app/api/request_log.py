@@ -20,7 +20,7 @@ from collections import deque
 from flask import Flask, Request, Response, current_app, g, request
 from werkzeug.exceptions import HTTPException
 
-from app.errors import REQUEST_ID_KEY, request_id
+from app.errors import request_id
 from app.store import request_log as log_rows
 from app.util import utcnow
 from app.web import deps
@@ -72,7 +72,7 @@ def note(response: Response) -> Response:
         "path": asked.path[:500],
         "status": response.status_code,
         "duration_ms": round((time.perf_counter() - began) * 1000),
-        "request_id": environ.get(REQUEST_ID_KEY) or request_id(),
+        "request_id": request_id(asked),
         "idempotency_key": (asked.headers.get("Idempotency-Key") or None),
         "at": utcnow(),
         "path_tx_no": (asked.view_args or {}).get("tx_no"),
