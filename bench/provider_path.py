@@ -42,7 +42,7 @@ from .load import run_wrk, wrk_path
 from .report import write_json_and_markdown
 from .run import DEFAULT_POSTGRES, RESULTS, Database, commit, cpu_times, machine, stolen_share
 from .seed import PAYSTACK_CARD, connect_paystack, seed
-from .servers import ROOT, cpu_seconds, free_port, nice_value, start_gunicorn
+from .servers import ROOT, autogroup_nice, cpu_seconds, free_port, nice_value, start_gunicorn
 
 PAYSTACK_METHOD = (PAYSTACK_CARD[0], PAYSTACK_CARD[1], "25.50")
 SIMULATOR_METHOD = ("card", "EUR", "25.50")
@@ -126,10 +126,8 @@ class Worker:
 
     def priority(self) -> str:
         """The worker's nice value and its autogroup's, as the kernel reports them."""
-        process_nice = nice_value(self.process.pid)
-        autogroup = Path(f"/proc/{self.process.pid}/autogroup")
-        group_nice = autogroup.read_text().split()[-1] if autogroup.exists() else "n/a"
-        return f"niceness {process_nice}, autogroup {group_nice}"
+        group_nice = autogroup_nice(self.process.pid)
+        return f"niceness {nice_value(self.process.pid)}, autogroup {'n/a' if group_nice is None else group_nice}"
 
     def stop(self) -> None:
         self.process.terminate()

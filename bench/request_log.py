@@ -158,9 +158,8 @@ def markdown(report: dict) -> str:
         for name, result in measured.items():
             within = "" if name == "off" else ("yes" if result["ratio_to_off"] >= LIMIT else "NO")
             rounds = ", ".join(f"{rps:.0f}" for rps in result["rounds"])
-            median = result.get("median_round_ratio")
             lines.append(f"| {endpoint} | {name} | {result['rps']:.1f} | {result['ratio_to_off']:.3f} | "
-                         f"{'–' if median is None else f'{median:.3f}'} | {result['cpu_ms']:.3f} | "
+                         f"{result['median_round_ratio']:.3f} | {result['cpu_ms']:.3f} | "
                          f"{off_cpu / result['cpu_ms']:.3f} | {result['server_cpu'] + result['generator_cpu']:.2f} | "
                          f"{result['p99_ms']:.1f} ms | {rounds} | {within} |")
     lines += ["", "CPU a request: the server's processes (the writer thread included) and every process of "

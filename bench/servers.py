@@ -146,6 +146,16 @@ def nice_value(pid: int) -> int | None:
     return int(fields[16]) if fields else None
 
 
+def autogroup_nice(pid: int) -> int | None:
+    """The nice value of one process's autogroup (None once it is gone, without autogroups, or
+    in the root autogroup, whose file shows nothing)."""
+    try:
+        shown = Path(f"/proc/{pid}/autogroup").read_text().split()
+    except OSError:
+        return None
+    return int(shown[-1]) if shown else None
+
+
 def _proc_status(pid: int) -> dict[str, int]:
     try:
         lines = Path(f"/proc/{pid}/status").read_text().splitlines()
