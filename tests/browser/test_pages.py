@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from app.api.request_log import flush_request_log
+from app.payments.model import Caller, Mode
+from app.store import request_log as log_rows
 from tests.dashboard.conftest import SANDBOX, add_user
 
 from .conftest import sign_in, to_sandbox
@@ -23,7 +26,8 @@ UNLABELLED = """() => [...document.querySelectorAll('input, select, textarea')]
 
 @pytest.fixture
 def pages(server, merchant, sandbox, live):
-    """Paths worth a look, with data on them: a refunded payment, a payout, a declined payment."""
+    """Paths worth a look, with data on them: a refunded payment, a payout, a declined payment, the
+    refund's logged request (its answer a long line of JSON)."""
     payment = sandbox.post("/transactions", {
         "amount": 1234.5, "currency": "EUR", "reference": "ORDER-LAYOUT-CHECK-WITH-A-LONG-REFERENCE",
         "statementDescriptor": "SHOP", "callbackUrl": merchant.inbox_url,
@@ -32,10 +36,21 @@ def pages(server, merchant, sandbox, live):
         "payment": {"paymentMethod": "card"}}).json()["transactionId"]
     sandbox.post(f"/sandbox/transactions/{payment}/outcome", {"status": "Captured"})
     sandbox.post("/transactions/refund", {"txNo": payment, "amount": 34.5, "reason": "Damaged item"})
+    refund_request = _logged(server.app, merchant, "/api/v1/transactions/refund")
     return [SANDBOX + path for path in (
         "/transactions", "/transactions?q=nothing-matches-this", f"/transactions/{payment}",
         "/transactions/SBX-DECLINED", "/payouts/new", "/webhooks", "/webhooks/inbox", "/audit",
-        "/settings", "/transactions/UNKNOWN-TX", "/overview", "/overview?days=90")]
+        "/settings", "/transactions/UNKNOWN-TX", "/overview", "/overview?days=90", "/developers",
+        f"/developers/requests/{refund_request}")]
+
+
+def _logged(app, merchant, path: str) -> int:
+    """The id of the newest logged sandbox request to the path."""
+    flush_request_log(app)
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        found = log_rows.search(uow.conn, Caller(merchant.merchant_id, Mode.SANDBOX, "test"),
+                                log_rows.LogFilter(path=path), limit=1)
+    return found[0].id
 
 
 @pytest.mark.parametrize("screen", WIDTHS)
