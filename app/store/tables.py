@@ -245,13 +245,14 @@ transactions = Table(
         sqlite_where=text("kind <> 'refund'"),
     ),
     # The dashboard's search, reference ILIKE '%term%': a pg_trgm index (PostgreSQL
-    # only; migration 0004 also creates the extension and sets the statistics target).
+    # only; migration 0004 also creates the extension and sets the statistics target), new
+    # entries gathered in a 64 kB pending list first (migration 0035).
     Index(
         "ix_transactions_reference_trgm",
         "reference",
         postgresql_using="gin",
         postgresql_ops={"reference": "gin_trgm_ops"},
-        postgresql_with={"fastupdate": "off"},
+        postgresql_with={"fastupdate": "on", "gin_pending_list_limit": 64},
     ).ddl_if(dialect="postgresql"),
     # The same search of customers' e-mails and names (migration 0009; SQLite has an FTS5 table),
     # new entries gathered in a 64 kB pending list first (migration 0013).
