@@ -5,6 +5,7 @@ statements, and an error comes out as SQLAlchemy's, a lost connection invalidate
 app.store.db and app.errors expect."""
 from __future__ import annotations
 
+import threading
 import uuid
 from datetime import UTC, datetime
 from types import SimpleNamespace
@@ -86,13 +87,16 @@ def test_a_batch_of_writes_binds_values_through_their_types_bind_processors(engi
 
 def test_before_and_after_cursor_execute_listeners_see_the_statements(engine, merchant):
     seen = []
+    test_thread = threading.get_ident()  # (the app's request log writer uses the engine too)
 
     def before(_conn, _cursor, statement, params, *_):
-        values = params.values() if isinstance(params, dict) else params  # SQLite's are positional
-        seen.append(("before", statement.split()[0], "someone" in values))
+        if threading.get_ident() == test_thread:
+            values = params.values() if isinstance(params, dict) else params  # SQLite's are positional
+            seen.append(("before", statement.split()[0], "someone" in values))
 
     def after(_conn, _cursor, statement, *_):
-        seen.append(("after", statement.split()[0]))
+        if threading.get_ident() == test_thread:
+            seen.append(("after", statement.split()[0]))
 
     event.listen(engine, "before_cursor_execute", before)
     event.listen(engine, "after_cursor_execute", after)

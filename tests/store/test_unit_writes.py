@@ -4,6 +4,7 @@ known, two updates of one row made one, values taken from the row the batch's co
 returns, and a batch whose condition fails writes nothing."""
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -23,8 +24,16 @@ def engine(app):
 
 
 def statements_sent(engine) -> list[str]:
+    """The statements this test's thread sends on the engine from now on: the app's request log
+    writer sends its own on the same engine from a thread of its own, whenever it flushes."""
     sent: list[str] = []
-    event.listen(engine, "before_cursor_execute", lambda *args: sent.append(args[2]))
+    test_thread = threading.get_ident()
+
+    def record(_conn, _cursor, statement, *_):
+        if threading.get_ident() == test_thread:
+            sent.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
     return sent
 
 
