@@ -9,20 +9,12 @@ import pytest
 from sqlalchemy import update
 
 from app.api.masking import mask_body
-from app.api.request_log import flush_request_log
-from app.payments.model import Caller, Mode
-from app.store import request_log as log_rows
+from app.payments.model import Mode
 from app.store.tables import request_log
 from app.util import utcnow
 from app.worker import background_pass, request_log_pass
 from tests.conftest import payment_body
-
-
-def logged(app, merchant, mode=Mode.SANDBOX, **filters):
-    flush_request_log(app)
-    with app.extensions["paydesk"].uow(write=False) as uow:
-        return log_rows.search(uow.conn, Caller(merchant.merchant_id, mode, "test"),
-                               log_rows.LogFilter(**filters))
+from tests.support.request_log import logged
 
 
 def test_a_create_is_logged_with_its_token_key_transaction_and_masked_bodies(app, sandbox, merchant):

@@ -9,10 +9,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from app.api.request_log import flush_request_log
-from app.payments.model import Caller, Mode
-from app.store import request_log as log_rows
 from tests.dashboard.conftest import SANDBOX, add_user
+from tests.support.request_log import logged
 
 from .conftest import sign_in, to_sandbox
 
@@ -36,21 +34,12 @@ def pages(server, merchant, sandbox, live):
         "payment": {"paymentMethod": "card"}}).json()["transactionId"]
     sandbox.post(f"/sandbox/transactions/{payment}/outcome", {"status": "Captured"})
     sandbox.post("/transactions/refund", {"txNo": payment, "amount": 34.5, "reason": "Damaged item"})
-    refund_request = _logged(server.app, merchant, "/api/v1/transactions/refund")
+    refund_request = logged(server.app, merchant, path="/api/v1/transactions/refund")[0].id
     return [SANDBOX + path for path in (
         "/transactions", "/transactions?q=nothing-matches-this", f"/transactions/{payment}",
         "/transactions/SBX-DECLINED", "/payouts/new", "/webhooks", "/webhooks/inbox", "/audit",
         "/settings", "/transactions/UNKNOWN-TX", "/overview", "/overview?days=90", "/developers",
         f"/developers/requests/{refund_request}")]
-
-
-def _logged(app, merchant, path: str) -> int:
-    """The id of the newest logged sandbox request to the path."""
-    flush_request_log(app)
-    with app.extensions["paydesk"].uow(write=False) as uow:
-        found = log_rows.search(uow.conn, Caller(merchant.merchant_id, Mode.SANDBOX, "test"),
-                                log_rows.LogFilter(path=path), limit=1)
-    return found[0].id
 
 
 @pytest.mark.parametrize("screen", WIDTHS)
