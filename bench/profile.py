@@ -31,6 +31,7 @@ from psycopg import pq
 from sqlalchemy import Engine, Pool, create_engine, event, text
 
 from app import create_app
+from app.api.request_log import flush_request_log
 from app.cli import upgrade_database
 from app.config import Config
 
@@ -248,6 +249,9 @@ def main(argv=None) -> None:
             apps.update({name: duties_app(database.url, requests_from) for name in DUTIES})
         result.update(profile(apps, admin, database.name, counters, requests_from, args.requests,
                               args.rounds, args.top))
+        # Paydesk's request log is written before its database goes: queued rows would otherwise
+        # be written at the process's exit, into a database dropped by then.
+        flush_request_log(apps["paydesk"])
         for name, app in apps.items():
             app.extensions["paydesk.engine" if name == "paydesk" else "baseline.engine"].dispose()
     finally:
