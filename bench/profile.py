@@ -8,6 +8,11 @@ baseline app (bench/baseline_app.py) is measured the same way in the same run,
 and Paydesk's CPU is reported as a ratio of it. `--with-duties` also measures
 bench/duties_app.py (Paydesk's statements alone) on create and refund, executed
 through SQLAlchemy as Paydesk executes them.
+
+Creates and refunds take the path `make bench` measures (`--path production`, the default): a
+Paystack account's method, so each commits its Pending row with its provider call due for a
+worker (the account's address is never called: no worker runs). `--path simulator` measures
+the simulator's, whose refund is answered in the request; the duties app mirrors that path only.
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cryptography.fernet import Fernet
 from psycopg import pq
 from sqlalchemy import Engine, Pool, create_engine, event, text
 
@@ -35,11 +41,13 @@ from app.api.request_log import flush_request_log
 from app.cli import upgrade_database
 from app.config import Config
 
-from .run import DEFAULT_POSTGRES, Database, commit, machine
-from .seed import seed
+from .run import DEFAULT_POSTGRES, UNCALLED_PROVIDER, Database, commit, machine
+from .seed import PAYSTACK_CARD, connect_paystack, seed
 from .servers import cpu_seconds
 
 ENDPOINTS = ("status", "create", "refund", "banks")
+# The method (id, currency) creates and refunds go through, per --path.
+PATHS = {"production": PAYSTACK_CARD, "simulator": ("card", "EUR")}
 DUTIES = ("duties-sqlalchemy",)
 DUTIES_ENDPOINTS = ("create", "refund")
 # Requests per app and endpoint whose statements and round trips are counted, after the timed rounds.
@@ -111,11 +119,12 @@ def requests_for(client, seeded: dict):
         assert answer.status_code == 200, answer.data
 
     def create():
-        body = {"amount": 25.50, "currency": "EUR", "reference": f"profile-{uuid.uuid4().hex}",
+        method_id, currency = seeded["method"]
+        body = {"amount": 25.50, "currency": currency, "reference": f"profile-{uuid.uuid4().hex}",
                 "statementDescriptor": "BENCH SHOP", "callbackUrl": "https://shop1.example/webhooks/paydesk",
                 "billing": {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
                             "customerReference": "cust-1"},
-                "payment": {"paymentMethod": "card"}}
+                "payment": {"paymentMethod": method_id}}
         answer = client.post("/api/v1/transactions", json=body, headers=auth)
         assert answer.status_code == 200, answer.data
 
@@ -140,9 +149,10 @@ def backend_cpu(admin, database: str) -> float:
     return sum(cpu_seconds(pid) for pid in pids)
 
 
-def paydesk_app(database_url: str, _seeded: dict):
-    # A demo (DEMO_MODE): the live payments it creates are the simulator's.
-    return create_app(Config(DATABASE_URL=database_url, SECRET_KEY="bench-secret", DEMO_MODE=True))
+def paydesk_app(database_url: str, seeded: dict):
+    # A demo (DEMO_MODE): the live payments it creates through the simulator are the simulator's.
+    return create_app(Config(DATABASE_URL=database_url, SECRET_KEY="bench-secret", DEMO_MODE=True,
+                             PAYDESK_ENCRYPTION_KEY=seeded["encryption_key"]))
 
 
 def baseline_app(database_url: str, seeded: dict):
@@ -231,18 +241,28 @@ def main(argv=None) -> None:
     parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES)
     parser.add_argument("--with-duties", action="store_true",
                         help="also measure bench/duties_app.py (Paydesk's statements alone)")
+    parser.add_argument("--path", choices=sorted(PATHS), default="production",
+                        help="the method creates and refunds go through (see above)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
+    if args.with_duties and args.path != "simulator":
+        parser.error("--with-duties mirrors the simulator's path: add --path simulator")
     database = Database("postgres", args.postgres_url, keep=False)
     admin = create_engine(args.postgres_url, isolation_level="AUTOCOMMIT")
     counters = Counters()
     result = {"started_at": datetime.now(UTC).isoformat(timespec="seconds"), "commit": commit(),
-              "machine": machine(), "rows": args.rows, "requests": args.requests, "rounds": args.rounds}
+              "machine": machine(), "rows": args.rows, "requests": args.requests, "rounds": args.rounds,
+              "path": args.path}
     try:
         upgrade_database(database.url)
-        seeded = seed(database.url, args.rows)
+        method = PATHS[args.path]
+        seeded = seed(database.url, args.rows, refund_method=method)
+        encryption_key = Fernet.generate_key().decode()
+        if args.path == "production":
+            connect_paystack(database.url, encryption_key, seeded.merchant_id, UNCALLED_PROVIDER)
         requests_from = {"token": seeded.token, "status": seeded.status_tx_nos,
-                         "refund": seeded.refund_targets, "merchant_id": seeded.merchant_id}
+                         "refund": seeded.refund_targets, "merchant_id": seeded.merchant_id,
+                         "method": method, "encryption_key": encryption_key}
         apps = {"paydesk": paydesk_app(database.url, requests_from),
                 "baseline": baseline_app(database.url, requests_from)}
         if args.with_duties:
