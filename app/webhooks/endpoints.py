@@ -151,7 +151,10 @@ def _enabled_events(value: object, _guard) -> tuple[str, ...]:
     unknown = [item for item in value if item not in EVENT_TYPES and item != ALL_EVENTS]
     if unknown:
         shown = ", ".join(item[:40] for item in unknown[:5])
-        raise FieldErrors.one("EnabledEvents", f"EnabledEvents has unknown event types: {shown}")
+        # Named in full, as GET /events names them for its type filter: a merchant's engineer
+        # who guessed a type (refund.succeeded) reads the right one (refund.captured) here.
+        raise FieldErrors.one("EnabledEvents", f"EnabledEvents has unknown event types: {shown}; "
+                              f'the types are {", ".join(EVENT_TYPES)}, or ["{ALL_EVENTS}"] for all')
     if ALL_EVENTS in value and len(set(value)) > 1:
         raise FieldErrors.one("EnabledEvents", f'"{ALL_EVENTS}" stands alone: it means every event type')
     return tuple(dict.fromkeys(value))

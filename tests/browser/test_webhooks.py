@@ -111,3 +111,28 @@ def test_a_resent_webhook_shows_its_new_attempt_without_a_reload(page: Page, ser
     expect(page.locator("#announcer")).to_have_text("Attempt 2: HTTP 204; the delivery is delivered.")
     assert page.evaluate("window.notReloaded") is True
     expect(delivery).not_to_have_attribute("hx-trigger", "every 2s")  # polling stopped
+
+
+def test_the_endpoint_form_groups_event_types_by_kind_each_box_beside_its_name(page: Page, server, merchant):
+    """27 event types ran as one paragraph of boxes and names, a box at one line's end and its
+    name on the next: an admin could tick the type beside the one meant. Each kind is a group of
+    its own now, each box on its name's line, at desktop and phone widths."""
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "admin"))
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{server.url}/settings/webhook-endpoints")
+        form = page.locator("#new-endpoint")
+        for legend, first in (("Payments", "payment.pending"), ("Payouts", "payout.pending"),
+                              ("Refunds", "refund.pending"), ("Disputes", "dispute.needs_response")):
+            group = form.get_by_role("group", name=legend)
+            expect(group).to_be_visible()
+            expect(group.get_by_role("checkbox").first).to_have_accessible_name(first)
+        boxes = form.locator("fieldset label.checkbox")
+        assert boxes.count() == 27  # "*" and every type
+        for index in range(boxes.count()):
+            label = boxes.nth(index)
+            box, name = label.locator("input").bounding_box(), label.locator("span").bounding_box()
+            assert abs((box["y"] + box["height"] / 2) - (name["y"] + name["height"] / 2)) < 8, \
+                f"{label.inner_text()} at {width} px: its box is not on its name's line"
+            assert box["x"] < name["x"], f"{label.inner_text()} at {width} px"
+        assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")

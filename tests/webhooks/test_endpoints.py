@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import select
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+from app.payments.events import EVENT_TYPES
 from app.payments.formats import iso_utc
 from app.store.merchants import create_merchant
 from app.store.tables import webhook_endpoints
@@ -73,7 +74,8 @@ def test_create_get_list_update_and_delete(sandbox, app):
     ({"url": "https://x.example/", "enabledEvents": []},
      {"EnabledEvents": ['EnabledEvents must be a non-empty list of event types, or ["*"] for all']}),
     ({"url": "https://x.example/", "enabledEvents": ["payment.exploded"]},
-     {"EnabledEvents": ["EnabledEvents has unknown event types: payment.exploded"]}),
+     {"EnabledEvents": ["EnabledEvents has unknown event types: payment.exploded; the types are "
+                        + ", ".join(EVENT_TYPES) + ', or ["*"] for all']}),
     ({"url": "https://x.example/", "enabledEvents": ["*", "refund.failed"]},
      {"EnabledEvents": ['"*" stands alone: it means every event type']}),
     ({"url": "https://x.example/", "enabledEvents": ["*"], "enabled": "yes", "secret": "mine"},
