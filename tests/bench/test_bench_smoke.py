@@ -78,20 +78,25 @@ def test_smoke_run_puts_both_databases_side_by_side(report):
         assert f"| {title} |" in text
 
 
+def profile_command(out, *options: str) -> list[str]:
+    """`python -m bench.profile` with `options` on a small data set, its figures written to `out`."""
+    _url, drop = create_postgres_database()  # skips (or fails, in CI) without PostgreSQL
+    drop()
+    return [sys.executable, "-m", "bench.profile", "--rows", "3000", "--requests", "40", "--rounds", "2",
+            "--top", "3", "--postgres-url", postgres_admin_url(), "--json", str(out), *options]
+
+
+def run(command: list[str], timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
 @pytest.mark.postgres
 def test_profile_measures_paydesk_the_baseline_and_the_duties_apps(tmp_path):
     """`python -m bench.profile --path simulator --with-duties` on a small data set: every app
     answers each request it is given with 200 (the run stops otherwise); the duties apps serve
     create and refund only."""
-    _url, drop = create_postgres_database()  # skips (or fails, in CI) without PostgreSQL
-    drop()
     out = tmp_path / "profile.json"
-    finished = subprocess.run(
-        [sys.executable, "-m", "bench.profile", "--rows", "3000", "--requests", "40", "--rounds", "2",
-         "--top", "3", "--path", "simulator", "--with-duties", "--postgres-url", postgres_admin_url(),
-         "--json", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )
+    finished = run(profile_command(out, "--path", "simulator", "--with-duties"))
     assert finished.returncode == 0, finished.stdout + finished.stderr
     found = json.loads(out.read_text())
     assert set(found["paydesk"]) == set(found["baseline"]) == {"status", "create", "refund", "banks"}
@@ -109,18 +114,15 @@ def test_profile_takes_the_production_path_by_default(tmp_path):
     bench` does: the refund is one statement (reserve, Pending refund, its provider call due), no
     provider answer inside the request; the duties app, which mirrors the simulator's path, is
     refused beside it."""
-    _url, drop = create_postgres_database()  # skips (or fails, in CI) without PostgreSQL
-    drop()
     out = tmp_path / "profile.json"
-    command = [sys.executable, "-m", "bench.profile", "--rows", "3000", "--requests", "40", "--rounds",
-               "2", "--top", "3", "--postgres-url", postgres_admin_url(), "--json", str(out)]
-    finished = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    command = profile_command(out)
+    finished = run(command)
     assert finished.returncode == 0, finished.stdout + finished.stderr
     found = json.loads(out.read_text())
     assert found["path"] == "production"
     assert round(found["paydesk"]["refund"]["statements"]) == 1
     assert round(found["paydesk"]["create"]["statements"]) == 1
     assert "Traceback" not in finished.stderr  # the request log is written before the database goes
-    refused = subprocess.run([*command, "--with-duties"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    refused = run([*command, "--with-duties"], timeout=60)
     assert refused.returncode == 2
     assert "--with-duties mirrors the simulator's path: add --path simulator" in refused.stderr
