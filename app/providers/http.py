@@ -10,7 +10,7 @@ import requests
 
 from app.payments.model import Status
 from app.payments.provider import Outcome, ProviderUnavailable
-from app.webhooks.guard import AddressGuard, guarded_session
+from app.webhooks.guard import AddressGuard, GuardedPool, guarded_session
 
 PROVIDER_ERROR = "Provider Error"
 
@@ -73,8 +73,15 @@ class ProviderAnswerError(ProviderUnavailable):
 
 
 def provider_session(guard: AddressGuard) -> requests.Session:
-    """The session every provider call goes through: guarded like webhook deliveries, no redirects."""
+    """The session a provider's SDK calls through (Stripe's): guarded like webhook deliveries,
+    no redirects."""
     return guarded_session(guard, POOL_SIZE)
+
+
+def provider_pool(guard: AddressGuard) -> GuardedPool:
+    """The pools a connector that speaks HTTP itself (Paystack's) calls through: the same guard,
+    without requests' session work on each call."""
+    return GuardedPool(guard, POOL_SIZE)
 
 
 def explanation(http_status: int) -> str:

@@ -8,21 +8,19 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, date, datetime
-from urllib.parse import quote
-
-import requests
+from urllib.parse import quote, urlencode
 
 from app.payments.disputes import DisputeCallRefused, DisputeFacts, DisputeStatus
 from app.payments.model import DECLINE_STATUSES, Kind, PaymentMethod, Status, Transaction
 from app.payments.money import is_currency, to_minor
 from app.payments.reconcile import FetchedLine, FetchedSettlement, LineType
 from app.payments.provider import AccountNotResolved, Bank, BankListError, Outcome, ProviderUnavailable
-from app.webhooks.guard import AddressGuard, TargetRefused
+from app.webhooks.guard import AddressGuard, CallFailed, TargetRefused
 
 from .events import IgnoredEvent, ProviderEvent, WebhookPayloadError, WebhookSignatureError, header
 from .http import (
     ADDRESS_REFUSED, LOGGED_BODY_CHARS, PROVIDER_ERROR, PUBLIC_ONLY, ProviderAnswerError,
-    ProviderRejected, Timeouts, answered, explanation, provider_session, redact, rejected_outcome,
+    ProviderRejected, Timeouts, answered, explanation, provider_pool, redact, rejected_outcome,
     retry_later,
 )
 
@@ -32,6 +30,9 @@ PAYSTACK_API = "https://api.paystack.co"
 LOST_PAGE = ("Paystack has this payment's reference, but its payment page was lost with an "
              "earlier answer; create a new payment")
 SIGNATURE_HEADER = "x-paystack-signature"
+USER_AGENT = "Paydesk"
+# The failures that mean the answer did not come in time (GuardedPool's words for them).
+TIMEOUTS = frozenset({"ConnectTimeout", "ReadTimeout"})
 
 # Paystack's word for the state of a transaction, refund or transfer -> Paydesk status and
 # the decline reason when Paystack gives none. A word not listed leaves the transaction
@@ -230,11 +231,11 @@ class PaystackConnector:
         self.base_url = base_url.rstrip("/")
         self.timeouts = timeouts
         self.return_url = return_url
-        # Every call goes through the guard: the base URL is the merchant's to choose.
-        self.session = provider_session(guard)
-        self.session.headers["Authorization"] = f"Bearer {secret_key}"
-        # Dispute files go to the signed URL Paystack gives (its storage): guarded, never the key.
-        self.upload_session = provider_session(guard)
+        # Every call goes through the guard: the base URL is the merchant's to choose. Dispute
+        # files go through it too, to the signed URL Paystack gives (its storage), never with the key.
+        self.http = provider_pool(guard)
+        self.headers = {"Authorization": f"Bearer {secret_key}", "Accept": "application/json",
+                        "User-Agent": USER_AGENT}
 
     def __repr__(self) -> str:
         return f"PaystackConnector({self.base_url!r})"  # never the key
@@ -444,17 +445,17 @@ class PaystackConnector:
                 and isinstance(uploaded_name, str) and uploaded_name):
             raise ProviderUnavailable("Paystack gave no upload URL for the dispute's file")
         try:
-            response = self.upload_session.put(signed_url, data=data, headers={"Content-Type": content_type},
-                                               timeout=self.timeouts.as_tuple(), allow_redirects=False)
+            response = self.http.request("PUT", signed_url, body=data, timeouts=self.timeouts.as_tuple(),
+                                         headers={"Content-Type": content_type, "User-Agent": USER_AGENT})
         except TargetRefused as refused:
             log.warning("Paystack file upload not sent: %s", refused)
             raise ProviderUnavailable(f"Paystack's upload was not sent: {ADDRESS_REFUSED}") from None
-        except requests.RequestException as error:
-            raise ProviderUnavailable(f"Paystack's upload could not be made ({type(error).__name__})") from None
-        if not 200 <= response.status_code < 300:
-            if 400 <= response.status_code < 500:
-                raise DisputeCallRefused(f"Paystack refused the file {filename}: HTTP {response.status_code}")
-            raise ProviderUnavailable(f"Paystack's upload answered HTTP {response.status_code}")
+        except CallFailed as error:
+            raise ProviderUnavailable(f"Paystack's upload could not be made ({error.kind})") from None
+        if not 200 <= response.status < 300:
+            if 400 <= response.status < 500:
+                raise DisputeCallRefused(f"Paystack refused the file {filename}: HTTP {response.status}")
+            raise ProviderUnavailable(f"Paystack's upload answered HTTP {response.status}")
         return uploaded_name
 
     def accept_dispute(self, provider_dispute_id: str, idempotency_key: str, *, amount_minor: int,
@@ -479,23 +480,26 @@ class PaystackConnector:
         Paystack's own `message` is kept only from an answer in its documented shape; any other
         answer is told by its status in fixed words, and its body goes to the log alone.
         """
+        query = urlencode({name: value for name, value in (params or {}).items() if value is not None})
+        headers = self.headers if json is None else {**self.headers, "Content-Type": "application/json"}
         try:
-            response = self.session.request(method, self.base_url + path, json=json, params=params,
-                                            timeout=self.timeouts.as_tuple())
+            response = self.http.request(method, self.base_url + path + (f"?{query}" if query else ""),
+                                         timeouts=self.timeouts.as_tuple(), headers=headers,
+                                         body=None if json is None else _json_bytes(json))
         except TargetRefused as refused:
             log.warning("Paystack %s %s not sent: %s", method, path, refused)
             raise ProviderUnavailable(f"Paystack was not asked: {ADDRESS_REFUSED}") from None
-        except requests.Timeout as error:
-            log.warning("Paystack %s %s: no answer in time (%s)", method, path, type(error).__name__)
-            raise ProviderUnavailable(f"Paystack did not answer in time ({type(error).__name__})") from None
-        except requests.RequestException as error:
-            log.warning("Paystack %s %s: %s", method, path, type(error).__name__)
-            raise ProviderUnavailable(f"Paystack could not be reached ({type(error).__name__})") from None
-        body = _json_object(response)
+        except CallFailed as error:
+            if error.kind in TIMEOUTS:
+                log.warning("Paystack %s %s: no answer in time (%s)", method, path, error.kind)
+                raise ProviderUnavailable(f"Paystack did not answer in time ({error.kind})") from None
+            log.warning("Paystack %s %s: %s", method, path, error.kind)
+            raise ProviderUnavailable(f"Paystack could not be reached ({error.kind})") from None
+        body = _json_object(response.data)
         words = body.get("message") if isinstance(body.get("status"), bool) else None
         shaped = isinstance(words, str) and bool(words)
-        logged = redact(words if shaped else response.text[:LOGGED_BODY_CHARS])
-        http_status = response.status_code
+        logged = redact(words if shaped else response.data[:LOGGED_BODY_CHARS].decode("utf-8", "replace"))
+        http_status = response.status
         if retry_later(http_status):
             log.warning("Paystack %s %s: HTTP %s %s", method, path, http_status, logged)
             raise ProviderAnswerError(f"Paystack answered HTTP {http_status}: {words}" if shaped
@@ -739,9 +743,14 @@ def _id(value) -> str | None:
     return None if value is None else str(value)
 
 
-def _json_object(response: requests.Response) -> dict:
+def _json_bytes(value: dict) -> bytes:
+    return json.dumps(value, allow_nan=False).encode()
+
+
+def _json_object(data: bytes) -> dict:
+    """The answer's JSON object; {} for anything else."""
     try:
-        body = response.json()
+        body = json.loads(data)
     except ValueError:
         return {}
     return body if isinstance(body, dict) else {}

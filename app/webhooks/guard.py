@@ -4,8 +4,9 @@ base URLs) reach only public addresses, checked on the address actually connecte
 A URL's host is resolved once per request; every address it resolves to is
 vetted and the request is sent to a vetted address itself, never to a second
 resolution, so DNS rebinding has no gap to use. The Host header, TLS SNI and
-certificate checks still use the hostname (GuardedAdapter). A guarded session
-never follows a redirect and takes no proxy from the environment.
+certificate checks still use the hostname (GuardedAdapter, for a requests session;
+GuardedPool, for urllib3's pools alone). Neither follows a redirect or takes a
+proxy from the environment.
 """
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
+import urllib3
 from requests.adapters import HTTPAdapter
-from urllib3.exceptions import NewConnectionError
+from requests.certs import where as requests_ca_bundle
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError, ReadTimeoutError, SSLError
 from urllib3.util import connection
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -186,6 +189,76 @@ def _not_connected(error: requests.ConnectionError) -> bool:
     A connect timeout is not tried elsewhere (the request's time is spent)."""
     reason = getattr(error.args[0] if error.args else None, "reason", None)
     return isinstance(reason, NewConnectionError)  # a timeout is a ConnectTimeoutError alone
+
+
+class CallFailed(Exception):
+    """A GuardedPool request that got no answer. `kind` names the failure in requests' words
+    (ConnectTimeout, ReadTimeout, SSLError, ConnectionError), which providers' messages show."""
+
+    def __init__(self, kind: str, detail: str):
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+
+
+def failure_kind(error: Exception) -> str:
+    """requests' name for a urllib3 failure: a refused connection (NewConnectionError, which
+    urllib3 makes a ConnectTimeoutError too) and a broken answer are ConnectionError."""
+    if isinstance(error, NewConnectionError):
+        return "ConnectionError"
+    if isinstance(error, ConnectTimeoutError):
+        return "ConnectTimeout"
+    if isinstance(error, ReadTimeoutError):
+        return "ReadTimeout"
+    if isinstance(error, SSLError):
+        return "SSLError"
+    return "ConnectionError"
+
+
+class GuardedPool:
+    """urllib3's connection pools behind the guard, for the calls a worker makes by the hundred
+    a second (Paystack's): GuardedAdapter's rules without requests' session, whose preparing,
+    merging and cookie jars took 0.44 ms of CPU a Paystack call against urllib3's 0.19 ms
+    (measured one call at a time on loopback).
+
+    The same rules as a guarded session: the host resolved once and every address vetted, the
+    request sent to a vetted address with the host's Host header and TLS name (SNI and the
+    certificate's check), another address tried only when one refused the connection, no
+    redirect followed, no retry, no proxy, requests' certificate bundle.
+    """
+
+    def __init__(self, guard: AddressGuard, pool_maxsize: int, ca_certs: str | None = None):
+        self.guard = guard
+        self.pools = urllib3.PoolManager(num_pools=100, maxsize=pool_maxsize, retries=False,
+                                         ca_certs=ca_certs or requests_ca_bundle())
+
+    def request(self, method: str, url: str, *, timeouts: tuple[float, float], body: bytes | None = None,
+                headers: Mapping[str, str] | None = None) -> urllib3.BaseHTTPResponse:
+        """The answer, read whole (a redirect is an answer like any other); TargetRefused before
+        connecting anywhere not allowed, CallFailed when no answer came."""
+        url_parts = urlsplit(url)
+        host = url_parts.hostname or ""
+        if url_parts.scheme not in ("http", "https") or not host:
+            raise CallFailed("InvalidURL", f"not an http(s) URL with a host: {url[:100]}")
+        port = url_parts.port or (443 if url_parts.scheme == "https" else 80)
+        try:
+            addresses = self.guard.resolve(host, port)
+        except socket.gaierror as error:
+            raise CallFailed("ConnectionError", f"could not resolve {host}: {error}") from error
+        sent = {**(headers or {}), "Host": url_parts.netloc.rpartition("@")[2]}
+        target = urlunsplit(("", "", url_parts.path or "/", url_parts.query, ""))
+        tls_name = {"server_hostname": host} if url_parts.scheme == "https" else None
+        timeout = urllib3.Timeout(connect=timeouts[0], read=timeouts[1])
+        failed: Exception | None = None
+        for address in addresses:
+            pool = self.pools.connection_from_host(address, port, url_parts.scheme, pool_kwargs=tls_name)
+            try:
+                return pool.urlopen(method, target, body=body, headers=sent, retries=False, redirect=False,
+                                    assert_same_host=False, timeout=timeout)
+            except NewConnectionError as error:  # nothing was sent: the next address may take it
+                failed = error
+            except (urllib3.exceptions.HTTPError, OSError) as error:
+                raise CallFailed(failure_kind(error), str(error)) from error
+        raise CallFailed("ConnectionError", f"no address of {host} took the connection: {failed}")
 
 
 class NoRedirectSession(requests.Session):

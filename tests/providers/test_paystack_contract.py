@@ -8,6 +8,7 @@ the mapping of answers (test_paystack.py does that with realistic bodies).
 from __future__ import annotations
 
 from datetime import date
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -29,16 +30,19 @@ def paystack(prism):
     """The connector pointed at Prism; every answer is checked for violations, every call kept."""
     connector = PaystackConnector("sk_test_contract", base_url=prism, guard=LOOPBACK_GUARD)
     connector.calls = []
+    send = connector.http.request
 
-    def check(response, *args, **kwargs):
-        request = response.request
-        connector.calls.append((request.method, request.path_url.split("?")[0]))
+    def checked(method, url, **options):
+        response = send(method, url, **options)
+        path = urlsplit(url).path
+        connector.calls.append((method, path))
         violations = response.headers.get("sl-violations")
-        if violations or response.status_code in (401, 422):
-            raise ContractViolation(f"{request.method} {request.path_url}: HTTP {response.status_code} "
-                                    f"{violations or response.text[:300]}")
+        if violations or response.status in (401, 422):
+            raise ContractViolation(f"{method} {url}: HTTP {response.status} "
+                                    f"{violations or response.data[:300].decode('utf-8', 'replace')}")
+        return response
 
-    connector.session.hooks["response"].append(check)
+    connector.http.request = checked
     return connector
 
 

@@ -10,7 +10,7 @@ from app.payments.model import Mode
 from app.util import utcnow
 from app.webhooks.outbox import ClaimedEvent
 from app.webhooks.sender import send
-from app.webhooks.guard import guarded_session
+from app.webhooks.guard import CallFailed, GuardedPool, guarded_session
 
 from .conftest import delivery_settings
 from .receiver import Receiver
@@ -70,4 +70,30 @@ def test_a_certificate_for_another_name_is_refused(tls_receiver, certificate, fa
     assert not result.delivered
     assert result.error.startswith("TLS error: [SSL: CERTIFICATE_VERIFY_FAILED]")
     assert "Hostname mismatch" in result.error
+    assert tls_receiver.received == []
+
+
+def pool_request(url: str, certificate):
+    """A POST through GuardedPool (Paystack's transport) that trusts the test's certificate."""
+    pool = GuardedPool(delivery_settings(allowed="127.0.0.0/8").guard, 1, ca_certs=str(certificate[0]))
+    return pool.request("POST", url, timeouts=(2, 2), body=b"{}")
+
+
+def test_the_pool_goes_to_the_vetted_address_with_sni_and_certificate_of_the_name(
+        tls_receiver, certificate, fake_dns, connections):
+    fake_dns[HOST] = "127.0.0.1"
+    answer = pool_request(f"https://{HOST}:{tls_receiver.port}/balance?page=2", certificate)
+    assert answer.status == 204
+    assert connections == ["127.0.0.1"]
+    assert tls_receiver.sni == [HOST]
+    assert tls_receiver.received[0].headers["Host"] == f"{HOST}:{tls_receiver.port}"
+    assert tls_receiver.received[0].path == "/balance?page=2"
+
+
+def test_the_pool_refuses_a_certificate_for_another_name(tls_receiver, certificate, fake_dns, connections):
+    fake_dns["other.merchant.example"] = "127.0.0.1"
+    with pytest.raises(CallFailed) as failed:
+        pool_request(f"https://other.merchant.example:{tls_receiver.port}/balance", certificate)
+    assert failed.value.kind == "SSLError"
+    assert "Hostname mismatch" in str(failed.value)
     assert tls_receiver.received == []
