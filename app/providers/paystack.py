@@ -31,8 +31,6 @@ LOST_PAGE = ("Paystack has this payment's reference, but its payment page was lo
              "earlier answer; create a new payment")
 SIGNATURE_HEADER = "x-paystack-signature"
 USER_AGENT = "Paydesk"
-# The failures that mean the answer did not come in time (GuardedPool's words for them).
-TIMEOUTS = frozenset({"ConnectTimeout", "ReadTimeout"})
 
 # Paystack's word for the state of a transaction, refund or transfer -> Paydesk status and
 # the decline reason when Paystack gives none. A word not listed leaves the transaction
@@ -490,7 +488,7 @@ class PaystackConnector:
             log.warning("Paystack %s %s not sent: %s", method, path, refused)
             raise ProviderUnavailable(f"Paystack was not asked: {ADDRESS_REFUSED}") from None
         except CallFailed as error:
-            if error.kind in TIMEOUTS:
+            if error.timed_out:
                 log.warning("Paystack %s %s: no answer in time (%s)", method, path, error.kind)
                 raise ProviderUnavailable(f"Paystack did not answer in time ({error.kind})") from None
             log.warning("Paystack %s %s: %s", method, path, error.kind)

@@ -10,6 +10,7 @@ proxy from the environment.
 """
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
 from http.cookiejar import DefaultCookiePolicy
@@ -110,10 +111,18 @@ class AddressGuard:
         found = socket.getaddrinfo(host, port, connection.allowed_gai_family(), socket.SOCK_STREAM)
         addresses = list(dict.fromkeys(info[4][0] for info in found))
         for text in addresses:
-            reason = self.refusal(ipaddress.ip_address(text.split("%")[0]))
+            reason = _refusal_of(self, text)
             if reason:
                 raise TargetRefused(reason)
         return addresses
+
+
+@functools.lru_cache(maxsize=4096)
+def _refusal_of(guard: AddressGuard, address_text: str) -> str | None:
+    """guard.refusal of an address as getaddrinfo gives it, remembered: a provider's or a
+    receiver's few addresses come back on every call, and ipaddress's checks of one (is_private
+    walks its list of networks) were 6% of a worker's Python a Paystack call."""
+    return guard.refusal(ipaddress.ip_address(address_text.split("%")[0]))
 
 
 def check_url(url: str) -> None:
@@ -198,6 +207,11 @@ class CallFailed(Exception):
     def __init__(self, kind: str, detail: str):
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
+
+    @property
+    def timed_out(self) -> bool:
+        """No connection, or no answer, within its timeout."""
+        return self.kind in ("ConnectTimeout", "ReadTimeout")
 
 
 def failure_kind(error: Exception) -> str:
