@@ -59,7 +59,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--duration", type=float, default=20, help="seconds of each measured load")
     parser.add_argument("--hang-duration", type=float, default=45,
                         help="seconds of phase 3 (longer than the read timeout, so the breaker can open)")
-    parser.add_argument("--rounds", type=int, default=2, help="rounds per server in phase 4")
+    parser.add_argument("--rounds", type=int, default=6, help="rounds per server in phase 4")
+    parser.add_argument("--round-duration", type=float, default=10, help="seconds of each round of phase 4")
     parser.add_argument("--status-connections", type=int, default=8)
     parser.add_argument("--connections", type=int, default=64, help="connections of phase 4's load")
     parser.add_argument("--workers", type=int, default=2)
@@ -71,7 +72,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--smoke", action="store_true", help="seconds-long run (what the test suite runs)")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.rows, args.duration, args.hang_duration, args.rounds = 300, 2, 4, 1
+        args.rows, args.duration, args.hang_duration, args.rounds, args.round_duration = 300, 2, 4, 1, 2
         args.rate, args.connections, args.read_timeout = 20, 8, 1
     return args
 
@@ -363,7 +364,7 @@ def main(argv=None) -> None:
                     worker_before, database_before = worker.cpu_seconds(), database.backend_cpu()
                     times_before = cpu_times()
                     result = run_wrk(server.url, endpoint, files[f"{endpoint}-{name}"],
-                                     f"t{uuid.uuid4().hex[:8]}", args.duration / args.rounds,
+                                     f"t{uuid.uuid4().hex[:8]}", args.round_duration,
                                      args.connections, 2, node_cpu, header).as_dict()
                     result["stolen"] = stolen_share(times_before, cpu_times())
                     result["worker_cpu"] = round((worker.cpu_seconds() - worker_before) / result["seconds"], 2)
@@ -376,9 +377,14 @@ def main(argv=None) -> None:
                           f"stolen {result['stolen']:.0%}", flush=True)
             rps = {name: sum(r["requests"] for r in runs) / sum(r["seconds"] for r in runs)
                    for name, runs in rounds.items()}
+            # Each round's Paystack req/s over the simulator's of the same round (they ran back to back).
+            round_ratios = [p["rps"] / s["rps"] for s, p in zip(rounds["simulator"], rounds["paystack"])]
             throughput[endpoint] = {"rounds": rounds, "rps": {k: round(v, 1) for k, v in rps.items()},
-                                    "ratio": round(rps["paystack"] / rps["simulator"], 3)}
-            print(f"[{endpoint}] paystack / simulator = {throughput[endpoint]['ratio']}", flush=True)
+                                    "ratio": round(rps["paystack"] / rps["simulator"], 3),
+                                    "round_ratios": [round(r, 3) for r in round_ratios],
+                                    "median_ratio": round(statistics.median(round_ratios), 3)}
+            print(f"[{endpoint}] paystack / simulator = {throughput[endpoint]['ratio']}, rounds' median "
+                  f"{throughput[endpoint]['median_ratio']}", flush=True)
         results["phases"]["throughput"] = throughput
         results["phases"]["throughput"]["backlog_seconds"] = wait_for_backlog(database.url)
         results.update({"started_at": started.isoformat(timespec="seconds"), "machine": machine(),
@@ -441,13 +447,16 @@ def markdown(results: dict) -> str:
         lines.append(f"| {name} | {sr['rps']:.0f} | {sr['p50_ms']:.1f} ms | {sr['p99_ms']:.1f} ms | "
                      f"{cr['sent']} / {cr['answered_2xx']} | {cr['p99_ms']} ms | {ho['p50_ms']} / {ho['p99_ms']} / "
                      f"{ho['max_ms']} ms | {ho['not_received']} | {fl['max']} / {fl['mean']} | {stolen(sr)} |")
-    lines += ["", f"| {s['connections']} connections | through the simulator | through Paystack | ratio | "
-              "CPU stolen (rounds) |", "|---|---|---|---|---|"]
+    lines += ["", f"| {s['connections']} connections, {s['rounds']} rounds of {s['round_duration']:.0f} s | "
+              "through the simulator | through Paystack | ratio | rounds' ratios (median) | "
+              "rounds' req/s, simulator; Paystack | CPU stolen (rounds) |", "|---|---|---|---|---|---|---|"]
     for endpoint in ("create", "refund"):
         rps, rounds = thr[endpoint]["rps"], thr[endpoint]["rounds"]
         taken = ", ".join(f"{name} {stolen(run)}" for name, runs in rounds.items() for run in runs)
+        each = "; ".join(", ".join(f"{run['rps']:.0f}" for run in rounds[name]) for name in ("simulator", "paystack"))
+        ratios = ", ".join(f"{r:.2f}" for r in thr[endpoint].get("round_ratios", []))
         lines.append(f"| {endpoint}s/s | {rps['simulator']} | {rps['paystack']} | {thr[endpoint]['ratio']} | "
-                     f"{taken} |")
+                     f"{ratios} ({thr[endpoint].get('median_ratio', 'n/a')}) | {each} | {taken} |")
     lines += ["", "The hand-off runs from the transaction's `created_at` (taken before its commit) to the "
               "provider receiving the call, so it includes the create's own database work. CPU stolen: "
               "the share of the machine's CPU time its hypervisor gave to other machines during the "
