@@ -77,6 +77,26 @@ def test_a_name_resolving_to_loopback_reaches_nothing(provider, fake, fake_dns):
     assert fake.seen == []
 
 
+BALANCES = {"paystack": {"status": True, "message": "Balances retrieved",
+                         "data": [{"currency": "NGN", "balance": 1234500}]},
+            "stripe": {"object": "balance", "livemode": False, "available": [], "pending": []}}
+
+
+def test_the_vetted_address_is_connected_with_the_hosts_name_and_key(provider, fake, fake_dns, connections):
+    # Nothing listens on 127.0.0.2 at the fake's port: refused before anything was sent, so the
+    # next vetted address is tried.
+    fake_dns["api.provider.example"] = ["127.0.0.2", "127.0.0.1"]
+    fake.on("GET", BALANCE_PATHS[provider], Answer(body=BALANCES[provider]))
+    base_url = fake.url.replace("127.0.0.1", "api.provider.example")
+
+    assert connector(provider, base_url, guard=LOOPBACK_GUARD).test_connection().startswith(
+        f"Connected to {NAMES[provider]}")
+    assert connections == ["127.0.0.2", "127.0.0.1"]
+    [seen] = fake.seen
+    assert seen.header("Host") == base_url.removeprefix("http://")
+    assert seen.header("Authorization") == f"Bearer {SECRET}"
+
+
 @pytest.mark.parametrize("status", [301, 302, 307, 308])
 def test_a_redirect_is_answered_as_it_came_never_followed(provider, fake, status):
     with RunningFakeProvider() as elsewhere:
