@@ -14,9 +14,10 @@ import functools
 import ipaddress
 import socket
 from http.cookiejar import DefaultCookiePolicy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from typing import TypeVar
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import requests
 import urllib3
@@ -27,6 +28,7 @@ from urllib3.util import connection
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+T = TypeVar("T")
 
 # IPv6 ranges that carry an IPv4 address in their last 32 bits (NAT64); the
 # IPv4 address is what the packets finally reach, so it is the one vetted.
@@ -110,6 +112,8 @@ class AddressGuard:
         host = host.strip("[]")
         found = socket.getaddrinfo(host, port, connection.allowed_gai_family(), socket.SOCK_STREAM)
         addresses = list(dict.fromkeys(info[4][0] for info in found))
+        if not addresses:
+            raise socket.gaierror(f"no address for {host}")
         for text in addresses:
             reason = _refusal_of(self, text)
             if reason:
@@ -158,29 +162,22 @@ class GuardedAdapter(HTTPAdapter):
         """Send to the first vetted address that takes the connection: another address is tried
         only when this one refused to connect (nothing was sent)."""
         url = urlsplit(request.url)
-        host = url.hostname or ""
-        port = url.port or (443 if url.scheme == "https" else 80)
+        host, port, host_header = host_port_and_header(url)
         try:
             addresses = self.guard.resolve(host, port)
         except socket.gaierror as error:
             raise requests.ConnectionError(f"Could not resolve {host}: {error}", request=request) from error
-        failed: requests.ConnectionError | None = None
-        for address in addresses:
+
+        def send_to(address: str) -> requests.Response:
             to_address = request.copy()
             shown = f"[{address}]" if ":" in address else address
             to_address.url = urlunsplit((url.scheme, f"{shown}:{port}", url.path, url.query, ""))
-            to_address.headers["Host"] = url.netloc.rpartition("@")[2]  # as http.client writes it
-            try:
-                response = super().send(to_address, **kwargs)
-            except requests.ConnectionError as error:
-                if not _not_connected(error):
-                    raise
-                failed = error
-                continue
+            to_address.headers["Host"] = host_header
+            response = HTTPAdapter.send(self, to_address, **kwargs)
             response.url, response.request = request.url, request
             return response
-        raise failed if failed is not None else requests.ConnectionError(f"No address for {host}",
-                                                                          request=request)
+
+        return to_first_connected(addresses, send_to, _not_connected)
 
     def build_connection_pool_key_attributes(self, request, verify, cert=None):
         """requests' pool settings, plus the host's name for TLS (from the Host header that
@@ -192,12 +189,35 @@ class GuardedAdapter(HTTPAdapter):
         return host_params, pool_kwargs
 
 
-def _not_connected(error: requests.ConnectionError) -> bool:
-    """The connection was refused or failed before anything was sent (urllib3's
-    NewConnectionError, wrapped by requests in a MaxRetryError): safe to try another address.
-    A connect timeout is not tried elsewhere (the request's time is spent)."""
+def _not_connected(error: Exception) -> bool:
+    """A requests ConnectionError for a connection refused or failed before anything was sent
+    (urllib3's NewConnectionError, wrapped by requests in a MaxRetryError): safe to try another
+    address. A connect timeout is not tried elsewhere (the request's time is spent)."""
+    if not isinstance(error, requests.ConnectionError):
+        return False
     reason = getattr(error.args[0] if error.args else None, "reason", None)
     return isinstance(reason, NewConnectionError)  # a timeout is a ConnectTimeoutError alone
+
+
+def host_port_and_header(url: SplitResult) -> tuple[str, int, str]:
+    """A URL's host, its port (the scheme's when none is given) and the Host header naming
+    them, as http.client writes it (no user info)."""
+    port = url.port or (443 if url.scheme == "https" else 80)
+    return url.hostname or "", port, url.netloc.rpartition("@")[2]
+
+
+def to_first_connected(addresses: list[str], send_to: Callable[[str], T],
+                       nothing_sent: Callable[[Exception], bool]) -> T:
+    """send_to(address) for the vetted addresses in turn, until one takes the connection: the
+    next is tried only when nothing_sent(error) says this one refused it before anything was
+    sent (a request is never sent twice); the last such error is raised."""
+    for address in addresses[:-1]:
+        try:
+            return send_to(address)
+        except Exception as error:
+            if not nothing_sent(error):
+                raise
+    return send_to(addresses[-1])
 
 
 class CallFailed(Exception):
@@ -250,29 +270,27 @@ class GuardedPool:
         """The answer, read whole (a redirect is an answer like any other); TargetRefused before
         connecting anywhere not allowed, CallFailed when no answer came."""
         url_parts = urlsplit(url)
-        host = url_parts.hostname or ""
-        if url_parts.scheme not in ("http", "https") or not host:
+        if url_parts.scheme not in ("http", "https") or not url_parts.hostname:
             raise CallFailed("InvalidURL", f"not an http(s) URL with a host: {url[:100]}")
-        port = url_parts.port or (443 if url_parts.scheme == "https" else 80)
+        host, port, host_header = host_port_and_header(url_parts)
         try:
             addresses = self.guard.resolve(host, port)
         except socket.gaierror as error:
             raise CallFailed("ConnectionError", f"could not resolve {host}: {error}") from error
-        sent = {**(headers or {}), "Host": url_parts.netloc.rpartition("@")[2]}
+        sent = {**(headers or {}), "Host": host_header}
         target = urlunsplit(("", "", url_parts.path or "/", url_parts.query, ""))
         tls_name = {"server_hostname": host} if url_parts.scheme == "https" else None
         timeout = urllib3.Timeout(connect=timeouts[0], read=timeouts[1])
-        failed: Exception | None = None
-        for address in addresses:
+
+        def send_to(address: str) -> urllib3.BaseHTTPResponse:
             pool = self.pools.connection_from_host(address, port, url_parts.scheme, pool_kwargs=tls_name)
-            try:
-                return pool.urlopen(method, target, body=body, headers=sent, retries=False, redirect=False,
-                                    assert_same_host=False, timeout=timeout)
-            except NewConnectionError as error:  # nothing was sent: the next address may take it
-                failed = error
-            except (urllib3.exceptions.HTTPError, OSError) as error:
-                raise CallFailed(failure_kind(error), str(error)) from error
-        raise CallFailed("ConnectionError", f"no address of {host} took the connection: {failed}")
+            return pool.urlopen(method, target, body=body, headers=sent, retries=False, redirect=False,
+                                assert_same_host=False, timeout=timeout)
+
+        try:
+            return to_first_connected(addresses, send_to, lambda error: isinstance(error, NewConnectionError))
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            raise CallFailed(failure_kind(error), str(error)) from error
 
 
 class NoRedirectSession(requests.Session):
