@@ -39,6 +39,7 @@ from app.store.db import make_engine
 from app.store.tables import provider_accounts, provider_calls, transactions
 
 from .load import run_wrk, wrk_path
+from .paired import summary
 from .report import write_json_and_markdown
 from .run import DEFAULT_POSTGRES, RESULTS, Database, commit, cpu_times, machine, stolen_share
 from .seed import PAYSTACK_CARD, connect_paystack, seed
@@ -49,6 +50,7 @@ SIMULATOR_METHOD = ("card", "EUR", "25.50")
 REFUND_TARGETS = 500
 PROVIDER_NICENESS = 10
 REFUND_TARGET_MINOR = 100_000_000_00  # 100,000,000.00 NGN: chipped 0.01 per refund
+CREATE_RATIO = 0.8  # the issue's bound: creates through Paystack at least 0.8 of the simulator's
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -377,14 +379,14 @@ def main(argv=None) -> None:
                           f"stolen {result['stolen']:.0%}", flush=True)
             rps = {name: sum(r["requests"] for r in runs) / sum(r["seconds"] for r in runs)
                    for name, runs in rounds.items()}
-            # Each round's Paystack req/s over the simulator's of the same round (they ran back to back).
-            round_ratios = [p["rps"] / s["rps"] for s, p in zip(rounds["simulator"], rounds["paystack"])]
+            # Each round's Paystack req/s over the simulator's of the same round (they ran back to
+            # back), their median and its interval.
+            paired = summary([run["rps"] for run in rounds["paystack"]], [run["rps"] for run in rounds["simulator"]],
+                             CREATE_RATIO)
             throughput[endpoint] = {"rounds": rounds, "rps": {k: round(v, 1) for k, v in rps.items()},
-                                    "ratio": round(rps["paystack"] / rps["simulator"], 3),
-                                    "round_ratios": [round(r, 3) for r in round_ratios],
-                                    "median_ratio": round(statistics.median(round_ratios), 3)}
+                                    "ratio": round(rps["paystack"] / rps["simulator"], 3)} | paired
             print(f"[{endpoint}] paystack / simulator = {throughput[endpoint]['ratio']}, rounds' median "
-                  f"{throughput[endpoint]['median_ratio']}", flush=True)
+                  f"{paired['median_ratio']} {paired['median_interval']}", flush=True)
         results["phases"]["throughput"] = throughput
         results["phases"]["throughput"]["backlog_seconds"] = wait_for_backlog(database.url)
         results.update({"started_at": started.isoformat(timespec="seconds"), "machine": machine(),
@@ -420,9 +422,11 @@ def markdown(results: dict) -> str:
         "",
         "| must hold | measured | holds |",
         "|---|---|---|",
-        f"| creates/s through Paystack ≥ 0.8 × through the simulator ({s['connections']} connections) | "
-        f"{thr['create']['rps']['paystack']} / {thr['create']['rps']['simulator']} = {thr['create']['ratio']} | "
-        f"{'yes' if thr['create']['ratio'] >= 0.8 else 'NO'} |",
+        f"| creates/s through Paystack ≥ {CREATE_RATIO} × through the simulator ({s['connections']} connections) | "
+        f"{thr['create']['rps']['paystack']} / {thr['create']['rps']['simulator']} = {thr['create']['ratio']}; "
+        f"rounds' median {thr['create'].get('median_ratio', 'n/a')}, 95% interval "
+        f"{thr['create'].get('median_interval', 'n/a')} | "
+        f"{'yes' if thr['create']['ratio'] >= CREATE_RATIO else 'NO'}; rounds: {thr['create'].get('verdict', 'n/a')} |",
         f"| status p99 beside {s['rate']:.0f} creates/s ≤ 2 × alone | {paced['status_reads']['p99_ms']:.1f} / "
         f"{alone['p99_ms']:.1f} ms = {ratio(paced['status_reads']['p99_ms'], alone['p99_ms'])} | "
         f"{'yes' if paced['status_reads']['p99_ms'] <= 2 * alone['p99_ms'] else 'NO'} |",

@@ -43,7 +43,11 @@ def test_every_phase_is_measured_and_every_create_reached_the_provider(report):
     for endpoint in ("create", "refund"):
         for name, rounds in phases["throughput"][endpoint]["rounds"].items():
             assert all(r["requests"] > 0 and r["failed"] == 0 for r in rounds), (endpoint, name)
-        assert phases["throughput"][endpoint]["ratio"] > 0
+        measured = phases["throughput"][endpoint]
+        assert measured["ratio"] > 0
+        low, high = measured["median_interval"]
+        assert low <= measured["median_ratio"] <= high
+        assert measured["verdict"] in ("met", "missed", "undecided")
 
 
 @pytest.mark.postgres

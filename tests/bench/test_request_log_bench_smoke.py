@@ -33,5 +33,9 @@ def test_each_variant_is_measured_on_each_endpoint(tmp_path):
             assert result["requests"] > 0 and result["failed"] == 0, (endpoint, variant)
             assert result["cpu_ms"] > 0, (endpoint, variant)
         assert measured[endpoint]["off"]["ratio_to_off"] == 1.0
+        batched = measured[endpoint]["batched"]
+        low, high = batched["median_interval"]
+        assert low <= batched["median_round_ratio"] <= high
+        assert batched["verdict"] in ("met", "missed", "undecided")
     [markdown] = tmp_path.glob("*-request-log-smoke.md")
     assert "| create | batched |" in markdown.read_text()
