@@ -39,3 +39,25 @@ def test_each_variant_is_measured_on_each_endpoint(tmp_path):
         assert batched["verdict"] in ("met", "missed", "undecided")
     [markdown] = tmp_path.glob("*-request-log-smoke.md")
     assert "| create | batched |" in markdown.read_text()
+
+
+@pytest.mark.postgres
+def test_fresh_servers_start_each_variants_server_for_each_round(tmp_path):
+    _url, drop = create_postgres_database()
+    drop()
+    finished = subprocess.run(
+        [sys.executable, "-m", "bench.request_log", "--smoke", "--postgres-url", postgres_admin_url(),
+         "--out", str(tmp_path), "--endpoints", "create", "--variants", "batched", "--fresh-servers"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    [raw] = tmp_path.glob("*-request-log-smoke.json")
+    report = json.loads(raw.read_text())
+    measured = report["endpoints"]["create"]
+    assert set(measured) == {"off", "batched"}  # the log off always runs, to compare with
+    assert report["servers_started"] == 2 * report["settings"]["rounds"]
+    for variant, result in measured.items():
+        assert len(result["rounds"]) == report["settings"]["rounds"], variant
+        assert result["requests"] > 0 and result["failed"] == 0, variant
+    [markdown] = tmp_path.glob("*-request-log-smoke.md")
+    assert "each server started anew for its round" in markdown.read_text()
