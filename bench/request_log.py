@@ -7,9 +7,11 @@ seeds it, and three Paydesk servers on it under the same gunicorn settings, told
 their environment: the log off (REQUEST_LOG_ENABLED=0), batched, and on the request's thread.
 Creates and refunds go through a Paystack account's method, the path production takes (no worker
 runs: the provider is never called). wrk drives each server in turn, the order reversed every
-round, so drifts on the machine fall on all three alike. `--endpoints status,create,refund` adds
+round, so drifts on the machine fall on all three alike (`--variants off,batched` runs two;
+`--fresh-servers` starts each server anew for its round). `--endpoints status,create,refund` adds
 status reads (the issue bounds create and refund only; a read is the cheapest request, so the
-log's largest share); each result also gives the CPU a request took.
+log's largest share); each result also gives the CPU a request took, and the rounds' median
+ratio to the log off with its 95% interval and verdict (bench/paired.py).
 
 Events: on this path a create and a refund are answered Pending and write no event (a webhook, and
 with it an event, is written when a status moves, by the worker that records the provider's
@@ -50,9 +52,10 @@ ENDPOINTS = ("create", "refund")
 CHOICES = ("status", "create", "refund")
 LIMIT = 0.95  # the issue's bound: at least 95% of the throughput without the log
 # Seconds of unrecorded load on a server started for one round (--fresh-servers): its pool
-# filled and its statements prepared before the round counts. A server's own speed (its
-# processes' memory layout and hash seeds) moved two servers of the same code 5% apart over 32
-# rounds; started anew each round, that falls on one round, not on every round of a variant.
+# filled and its statements prepared before the round counts. Over 32 rounds a server that noted
+# each request and dropped it ran 5% faster than the log off's, doing more: a server's own speed
+# (its processes' memory layout, hash seeds) can fall on every round of its variant. Started
+# anew each round, it falls on one round and into the interval.
 FRESH_WARMUP = 2.0
 
 
