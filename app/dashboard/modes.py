@@ -7,6 +7,7 @@ mode the request is in without being told.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from flask import Blueprint, current_app, g, request, url_for
 from werkzeug.exceptions import NotFound
@@ -54,6 +55,8 @@ def other_mode(mode: Mode) -> Mode:
     return Mode.SANDBOX if mode is Mode.LIVE else Mode.LIVE
 
 
+# The characters a carried query string leaves as they are (werkzeug's choice for url_for's).
+QUERY_SAFE = "!$'()*,/:;?@"
 # Query-string values that say where in one mode's list the page is (keyset cursors naming its
 # rows, page numbers): never carried over; the other mode's list opens at its start.
 MODE_BOUND_ARGS = frozenset({"older", "newer", "page"})
@@ -74,7 +77,10 @@ def switch_url(mode: Mode) -> str:
         query = dict(g.get("switch_search") or {})
     while path not in pages and path != "/":
         path = path.rsplit("/", 1)[0] or "/"
-    return url_for(pages.get(path, "dashboard.home"), mode=mode.value, **query)
+    page = url_for(pages.get(path, "dashboard.home"), mode=mode.value)
+    # Appended, not given to url_for: a query naming "mode" or one of url_for's own words
+    # (_external, _scheme, _anchor, _method) would otherwise build the link instead of riding on it.
+    return f"{page}?{urlencode(query, doseq=True, safe=QUERY_SAFE)}" if query else page
 
 
 def keep_search_on_switch(**query: str) -> None:

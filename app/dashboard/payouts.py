@@ -223,6 +223,10 @@ def iban_bank_hint():
                            chosen=(request.args.get("bank") or "").strip().upper())
 
 
+# The payout form's fields the account name hint reads, and asks again with.
+ACCOUNT_NAME_FIELDS = ("method", "currency", "bank", "account_number", "holder")
+
+
 @dashboard.get("/payouts/account-name")
 @requires("create_payout")
 def account_name_hint():
@@ -233,9 +237,11 @@ def account_name_hint():
                           args.get("account_number"))
     holder = args.get("holder", "")
     differs = bool(named and named.name and holder.strip()) and not same_name(holder, named.name)
+    # The next ask carries the form's fields only: any other query name, "mode" or one of
+    # url_for's own (_external, _scheme), would choose the URL it goes to.
+    asked = {name: args[name] for name in ACCOUNT_NAME_FIELDS if name in args}
     return render_template("dashboard/_account_name.html", named=named, differs=differs,
-                           again=url_for("dashboard.account_name_hint", **args.to_dict()),
-                           **NAME_WORDS)
+                           again=url_for("dashboard.account_name_hint", **asked), **NAME_WORDS)
 
 
 def same_name(typed: str, named: str) -> bool:

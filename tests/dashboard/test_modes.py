@@ -64,6 +64,17 @@ def test_the_switch_keeps_the_search_and_filters_but_not_the_lists_cursor(financ
         f"{SANDBOX}/overview?from=2026-01-01&to=2026-01-31", False)
 
 
+@pytest.mark.parametrize("query", ["mode=sandbox", "_external=1&_scheme=javascript", "_anchor=x&_method=POST"])
+def test_a_query_naming_what_builds_the_link_is_carried_as_plain_text(finance, query):
+    """The mode is the URL's prefix, and _external, _scheme, _anchor and _method are url_for's own
+    words: a query using them is the page's query like any other, never how the link is built."""
+    page = finance.get(f"/transactions?q=abc&{query}")
+    assert page.status_code == 200
+    assert _switch(page.text) == {
+        "Live": (f"/transactions?q=abc&{query}", True),
+        "Sandbox": (f"{SANDBOX}/transactions?q=abc&{query}", False)}
+
+
 def test_the_switch_on_a_transaction_opens_the_other_modes_list_searched_for_its_reference(finance):
     """A transaction number belongs to one mode: the other mode's list, searched for the
     transaction's reference (the same order made in both modes is found), is the nearest page."""

@@ -79,6 +79,22 @@ def test_the_form_asks_again_until_a_worker_has_the_name_from_paystack(dashboard
     assert len(paystack.requests_to("GET", "/bank/resolve")) == 1  # kept: asked once
 
 
+@pytest.mark.parametrize("extra", [{"mode": "sandbox"}, {"_external": "1", "_scheme": "javascript"}])
+def test_asking_again_carries_the_forms_fields_only(dashboard, app, merchant, paystack, extra):
+    """The next ask is built from the form's own fields: a query naming the URL's mode or one of
+    url_for's words neither breaks the answer nor shapes where it asks next."""
+    connected_paystack(dashboard(merchant.merchant_id, "admin"), app, merchant, paystack.url)
+    operator = dashboard(merchant.merchant_id, "payouts")
+    args = {"method": "paystack-bank-payout", "currency": "NGN", "bank": "058", "account_number": GTB,
+            "holder": "Chinedu Okafor"}
+
+    waiting = operator.get("/payouts/account-name", params=args | extra, headers=HTMX)
+    assert waiting.status_code == 200
+    again = html.unescape(re.search(r'hx-get="([^"]+)"', waiting.text).group(1))
+    assert again == ("/payouts/account-name?method=paystack-bank-payout&currency=NGN&bank=058"
+                     f"&account_number={GTB}&holder=Chinedu+Okafor")
+
+
 def test_the_reviews_confirm_waits_for_the_name(dashboard, app, merchant, paystack, worker):
     connected_paystack(dashboard(merchant.merchant_id, "admin"), app, merchant, paystack.url)
     worker(until=_asked(paystack, "/bank", currency="NGN"))  # the account's bank lists, fetched and stored
