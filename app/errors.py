@@ -149,11 +149,25 @@ def _server_error(_error: InternalServerError) -> Response:
                  "This is our fault, not yours. If it happens again, tell support this reference.")
 
 
+# The titles of the pages that answer an HTTP error outside the API (the dashboard's own views
+# answer theirs with dashboard/error.html; these reach the app: an unknown address, a form's
+# address opened in the browser, ...). Any other code is titled with its standard phrase.
+_PAGE_TITLES = {404: "Page not found", 405: "This address takes no visits"}
+_PAGE_WORDS = {405: "This address only takes what a Paydesk form sends. Go back to the form, "
+                    "or to the page you came from, and send it from there."}
+
+
 def _http_error(error: HTTPException):
-    """Under /api/v1 every error is JSON; elsewhere werkzeug's own page stands."""
-    if not is_api_path(request.path):
+    """Under /api/v1 every error is JSON; elsewhere a standalone page (no dashboard chrome: a
+    payer on a checkout address may read it too) with werkzeug's status and headers."""
+    if error.code is None or error.code < 400:
         return error
     kept = {name: value for name, value in error.get_headers() if name != "Content-Type"}  # Allow...
+    if not is_api_path(request.path):
+        response = _page(error.code, _PAGE_TITLES.get(error.code, error.name),
+                         _PAGE_WORDS.get(error.code, error.description or ""))
+        response.headers.extend(kept)
+        return response
     return json_response({"error": error.name}, error.code, kept)
 
 
