@@ -3,15 +3,16 @@ endpoint's page with its success rate, last success, recent deliveries and "Rese
 since". The same services as /api/v1/webhook-endpoints (app.webhooks.endpoints)."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC
 
-from flask import abort, current_app, flash, redirect, render_template, url_for
+from flask import abort, current_app, flash, redirect, render_template, request, url_for
 from flask_wtf import FlaskForm
 from wtforms import BooleanField, DateTimeLocalField, SelectChoice, SelectMultipleField, StringField
 from wtforms.widgets import CheckboxInput, ListWidget
 
 from app.auth.users import current_caller, requires
-from app.payments.events import EVENT_TYPES
+from app.payments.events import EVENT_TYPES, SENT_EVENT_TYPES
 from app.payments.model import FieldErrors
 from app.web import deps
 from app.webhooks import endpoints, log, receiver_check
@@ -37,10 +38,17 @@ class EndpointForm(FlaskForm):
     url = StringField("URL", description="http or https; Paydesk POSTs each event to it, signed",
                       render_kw={"spellcheck": "false", "autocomplete": "off"})
     description = StringField("Description", description="Optional; what receives these events")
-    events = SelectMultipleField("Event types", choices=[SelectChoice("*", EVERY_EVENT), *(SelectChoice(t, t) for t in EVENT_TYPES)],
-                                 option_widget=CheckboxInput(), widget=ListWidget(prefix_label=False),
+    events = SelectMultipleField("Event types", option_widget=CheckboxInput(), widget=ListWidget(prefix_label=False),
                                  description="Choose every event type, or some of them")
     enabled = BooleanField("Enabled", default=True, description="A disabled endpoint gets no deliveries")
+
+    def __init__(self, *args, kept: Iterable[str] = (), **kwargs):
+        """`kept`: types the endpoint already takes, offered even if Paydesk never sends them
+        (the API accepts every one of EVENT_TYPES), so saving the form does not drop them."""
+        super().__init__(*args, **kwargs)
+        offered = set(SENT_EVENT_TYPES) | set(kept)
+        self.events.choices = [SelectChoice("*", EVERY_EVENT),
+                               *(SelectChoice(t, t) for t in EVENT_TYPES if t in offered)]
 
 
 class ResendForm(FlaskForm):
@@ -92,7 +100,8 @@ def _endpoint_page(endpoint: endpoints.Endpoint, form: EndpointForm | None = Non
                                          limit=RECENT_DELIVERIES)
         rows = with_attempts(uow.conn, deliveries)
     form = form or EndpointForm(formdata=None, url=endpoint.url, description=endpoint.description,
-                                events=list(endpoint.enabled_events), enabled=endpoint.enabled)
+                                events=list(endpoint.enabled_events), enabled=endpoint.enabled,
+                                kept=endpoint.enabled_events)
     return render_template("dashboard/webhook_endpoint.html", endpoint=endpoint, stats=stats, rows=rows,
                            form=form, resend_form=resend_form or ResendForm(formdata=None),
                            check=check), status
@@ -133,7 +142,7 @@ def webhook_endpoint_update(endpoint_id: str):
     """Save the endpoint's settings (disabling stops its waiting deliveries)."""
     caller = current_caller()
     endpoint = _endpoint_or_404(caller, endpoint_id)
-    form = EndpointForm()
+    form = EndpointForm(kept=[*endpoint.enabled_events, *request.form.getlist("events")])
     fields = _fields(form)
     if not fields:
         return _endpoint_page(endpoint, form=form, status=422)

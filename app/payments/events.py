@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from .disputes import DisputeStatus
 from .formats import iso_utc
-from .model import Kind, Status, Transaction
+from .model import PAYMENT_MOVES, REFUND_MOVES, Kind, Status, Transaction
 from .money import quantize
 from .schemas import WebhookPayload
 
@@ -48,9 +48,24 @@ def _event_name(kind: str, status: str) -> str:
 MAX_WEBHOOK_ID_LENGTH = 64
 # Event ids are evt_ and 24 hex digits.
 MAX_EVENT_ID_LENGTH = 40
-# Every event type a webhook can carry: <kind>.<status> of transactions, dispute.<status>.
+# Every event type an endpoint may name: <kind>.<status> of transactions, dispute.<status>.
 EVENT_TYPES: tuple[str, ...] = (
     *(_event_name(kind.value, status.value) for kind in Kind for status in Status),
+    *(f"dispute.{status.value}" for status in DisputeStatus),
+)
+
+
+def _reached(kind: Kind) -> frozenset[Status]:
+    """The statuses a transaction of this kind can move to, by the rules (app.payments.model)."""
+    moves = REFUND_MOVES if kind is Kind.REFUND else PAYMENT_MOVES
+    return frozenset().union(*moves.values())
+
+
+# The types a webhook can be sent with: a move the rules allow (a payment never moves to Pending,
+# a refund never to Chargeback), and every dispute status. What the dashboard offers; the API
+# still takes any of EVENT_TYPES, so an endpoint made with one of the others keeps working.
+SENT_EVENT_TYPES: tuple[str, ...] = (
+    *(_event_name(kind.value, status.value) for kind in Kind for status in Status if status in _reached(kind)),
     *(f"dispute.{status.value}" for status in DisputeStatus),
 )
 

@@ -3,6 +3,7 @@ endpoint page's success rate, last success and recent deliveries, and "Resend al
 from __future__ import annotations
 
 import html
+import json
 import re
 from datetime import timedelta
 
@@ -11,7 +12,7 @@ from sqlalchemy import select, update
 from standardwebhooks.webhooks import Webhook
 
 from app.payments.model import Caller, Mode
-from app.store.tables import audit_log, webhook_events
+from app.store.tables import audit_log, webhook_endpoints, webhook_events
 from app.util import utcnow
 from app.webhooks import endpoints
 from app.webhooks.endpoints import fan_out
@@ -68,6 +69,35 @@ def test_bad_fields_are_shown_on_their_fields(admin):
     assert 'id="url-errors"' in response.text and "Url must be an http or https URL with a host" in response.text
     assert "EnabledEvents must be a non-empty list of event types" in response.text
     assert 'aria-describedby="events-hint events-errors"' in response.text
+
+
+def _offered(page_html: str) -> set[str]:
+    return set(re.findall(r'name="events" type="checkbox" value="([^"]+)"', page_html))
+
+
+def test_the_form_offers_the_types_paydesk_sends(admin):
+    offered = _offered(admin.get("/settings/webhook-endpoints").text)
+    assert {"*", "payment.captured", "payment.chargeback", "refund.failed", "payout.failed",
+            "dispute.won"} <= offered
+    # No rule moves a payment to Pending or Refunded, nor a refund to Chargeback: never sent.
+    assert not offered & {"payment.pending", "payment.refunded", "refund.pending", "refund.chargeback",
+                          "refund.authorized", "payout.refunded"}
+
+
+def test_an_endpoint_taking_a_type_never_sent_keeps_it_when_saved_in_the_form(admin, app, merchant):
+    admin.post("/settings/webhook-endpoints", _form(events=["refund.failed"]))
+    endpoint = _only_endpoint(app, merchant)
+    with app.extensions["paydesk"].uow() as uow:  # as the API allows: any of EVENT_TYPES
+        uow.conn.execute(update(webhook_endpoints).where(webhook_endpoints.c.public_id == endpoint.public_id)
+                         .values(enabled_events=json.dumps(["refund.failed", "refund.pending"])))
+        uow.commit()
+    page = f"/settings/webhook-endpoints/{endpoint.public_id}"
+    shown = admin.get(page).text
+    assert "refund.pending" in _offered(shown)
+    assert re.search(r'value="refund.pending"[^>]*checked|checked[^>]*value="refund.pending"', shown)
+    saved = admin.post(page, _form(events=["refund.failed", "refund.pending"]))
+    assert saved.status_code == 303, saved.text
+    assert _only_endpoint(app, merchant).enabled_events == ("refund.failed", "refund.pending")
 
 
 def test_edit_disable_rotate_and_delete(admin, app, merchant):
