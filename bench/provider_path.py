@@ -108,6 +108,10 @@ class Provider:
     def reset(self) -> None:
         requests.post(f"{self.url}/_bench/reset", timeout=5).raise_for_status()
 
+    def cpu_seconds(self) -> float:
+        """The provider's CPU so far (`nice` execs Python: the pid is the provider's own)."""
+        return cpu_seconds(self.process.pid)
+
     def seen(self) -> dict:
         return requests.get(f"{self.url}/_bench/seen", timeout=30).json()
 
@@ -364,6 +368,7 @@ def main(argv=None) -> None:
                     server.wait_until_idle()
                     provider.reset()
                     worker_before, database_before = worker.cpu_seconds(), database.backend_cpu()
+                    provider_before = provider.cpu_seconds()
                     times_before = cpu_times()
                     result = run_wrk(server.url, endpoint, files[f"{endpoint}-{name}"],
                                      f"t{uuid.uuid4().hex[:8]}", args.round_duration,
@@ -371,11 +376,14 @@ def main(argv=None) -> None:
                     result["stolen"] = stolen_share(times_before, cpu_times())
                     result["worker_cpu"] = round((worker.cpu_seconds() - worker_before) / result["seconds"], 2)
                     result["database_cpu"] = round((database.backend_cpu() - database_before) / result["seconds"], 2)
+                    # The fake Paystack shares the node's cores, which a real one does not: its share.
+                    result["provider_cpu"] = round((provider.cpu_seconds() - provider_before) / result["seconds"], 3)
                     result["in_flight"] = in_flight(provider.seen())
                     rounds[name].append(result)
                     print(f"[{endpoint} {name}] {result['rps']:.1f} req/s p99 {result['p99_ms']:.1f} ms "
                           f"failed {result['failed']} in flight {result['in_flight']} gunicorn {result['server_cpu']:.2f} "
-                          f"worker {result['worker_cpu']:.2f} database {result['database_cpu']:.2f} cores "
+                          f"worker {result['worker_cpu']:.2f} database {result['database_cpu']:.2f} "
+                          f"provider {result['provider_cpu']:.3f} cores "
                           f"stolen {result['stolen']:.0%}", flush=True)
             rps = {name: sum(r["requests"] for r in runs) / sum(r["seconds"] for r in runs)
                    for name, runs in rounds.items()}

@@ -43,6 +43,8 @@ def test_every_phase_is_measured_and_every_create_reached_the_provider(report):
     for endpoint in ("create", "refund"):
         for name, rounds in phases["throughput"][endpoint]["rounds"].items():
             assert all(r["requests"] > 0 and r["failed"] == 0 for r in rounds), (endpoint, name)
+            # The node's processes and the fake provider's, each counted apart.
+            assert all(r["worker_cpu"] >= 0 and r["provider_cpu"] >= 0 for r in rounds), (endpoint, name)
         measured = phases["throughput"][endpoint]
         assert measured["ratio"] > 0
         low, high = measured["median_interval"]
