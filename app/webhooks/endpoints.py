@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from sqlalchemy import Connection, and_, func, insert, select, update
 
 from app.payments.events import EVENT_TYPES, endpoint_webhook_id
-from app.payments.model import Caller, FieldErrors
+from app.payments.model import Caller, FieldErrors, Mode
 from app.store.merchants import new_webhook_secret
 from app.store.scope import scoped_to_mode
 from app.store.tables import events, webhook_endpoint_secrets, webhook_endpoints, webhook_events
@@ -236,6 +236,19 @@ def active_secrets(conn: Connection, box, endpoint_ids: set[int], now: datetime)
         s.endpoint_id.in_(endpoint_ids), s.expires_at.is_(None) | (s.expires_at > now)).order_by(s.id.desc()))
     for endpoint_id, sealed in rows:
         found[endpoint_id].append(box.open(sealed))
+    return found
+
+
+def secrets_of_endpoints_at(conn: Connection, box, merchant_id: int, path: str,
+                            now: datetime) -> dict[Mode, list[str]]:
+    """The secrets the merchant's endpoints whose URL has this path sign with now, by mode: the
+    receiver Paydesk serves (the inbox) verifies its endpoints' deliveries with them."""
+    rows = conn.execute(select(webhook_endpoints.c.id, webhook_endpoints.c.mode, webhook_endpoints.c.url).where(
+        webhook_endpoints.c.merchant_id == merchant_id, webhook_endpoints.c.deleted_at.is_(None)))
+    mode_of = {row.id: Mode(row.mode) for row in rows if urlsplit(row.url).path == path}
+    found: dict[Mode, list[str]] = {}
+    for endpoint_id, secrets_now in active_secrets(conn, box, set(mode_of), now).items():
+        found.setdefault(mode_of[endpoint_id], []).extend(secrets_now)
     return found
 
 

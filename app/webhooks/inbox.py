@@ -1,4 +1,5 @@
-"""The merchant's inbox: a webhook receiver served by Paydesk that verifies and logs what arrives."""
+"""The merchant's inbox: a webhook receiver served by Paydesk that verifies and logs what arrives,
+with the merchant's callbackUrl secrets and those of its webhook endpoints set to the inbox."""
 from __future__ import annotations
 
 import json
@@ -12,6 +13,7 @@ from app.payments.model import Mode
 from app.store.merchants import active_webhook_secrets
 from app.store.tables import inbox_messages, merchants
 from app.util import could_be_key
+from .endpoints import secrets_of_endpoints_at
 
 inbox = Blueprint("inbox", __name__)
 
@@ -71,6 +73,10 @@ def receive(inbox_key: str):
             return json_response({"error": "Inbox not found"}, 404)
         secrets_by_mode = {mode: active_webhook_secrets(uow, merchant_id, mode, now)
                            for mode in Mode}
+        # The merchant's webhook endpoints set to this inbox sign with secrets of their own.
+        at_inbox = secrets_of_endpoints_at(uow.conn, uow.box, merchant_id, request.path, now)
+        for mode, endpoint_secrets in at_inbox.items():
+            secrets_by_mode[mode] = [*secrets_by_mode[mode], *endpoint_secrets]
         mode = verifying_mode(body, headers, secrets_by_mode)
         duplicate = webhook_id is not None and uow.conn.execute(
             select(exists().where(inbox_messages.c.merchant_id == merchant_id,

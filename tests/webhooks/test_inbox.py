@@ -8,7 +8,7 @@ import requests
 
 from app.payments.model import Caller, Mode
 from app.store.merchants import new_webhook_secret
-from app.webhooks import log
+from app.webhooks import endpoints, log
 from app.webhooks.signing import signed_headers
 
 BODY = json.dumps({"txNo": "RF-1", "status": "Captured", "transactionType": "Refund"})
@@ -85,3 +85,24 @@ def test_body_over_256_kib_is_refused_unstored(merchant, deps):
     assert (response.status_code, response.json()) == (413, {"error": "Body larger than 256 KiB"})
     assert inbox(deps, merchant) == []
 
+
+
+def _endpoint_at(deps, merchant, mode: Mode, url: str):
+    """An endpoint of the merchant, made as the API makes one (its secret shown once)."""
+    return endpoints.create_endpoint(deps, Caller(merchant.merchant_id, mode, "test"),
+                                     {"url": url, "enabledEvents": ["*"]})
+
+
+def test_a_delivery_signed_with_an_endpoint_pointing_here_is_accepted_in_its_mode(merchant, deps):
+    """An endpoint set to the inbox's URL (the demo's receiver) signs with its own secret: the
+    inbox verifies it too, so the endpoint's receiver check reads true against it."""
+    made = _endpoint_at(deps, merchant, Mode.SANDBOX, merchant.inbox_url)
+    assert post(merchant.inbox_url, BODY, signed(made.secret, "msg_endpoint")).status_code == 204
+    [message] = inbox(deps, merchant)
+    assert (message.webhook_id, message.signature_valid, message.mode) == ("msg_endpoint", True, Mode.SANDBOX)
+
+
+def test_an_endpoint_pointing_elsewhere_does_not_sign_for_the_inbox(merchant, deps):
+    elsewhere = _endpoint_at(deps, merchant, Mode.SANDBOX, "https://merchant.example/events")
+    response = post(merchant.inbox_url, BODY, signed(elsewhere.secret, "msg_elsewhere"))
+    assert (response.status_code, response.json()) == (401, {"error": "Invalid webhook signature"})
