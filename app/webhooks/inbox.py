@@ -73,8 +73,10 @@ def receive(inbox_key: str):
             return json_response({"error": "Inbox not found"}, 404)
         secrets_by_mode = {mode: active_webhook_secrets(uow, merchant_id, mode, now)
                            for mode in Mode}
-        # The merchant's webhook endpoints set to this inbox sign with secrets of their own.
-        at_inbox = secrets_of_endpoints_at(uow.conn, uow.box, merchant_id, request.path, now)
+        # The merchant's webhook endpoints set to this inbox sign with secrets of their own
+        # (their URLs hold the path as sent: a mount point's prefix included).
+        inbox_path = request.script_root + request.path
+        at_inbox = secrets_of_endpoints_at(uow.conn, uow.box, merchant_id, inbox_path, now)
         for mode, endpoint_secrets in at_inbox.items():
             secrets_by_mode[mode] = [*secrets_by_mode[mode], *endpoint_secrets]
         mode = verifying_mode(body, headers, secrets_by_mode)
