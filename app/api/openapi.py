@@ -910,7 +910,9 @@ def _endpoint_schemas() -> dict:
             "endpointId": {"type": "string"},
             "status": {"type": "string", "enum": ["Pending", "Done"]},
             "passed": {"type": ["boolean", "null"],
-                       "description": "Every send got what it should (null until done)."},
+                       "description": ("No send got a wrong answer: the valid one accepted, the tampered and "
+                                       "stale ones refused; an accepted replay does not fail it (null until "
+                                       "done).")},
             "requestedAt": {"type": "string", "format": "date-time"},
             "finishedAt": {"type": ["string", "null"], "format": "date-time"},
             "results": {"type": "array", "items": _object({
@@ -918,8 +920,12 @@ def _endpoint_schemas() -> dict:
                 "httpStatus": {"type": ["integer", "null"]},
                 "error": {"type": ["string", "null"]},
                 "accepted": {"type": "boolean", "description": "The receiver answered 2xx."},
-                "asExpected": {"type": "boolean", "description": "Accepted only the valid one."},
-                "advice": {"type": ["string", "null"], "description": "How to fix it, when not as expected."},
+                "asExpected": {"type": ["boolean", "null"], "description": (
+                    "The answer is right: the valid one accepted, the others refused. Null for an accepted "
+                    "replay, which is right only if the receiver did not act on it again: the answer cannot "
+                    "tell.")},
+                "advice": {"type": ["string", "null"],
+                           "description": "How to fix it, or for an accepted replay what to make sure of."},
             })},
         }),
         "WebhookEndpointRequest": _object(

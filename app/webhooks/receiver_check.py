@@ -4,8 +4,11 @@ sends the endpoint four test deliveries, then stores which ones the receiver acc
 
 - valid: a correctly signed test event (it should accept it);
 - tampered: the same signature over a changed body (it must refuse it);
-- replay: the valid one again, same webhook-id, timestamp and signature (it must not act on it
-  twice: refuse it, or answer 2xx without acting, which this check cannot tell apart);
+- replay: the valid one again, same webhook-id, timestamp and signature. It must not act on it
+  twice. Refusing it is right; so is answering 2xx without acting, which is what Standard
+  Webhooks' libraries leave to the receiver and what a retry of a delivery whose answer was lost
+  needs. An accepted replay is therefore not judged (as_expected None): the merchant is told
+  what to make sure of;
 - stale: correctly signed, but with a timestamp 10 minutes old, beyond Standard Webhooks'
   5-minute tolerance (it must refuse it).
 """
@@ -33,8 +36,9 @@ CLAIM_FOR = timedelta(minutes=2)
 STALE_BY = timedelta(minutes=10)
 BATCH = 10
 CASES = ("valid", "tampered", "replay", "stale")
-# What each case should get, and what to do when the receiver answers otherwise.
-EXPECTED = {"valid": True, "tampered": False, "replay": False, "stale": False}
+# Whether each case should be accepted; a replay may be either (see the module's words).
+EXPECTED = {"valid": True, "tampered": False, "replay": None, "stale": False}
+# What to do when the receiver answers otherwise, or, for an accepted replay, what to make sure of.
 ADVICE = {
     "valid": ("Your receiver refused a correctly signed delivery. Check that it verifies with this "
               "endpoint's own secret (not the merchant's callbackUrl secret), over the raw body as "
@@ -43,9 +47,10 @@ ADVICE = {
                  "verify signatures. Verify every delivery before acting on it, e.g. "
                  "Webhook(secret).verify(raw_body, headers) with a Standard Webhooks library, and answer "
                  "400 when it fails."),
-    "replay": ("Your receiver accepted the same delivery (same webhook-id) twice. If it acted on it twice, "
-               "an attacker who captured one delivery can replay it: keep the webhook-ids you have "
-               "processed and skip repeats (answering 2xx without acting again is fine)."),
+    "replay": ("Your receiver accepted the same delivery (same webhook-id) twice. That is right only if it "
+               "did not act on it the second time, which this check cannot see. Keep the webhook-ids you "
+               "have processed and answer 2xx to a repeat without acting on it again; otherwise an "
+               "attacker who captured one delivery can replay it."),
     "stale": ("Your receiver accepted a delivery whose webhook-timestamp is 10 minutes old. Refuse "
               "timestamps more than 5 minutes from your clock (Standard Webhooks libraries do), so a "
               "captured delivery cannot be replayed later."),
@@ -69,8 +74,13 @@ class CaseResult:
     accepted: bool
 
     @property
-    def as_expected(self) -> bool:
-        return self.accepted == EXPECTED[self.case]
+    def as_expected(self) -> bool | None:
+        """Whether the answer is the right one; None when the answer alone cannot tell (an
+        accepted replay)."""
+        expected = EXPECTED[self.case]
+        if expected is None:
+            return None if self.accepted else True
+        return self.accepted == expected
 
     @property
     def advice(self) -> str | None:
@@ -91,8 +101,13 @@ class Check:
 
     @property
     def passed(self) -> bool | None:
-        """Every send got what it should; None until done."""
-        return all(r.as_expected for r in self.results) if self.done else None
+        """No send got a wrong answer (an accepted replay is not one); None until done."""
+        return all(r.as_expected is not False for r in self.results) if self.done else None
+
+    @property
+    def unjudged(self) -> list[CaseResult]:
+        """The results whose answer cannot tell whether the receiver did right."""
+        return [r for r in self.results if r.as_expected is None]
 
 
 def request_check(deps, caller: Caller, endpoint_id: str) -> Check:

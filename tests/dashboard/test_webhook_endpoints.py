@@ -191,3 +191,24 @@ def test_check_my_receiver_polls_until_the_worker_has_run_it(admin, app, merchan
     assert done.status_code == 200 and "hx-trigger" not in done.text
     assert "Your receiver does not check deliveries as it should" in done.text
     assert html.escape(ADVICE["tampered"]) in done.text and html.escape(ADVICE["stale"]) in done.text
+    assert "Accepted: right if it did not act again" in done.text  # the replay: not judged a problem
+
+
+def test_a_receiver_that_acknowledges_the_replay_is_shown_as_passing_with_what_to_make_sure_of(admin, app, merchant):
+    from app.webhooks.receiver_check import ADVICE, run_due_checks
+    from tests.webhooks.conftest import delivery_settings
+    from tests.webhooks.test_receiver_check import VerifyingReceiver
+
+    with VerifyingReceiver(repeat_status=204) as receiver:
+        receiver.secret = _revealed(admin.post("/settings/webhook-endpoints", _form(url=receiver.url, events=["*"])))
+        endpoint = _only_endpoint(app, merchant)
+        page = f"/settings/webhook-endpoints/{endpoint.public_id}"
+        asked = admin.post(f"{page}/check", headers={"HX-Request": "true"})
+        poll = html.unescape(re.search(r'hx-get="([^"]+)"', asked.text).group(1))
+        run_due_checks(app.extensions["paydesk"], delivery_settings())
+    done = admin.get(poll).text
+    assert ("Your receiver accepted the correctly signed delivery and refused the tampered and stale ones. "
+            "It accepted the replay too: make sure it acts on a webhook-id once (see below).") in done
+    assert "does not check deliveries as it should" not in done
+    assert done.count("as it should</span>") == 3
+    assert "Accepted: right if it did not act again" in done and html.escape(ADVICE["replay"]) in done

@@ -20,11 +20,13 @@ from .receiver import Receiver
 
 class VerifyingReceiver:
     """A receiver done right: verifies each delivery with the endpoint's secret (Standard Webhooks,
-    5-minute tolerance) and refuses a webhook-id it has seen."""
+    5-minute tolerance) and acts once on a webhook-id, answering a repeat with `repeat_status`
+    (409: refused; 204: acknowledged without acting, as a retry whose first answer was lost needs)."""
 
-    def __init__(self):
+    def __init__(self, repeat_status: int = 409):
         self.secret = None
         self.seen: set[str] = set()
+        self.acted: list[str] = []
         self.port = free_port()
         receiver = self
 
@@ -36,7 +38,9 @@ class VerifyingReceiver:
                     Webhook(receiver.secret).verify(body, headers)
                     fresh = headers["webhook-id"] not in receiver.seen
                     receiver.seen.add(headers["webhook-id"])
-                    status = 204 if fresh else 409
+                    if fresh:
+                        receiver.acted.append(headers["webhook-id"])
+                    status = 204 if fresh else repeat_status
                 except WebhookVerificationError:
                     status = 400
                 self.send_response(status)
@@ -82,6 +86,24 @@ def test_a_receiver_that_verifies_passes(sandbox, deps, settings):
         ("replay", 409, False, True, None), ("stale", 400, False, True, None)]
 
 
+def test_a_receiver_that_acknowledges_a_replay_without_acting_passes_and_is_told_what_to_make_sure_of(
+        sandbox, deps, settings):
+    """Answering 2xx to a repeat is right when the receiver does not act again (Standard Webhooks
+    leaves deduplication to it; a retry whose first answer was lost needs it), and the answer
+    cannot show whether it acted: the replay is not judged, and the merchant is told what to check."""
+    with VerifyingReceiver(repeat_status=204) as receiver:
+        endpoint = endpoint_of(sandbox, receiver.url)
+        receiver.secret = endpoint["secret"]
+        check = sandbox.post(f"/webhook-endpoints/{endpoint['id']}/check").json()
+        run_due_checks(deps, settings)
+    done = sandbox.get(f"/webhook-endpoints/{endpoint['id']}/checks/{check['id']}").json()
+    assert (done["status"], done["passed"]) == ("Done", True)
+    assert [(r["case"], r["httpStatus"], r["accepted"], r["asExpected"], r["advice"]) for r in done["results"]] == [
+        ("valid", 204, True, True, None), ("tampered", 400, False, True, None),
+        ("replay", 204, True, None, ADVICE["replay"]), ("stale", 400, False, True, None)]
+    assert len(receiver.acted) == 1  # it acted on the valid delivery only
+
+
 def test_a_receiver_that_accepts_everything_is_told_how_to_fix_it(sandbox, deps, settings):
     with Receiver(status=200) as receiver:
         endpoint = endpoint_of(sandbox, receiver.url)
@@ -92,7 +114,7 @@ def test_a_receiver_that_accepts_everything_is_told_how_to_fix_it(sandbox, deps,
     assert done["passed"] is False
     assert [(r["case"], r["accepted"], r["asExpected"], r["advice"]) for r in done["results"]] == [
         ("valid", True, True, None), ("tampered", True, False, ADVICE["tampered"]),
-        ("replay", True, False, ADVICE["replay"]), ("stale", True, False, ADVICE["stale"])]
+        ("replay", True, None, ADVICE["replay"]), ("stale", True, False, ADVICE["stale"])]
     assert "does not verify signatures" in ADVICE["tampered"]
     valid, tampered, replay, stale = received
     Webhook(endpoint["secret"]).verify(valid.body, valid.headers)  # the valid one really is valid
