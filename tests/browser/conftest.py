@@ -6,6 +6,7 @@ lets the webhook test deliver every due event without touching other tests' even
 """
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -42,6 +43,22 @@ def base_url():
     """Pages are opened with full URLs; this also replaces pytest-playwright's fallback fixture,
     a method fixture that newer pytest warns about (and warnings are errors here)."""
     return None
+
+
+@pytest.fixture(autouse=True)
+def slow_network(request):
+    """BROWSER_LATENCY_MS=500 delays every request of each test's page by that much, uncached:
+    the stylesheet and htmx then arrive well after the page's HTML, as they may on a loaded
+    machine, so a test that acts before the page has loaded fails every time instead of now and
+    then (how the waits for the load event in the helpers below were found; docs/testing.md)."""
+    latency = int(os.environ.get("BROWSER_LATENCY_MS", "0"))
+    if latency and "page" in request.fixturenames:
+        page = request.getfixturevalue("page")
+        network = page.context.new_cdp_session(page)
+        network.send("Network.enable")
+        network.send("Network.setCacheDisabled", {"cacheDisabled": True})
+        network.send("Network.emulateNetworkConditions", {"offline": False, "latency": latency,
+                                                          "downloadThroughput": -1, "uploadThroughput": -1})
 
 
 @pytest.fixture(scope="package")
@@ -87,9 +104,21 @@ def to_sandbox(page: Page) -> None:
 
 
 def to_transactions(page: Page) -> None:
-    """Open the transactions list from the main navigation (finance and admin land on the Overview)."""
+    """Open the transactions list from the main navigation (finance and admin land on the Overview),
+    loaded: each row links its transaction twice, one link for wide screens and one for narrow,
+    and which is visible is known only once the stylesheet applies. Judged before that, both
+    are, and a click stays on the narrow one the stylesheet then hides (seen under load)."""
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Transactions").click()
     expect(page).to_have_title(re.compile(r"^Transactions.* · Paydesk$"))
+    page.wait_for_load_state("load")
+
+
+def to_webhooks(page: Page) -> None:
+    """Open the webhook deliveries from the main navigation, loaded: a Resend clicked before htmx
+    has bound it would post the form the plain way (seen under load)."""
+    page.get_by_role("link", name="Webhooks").click()
+    expect(page).to_have_title("Webhook deliveries · Paydesk")
+    page.wait_for_load_state("load")
 
 
 def htmx_settled(page: Page) -> None:

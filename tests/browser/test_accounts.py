@@ -83,6 +83,8 @@ def test_an_invited_user_chooses_a_password_and_signs_in(browser: Browser, page:
                                                          caplog):
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "admin"))
     page.get_by_role("link", name="Settings").click()
+    expect(page).to_have_title("Settings · Paydesk")
+    page.wait_for_load_state("load")
     email = f"newcomer-{uuid.uuid4().hex[:8]}@shop.test"
     page.get_by_label("E-mail", exact=True).fill(email)
     page.get_by_label("Role", exact=True).select_option("finance")

@@ -55,6 +55,7 @@ def test_a_refund_above_the_threshold_is_made_when_a_colleague_approves_it(page:
         to_sandbox(other)
         other.get_by_role("link", name="Approvals").click()
         expect(other).to_have_title("Approvals · Paydesk")
+        other.wait_for_load_state("load")  # htmx binds the Approve button's confirmation
         row = other.locator("#awaiting tbody tr")
         expect(row).to_have_count(1)
         expect(row).to_contain_text(asker)
@@ -86,6 +87,7 @@ def test_an_admin_sets_a_threshold_and_a_users_limit_which_the_refund_panel_enfo
     page.get_by_role("link", name="Settings").click()
     page.get_by_role("link", name="Approvals and limits").click()
     expect(page).to_have_title("Approvals and limits · Paydesk")
+    page.wait_for_load_state("load")
     thresholds = page.locator("#thresholds")
     thresholds.get_by_label("Currency").select_option("EUR")
     thresholds.get_by_label("Needs approval above").fill("500")

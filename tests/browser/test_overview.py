@@ -40,6 +40,7 @@ def test_finance_lands_on_the_overview_and_reads_a_custom_period(page: Page, ser
     page.get_by_label("To", exact=True).fill("03/03/2026")
     page.get_by_role("button", name="Show").click()
     expect(page).to_have_url(f"{server.url}/overview?from=01%2F03%2F2026&to=03%2F03%2F2026")
+    page.wait_for_load_state("load")  # the layout below is the stylesheet's, once it applies
     expect(page.get_by_text("Live payments and refunds, 1 Mar 2026 to 3 Mar 2026 (UTC days), compared "
                             "with 26 Feb 2026 to 28 Feb 2026.")).to_be_visible()
 

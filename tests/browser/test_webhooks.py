@@ -11,7 +11,7 @@ from app.webhooks.settings import DeliverySettings
 from tests.conftest import payment_body
 from tests.dashboard.conftest import add_user
 
-from .conftest import sign_in, to_sandbox
+from .conftest import sign_in, to_sandbox, to_webhooks
 
 
 def _deliver(app, merchant) -> None:
@@ -30,7 +30,7 @@ def test_refund_delivery_attempts_resend_and_the_verified_inbox(page: Page, serv
 
     sign_in(page, server.url, add_user(app, merchant.merchant_id, "finance"))
     to_sandbox(page)
-    page.get_by_role("link", name="Webhooks").click()
+    to_webhooks(page)
     delivery = page.locator("article.delivery", has_text="refund.captured")
     expect(delivery).to_have_count(1)
     expect(delivery).to_contain_text(refund)
@@ -71,7 +71,7 @@ def test_the_logs_show_the_bytes_sent_and_name_each_received_event(page: Page, s
 
     sign_in(page, server.url, add_user(app, merchant.merchant_id, "support"))
     to_sandbox(page)
-    page.get_by_role("link", name="Webhooks").click()
+    to_webhooks(page)
     delivery = page.locator("article.delivery", has_text=tx_no)
     delivery.get_by_text("Request body and 1 attempt").click()
     assert delivery.get_by_label("Request body").inner_text() == sent  # byte for byte: 1500.00
@@ -92,7 +92,7 @@ def test_a_resent_webhook_shows_its_new_attempt_without_a_reload(page: Page, ser
 
     sign_in(page, server.url, add_user(app, merchant.merchant_id, "finance"))
     to_sandbox(page)
-    page.get_by_role("link", name="Webhooks").click()
+    to_webhooks(page)
     delivery = page.locator("article.delivery", has_text=tx_no)
     expect(delivery).to_contain_text("Delivered")
     delivery.get_by_role("button", name="Resend").click()
