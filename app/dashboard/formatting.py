@@ -266,6 +266,18 @@ def field_label(name: str) -> str:
     return " ".join([words[0]] + [w if w.isupper() else w.lower() for w in words[1:]])
 
 
+_CODE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
+
+
+def code_words(text: str | None) -> str:
+    """A machine word for people: needs_response -> Needs response, product_not_received ->
+    Product not received. Anything else (a transaction's Captured, a provider's own sentence)
+    is shown as it is."""
+    if text and _CODE.fullmatch(text):
+        return text.replace("_", " ").capitalize()
+    return text or ""
+
+
 def register(app: Flask) -> None:
     """Make the formatters available to every template: money() as a function, the rest as filters."""
     app.add_template_global(money, "money")
@@ -282,4 +294,5 @@ def register(app: Flask) -> None:
     app.add_template_global(display, "display")
     app.add_template_filter(masked, "masked")
     app.add_template_filter(field_label, "field_label")
+    app.add_template_filter(code_words, "code_words")
     app.add_template_global(declines.explain, "decline_explained")

@@ -13,7 +13,7 @@ from app.payments.approvals import ApprovalRequest, ApprovalState
 from app.payments.model import Caller, Kind, Transaction
 from app.store import timeline as store
 
-from .formatting import money, money_of_minor
+from .formatting import code_words, money, money_of_minor
 
 # Of entries at the same moment, which happened first (a status change, then the webhook it made).
 _ORDER = {"status": 0, "refund": 0, "approval": 1, "note": 2, "provider": 3, "dispute": 4, "webhook": 5}
@@ -134,7 +134,7 @@ def _provider_entry(event) -> Entry:
 def _dispute_entry(move) -> Entry:
     what = f"Dispute {move.dispute_no} of {money_of_minor(move.amount_minor, move.currency)}"
     if move.from_status is None:
-        what += " opened" + (f": {move.reason}" if move.reason else "")
+        what += " opened" + (f": {code_words(move.reason)}" if move.reason else "")
     if move.note:
         what += f" ({move.note})"
     links = ((move.dispute_no, url_for("dashboard.dispute", dispute_no=move.dispute_no)),) \

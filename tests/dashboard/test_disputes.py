@@ -9,13 +9,24 @@ from sqlalchemy import select, update
 
 from babel.dates import format_date
 
-from app.dashboard.formatting import Display, deadline_words
+from app.dashboard.formatting import Display, code_words, deadline_words
 from app.store.tables import audit_log, disputes
 from app.util import utcnow
 
 from .conftest import switch_to_sandbox
 
 NOW = datetime(2026, 11, 27, 15, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("needs_response", "Needs response"), ("under_review", "Under review"), ("won", "Won"),
+    ("product_not_received", "Product not received"),
+    ("Captured", "Captured"),  # a transaction's status is already a word
+    ("Customer says the goods never came", "Customer says the goods never came"),  # a sentence, as sent
+    (None, ""),
+])
+def test_a_machine_word_is_shown_in_words(text, words):
+    assert code_words(text) == words
 
 
 @pytest.mark.parametrize("due, words", [
@@ -70,6 +81,11 @@ def test_the_queue_lists_open_disputes_by_deadline_in_words(finance_in_sandbox, 
     # The day as en-GB writes it (CLDR: "5 Sept", not strftime's "5 Sep").
     assert f"due in 2 days, {format_date(due, 'd MMM', locale='en_GB')}" in text
     assert '<a href="/test/disputes" aria-current="page">Disputes</a>' in text
+    # The API's words in people's words: needs_response, the provider's fraudulent.
+    assert '<span class="badge badge-needs_response">Needs response</span>' in open_part
+    assert '<td data-label="Reason">Fraudulent</td>' in open_part
+    assert '<span class="badge badge-won">Won</span>' in text
+    assert "needs_response<" not in text and ">fraudulent<" not in text
 
 
 def test_support_and_payouts_roles_do_not_see_disputes(dashboard, merchant):
@@ -88,7 +104,7 @@ def test_the_dispute_page_tells_the_payments_story_and_offers_the_draft(
     assert "due in 3 days" in text
     assert f'href="/test/transactions/{tx_no}"' in text
     assert ">Timeline</h2>" in text and "Webhook deliveries" in text and "Refunds" in text
-    assert f"Dispute {dispute_no} of 100.00 EUR opened" in text  # the payment's timeline has it
+    assert f"Dispute {dispute_no} of 100.00 EUR opened: Fraudulent" in text  # the payment's timeline has it
     assert "Ada Lovelace</textarea>" in text  # Paydesk's draft
     assert f"Payment {tx_no} (reference" in text
     assert "Submit evidence" in text and "Accept dispute" in text
