@@ -1,11 +1,13 @@
 """The simulator's daily settlements of sandbox payments, so a merchant can try reconciliation
 without a provider.
 
-Every UTC day's simulator payments (Captured, or Refunded since) and Captured refunds in one
-currency make one settlement, SIM-<YYYYMMDD>-<currency>, paid out the next day (its status
-"pending" until then, "paid" from then on; a run after it updates it): each payment a line
-less SANDBOX_FEE (1.5% + 0.10), each refund a negative line without a fee. Running it again
-settles the same days the same way (the store upserts by that id), plus what was captured since.
+Every UTC day's simulator payments (Captured, or Refunded or charged back since), Captured
+refunds and disputes lost or accepted (on the day they closed) in one currency make one
+settlement, SIM-<YYYYMMDD>-<currency>, paid out the next day (its status "pending" until then,
+"paid" from then on; a run after it updates it): each payment a line less SANDBOX_FEE (1.5% +
+0.10), each refund and lost dispute a negative line without a fee (a dispute's line names its
+payment, as providers' do). A dispute still open or won takes nothing. Running it again settles
+the same days the same way (the store upserts by that id), plus what happened since.
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ PROVIDER = "simulator"
 # How far back a run settles: a month of sandbox testing.
 SETTLES_DAYS = 31
 PAID_OUT_AFTER = timedelta(days=1)
+# What each settled item is as a settlement line (a lost dispute's is "dispute").
+_LINE_TYPES = {Kind.PAYMENT.value: LineType.PAYMENT, Kind.REFUND.value: LineType.REFUND, "dispute": LineType.DISPUTE}
 
 
 def settle_sandbox(deps: Deps, caller: Caller, *, amount_differs_for: str | None = None) -> list[int]:
@@ -31,16 +35,18 @@ def settle_sandbox(deps: Deps, caller: Caller, *, amount_differs_for: str | None
     so its outcome is amount_differs.
     """
     now = deps.clock()
+    since = now - timedelta(days=SETTLES_DAYS)
     with deps.uow(write=False) as uow:
-        settleable = store.sandbox_settleable(uow.conn, caller, now - timedelta(days=SETTLES_DAYS))
+        settleable = store.sandbox_settleable(uow.conn, caller, since)
+        lost = store.sandbox_lost_disputes(uow.conn, caller, since)
     days: dict[tuple, list[FetchedLine]] = defaultdict(list)
-    for item in settleable:
+    for item in settleable + lost:
         digits = minor_digits(item.currency)
-        gross = item.amount_minor if item.kind == Kind.PAYMENT.value else -item.amount_minor
-        if item.tx_no == amount_differs_for:
+        line_type = _LINE_TYPES[item.kind]
+        gross = item.amount_minor if line_type is LineType.PAYMENT else -item.amount_minor
+        if item.tx_no == amount_differs_for and line_type is not LineType.DISPUTE:
             gross -= 10 ** digits if gross > 0 else -(10 ** digits)
-        fee = SANDBOX_FEE.of(abs(gross), digits) if item.kind == Kind.PAYMENT.value else 0
-        line_type = LineType.PAYMENT if item.kind == Kind.PAYMENT.value else LineType.REFUND
+        fee = SANDBOX_FEE.of(abs(gross), digits) if line_type is LineType.PAYMENT else 0
         days[(item.created_at.date(), item.currency)].append(FetchedLine(
             item.provider_transaction_id or item.tx_no, line_type, gross, fee, gross - fee, item.currency,
             item.tx_no))

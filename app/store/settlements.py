@@ -5,15 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from sqlalchemy import Connection, and_, case, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, and_, case, delete, func, insert, literal, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from app.payments.disputes import LOST_STATUSES
 from app.payments.model import Caller, Kind, Status
 from app.payments.reconcile import (
     MATCHED_KIND, FetchedSettlement, KnownTransaction, LineType, Outcome, match,
 )
 
-from .tables import payment_methods, provider_accounts, settlement_fetches, settlement_lines, settlements, transactions
+from .tables import (
+    disputes,
+    payment_methods,
+    provider_accounts,
+    settlement_fetches,
+    settlement_lines,
+    settlements,
+    transactions,
+)
 
 MAX_ERROR_LENGTH = 500  # settlement_fetches.last_error
 # The settlement's public id: what the API and the dashboard's URLs name it by.
@@ -371,19 +380,23 @@ def save_fetch_failure(conn: Connection, provider_account_id: int, error: str, r
 
 @dataclass(frozen=True)
 class Settleable:
-    """A sandbox payment or refund the simulator's daily settlement pays out."""
+    """A sandbox payment, refund or lost dispute the simulator's daily settlement carries."""
 
-    tx_no: str
-    kind: str
+    tx_no: str  # a dispute's: its payment's
+    kind: str  # payment | refund | dispute
     amount_minor: int
     currency: str
-    created_at: datetime
+    created_at: datetime  # the day it is settled on (a dispute's: when it closed)
     provider_transaction_id: str | None
 
 
+# A payment in these statuses was captured: Refunded and Chargeback come only after Captured.
+_WAS_CAPTURED = (Status.CAPTURED.value, Status.REFUNDED.value, Status.CHARGEBACK.value)
+
+
 def sandbox_settleable(conn: Connection, caller: Caller, since: datetime) -> list[Settleable]:
-    """The caller's simulator payments that were captured (Captured or Refunded since) and its
-    Captured refunds of them, created since `since`, oldest first."""
+    """The caller's simulator payments that were captured (Captured, or Refunded or charged back
+    since) and its Captured refunds of them, created since `since`, oldest first."""
     simulated = select(payment_methods.c.method_id).where(
         payment_methods.c.merchant_id == caller.merchant_id, payment_methods.c.provider == "simulator")
     rows = conn.execute(
@@ -392,8 +405,23 @@ def sandbox_settleable(conn: Connection, caller: Caller, since: datetime) -> lis
         .where(transactions.c.merchant_id == caller.merchant_id, transactions.c.mode == caller.mode.value,
                transactions.c.created_at >= since, transactions.c.payment_method.in_(simulated),
                or_(and_(transactions.c.kind == Kind.PAYMENT.value,
-                        transactions.c.status.in_([Status.CAPTURED.value, Status.REFUNDED.value])),
+                        transactions.c.status.in_(_WAS_CAPTURED)),
                    and_(transactions.c.kind == Kind.REFUND.value,
                         transactions.c.status == Status.CAPTURED.value)))
         .order_by(transactions.c.created_at, transactions.c.id))
+    return [Settleable(*row) for row in rows]
+
+
+def sandbox_lost_disputes(conn: Connection, caller: Caller, since: datetime) -> list[Settleable]:
+    """The caller's simulator disputes lost or accepted since `since` (their amount went back to
+    the customer), each as its payment (txNo, provider id) with the dispute's amount and the
+    moment it closed, oldest first."""
+    rows = conn.execute(
+        select(transactions.c.tx_no, literal("dispute"), disputes.c.amount_minor, disputes.c.currency,
+               disputes.c.updated_at, transactions.c.provider_transaction_id)
+        .join(transactions, transactions.c.id == disputes.c.payment_id)
+        .where(disputes.c.merchant_id == caller.merchant_id, disputes.c.mode == caller.mode.value,
+               disputes.c.provider == "simulator", disputes.c.updated_at >= since,
+               disputes.c.status.in_([status.value for status in LOST_STATUSES]))
+        .order_by(disputes.c.updated_at, disputes.c.id))
     return [Settleable(*row) for row in rows]

@@ -45,6 +45,45 @@ def test_the_sandbox_run_settles_captured_payments_less_the_documented_fee(sandb
                          "net", "status", "lineCount", "exceptionCount", "fetchedAt", "lines"}
 
 
+def _lines_of(sandbox, tx_no: str) -> list[tuple]:
+    """(type, gross, fee, result) of every line naming the transaction, in every settlement."""
+    found = []
+    for settlement in sandbox.get("/settlements?limit=200").json()["settlements"]:
+        found += [(line["type"], line["gross"], line["fee"], line["result"])
+                  for line in sandbox.get(f"/settlements/{settlement['id']}").json()["lines"]
+                  if line["txNo"] == tx_no]
+    return found
+
+
+def test_a_charged_back_payment_is_settled_and_a_lost_dispute_is_taken_back(sandbox, captured_payment):
+    """A payment captured and then charged back was paid out like any other; the money goes back
+    only when its dispute is lost or accepted, as a negative dispute line naming the payment.
+    Before, the run settled Captured and Refunded payments only: a charged-back payment's refund
+    was taken back with no payment ever paid out, and a lost dispute never."""
+    tx_no, still_open, won = captured_payment(80), captured_payment(30), captured_payment(40)
+    refund_no = sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 10}).json()["refundTxNo"]
+    disputes = {}
+    for payment in (tx_no, still_open, won):
+        assert sandbox.post(f"/sandbox/transactions/{payment}/outcome", {"status": "Chargeback"}).status_code == 200
+        [disputes[payment]] = [d["disputeId"] for d in sandbox.get("/disputes?limit=200").json()["disputes"]
+                               if d["txNo"] == payment]
+    sandbox.post(f"/sandbox/disputes/{disputes[won]}/outcome", {"outcome": "won"})
+
+    assert sandbox.post("/sandbox/settlements/run").status_code == 200
+    assert _lines_of(sandbox, tx_no) == [("payment", 80.00, 1.30, "matched")]
+    assert _lines_of(sandbox, refund_no) == [("refund", -10.00, 0.00, "matched")]
+    assert _lines_of(sandbox, still_open) == [("payment", 30.00, 0.55, "matched")]  # nothing taken yet
+    assert _lines_of(sandbox, won) == [("payment", 40.00, 0.70, "matched")]  # the merchant kept it
+
+    assert sandbox.post(f"/sandbox/disputes/{disputes[tx_no]}/outcome", {"outcome": "lost"}).status_code == 200
+    assert sandbox.post("/sandbox/settlements/run").status_code == 200
+    dispute_amount = sandbox.get(f"/disputes/{disputes[tx_no]}").json()["amount"]
+    assert _lines_of(sandbox, tx_no) == [("payment", 80.00, 1.30, "matched"),
+                                         ("dispute", -dispute_amount, 0.00, "matched")]
+    body = sandbox.get(f"/settlements/{settlement_id_for(sandbox, tx_no)}").json()
+    assert body["gross"] == sum(line["gross"] for line in body["lines"])  # the day's total takes it
+
+
 def test_the_sandbox_run_can_settle_one_payment_short_to_show_an_exception(sandbox, captured_payment):
     tx_no = captured_payment(amount=50)
 
