@@ -114,3 +114,7 @@ def test_a_100_row_batch_from_upload_to_approved_takes_few_actions(page: Page, b
     expect(page.locator("#batch-progress").get_by_role("status")).to_have_text(
         f"Done: {ROWS} created, 0 failed, 0 skipped.", timeout=10_000)
     expect(page.locator("#batch-progress tbody tr")).to_have_count(ROWS)
+    # A finished batch's bar is full, across the card: a browser's own bar is a sliver of it.
+    bar = page.locator("#batch-progress progress")
+    expect(bar).to_have_attribute("value", str(ROWS))
+    assert bar.bounding_box()["width"] > 0.9 * page.locator("#batch-progress").bounding_box()["width"]

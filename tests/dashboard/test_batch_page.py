@@ -1,0 +1,21 @@
+"""The batch page as its user reads it: row statuses in words. Both databases."""
+from __future__ import annotations
+
+import re
+
+from .conftest import switch_to_sandbox
+
+FILE = ("method,amount,currency,bank,holder,account,reference,email\r\n"
+        "ng-bank-payout,15000.00,NGN,058,Ada Obi,0123456785,salary-ada,ada@example.com\r\n"
+        "ng-bank-payout,abc,NGN,058,Chi Eze,0123456785,salary-chi,chi@example.com\r\n").encode()
+
+
+def test_the_review_shows_each_rows_status_in_words(dashboard, merchant):
+    payouts = dashboard(merchant.merchant_id, "payouts")
+    switch_to_sandbox(payouts)
+    checked = payouts.post("/batches", {"kind": "payout"}, files={"file": ("salaries.csv", FILE, "text/csv")},
+                           allow_redirects=True)
+    assert checked.status_code == 200, checked.text
+    statuses = re.findall(r'<td data-label="Status">([^<]*)</td>', checked.text)
+    assert statuses == ["Invalid", "Valid"]  # the API's and the results file's invalid, valid
+    assert "Amount must be a number" in checked.text
