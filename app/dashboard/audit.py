@@ -6,6 +6,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal, InvalidOperation
 
 from flask import abort, render_template, request, url_for
 from flask_login import current_user, login_required
@@ -13,7 +14,7 @@ from flask_login import current_user, login_required
 from app.auth.users import current_caller
 from app.payments.formats import storable_text
 from app.payments.model import TX_NO_PREFIX, Mode
-from app.payments.money import format_amount, from_minor
+from app.payments.money import format_amount, from_minor, is_currency
 from app.payments.sandbox import FIXTURE_TX_NOS
 from app.store.audit import (
     PAGE_SIZE,
@@ -30,7 +31,7 @@ from app.web import deps
 from . import dashboard
 from .csv_export import csv_download
 from .csv_export import utc_cell
-from .formatting import display, minor_money
+from .formatting import amount_text, display, minor_money
 from .transactions import read_day_range
 
 AUDIT_FILTER_ARGS = ("user", "action", "from", "to", "tx_no")
@@ -105,7 +106,7 @@ ACTION_WORDS = {
 DETAIL_LABELS = {"originalTxNo": "Original TxNo", "refundTxNo": "Refund TxNo", "approvalId": "Approval",
                  "requestedBy": "Requested by", "keyHint": "Key", "baseUrl": "Base URL",
                  "webhookSecret": "Webhook secret", "maxRefund": "Largest refund",
-                 "maxPayout": "Largest payout", "through": "Through"}
+                 "maxPayout": "Largest payout", "through": "Through", "approval": "Needs approval"}
 # Detail keys whose value names a transaction, a request awaiting approval, a saved recipient.
 _TX_NO_DETAILS = {"originalTxNo", "refundTxNo", "payment"}
 _USER_ACTIONS = "user."
@@ -179,7 +180,7 @@ def export_audit():
     rows = (
         (utc_cell(entry.at), entry.actor, entry.action, entry.target or "",
          _minor_amount(entry.amount_minor, entry.currency), entry.currency or "", entry.ip or "",
-         "; ".join(f"{k}: {v}" for k, v in _detail(entry)))
+         "; ".join(f"{k}: {v}" for k, v in _detail(entry, people=False)))
         for entry in export_entries(deps().uow, caller, flt)
     )
     filename = f"paydesk-{caller.mode.value}-audit-{deps().clock():%Y%m%d-%H%M%S}.csv"
@@ -267,7 +268,9 @@ def _detail_url(key: str, value: str) -> str | None:
     return None
 
 
-def _detail(entry) -> list[tuple[str, str]]:
+def _detail(entry, people: bool = True) -> list[tuple[str, str]]:
+    """The entry's details as (key, value in words); people=False (the CSV file) writes amounts as
+    the API does (27000.50 NGN), not in the reader's locale."""
     if not entry.detail:
         return []
     try:
@@ -276,4 +279,30 @@ def _detail(entry) -> list[tuple[str, str]]:
         return [("detail", entry.detail)]
     if not isinstance(detail, dict):
         return [("detail", str(detail))]
-    return [(str(k), "" if v is None else str(v)) for k, v in detail.items()]
+    return [(str(k), _detail_value(v, people)) for k, v in detail.items()]
+
+
+def _detail_value(value: object, people: bool) -> str:
+    """A detail's JSON value in words: yes or no, amounts by currency as amounts ({"NGN":
+    "27000.50"} -> 27,000.50 NGN), lists and other objects as their parts; never Python's repr."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        if value and all(is_currency(code) and isinstance(amount, str) for code, amount in value.items()):
+            return ", ".join(_amount_words(amount, code, people) for code, amount in value.items())
+        return ", ".join(f"{detail_label(str(k))}: {_detail_value(v, people)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(_detail_value(item, people) for item in value)
+    return str(value)
+
+
+def _amount_words(amount: str, currency: str, people: bool) -> str:
+    """An amount the API wrote, with its currency: in the reader's locale for people."""
+    if people:
+        try:
+            return f"{amount_text(Decimal(amount), currency)} {currency}"
+        except (InvalidOperation, ValueError):
+            pass  # not an amount after all: shown as written
+    return f"{amount} {currency}"

@@ -109,8 +109,9 @@ def test_filters_combine_and_the_form_shows_them_again(app, support, entries):
     page = response.text
     assert 'id="user" name="user" type="search" value="ada"' in page
     assert '<option value="note.add" selected>Note added</option>' in page
-    assert 'id="from" name="from" type="text" inputmode="numeric" autocomplete="off" maxlength="10" ' \
-        'size="10"\n           value="01/03/2026"' in page  # the day as the user's locale types it
+    # The day as the user's locale types it.
+    assert re.search(r'id="from" name="from" type="text" inputmode="numeric" autocomplete="off" maxlength="10" '
+                     r'size="10"\s+value="01/03/2026"', page)
     assert 'id="tx_no" name="tx_no" type="search" value="PAY-111"' in page
     assert "1 entry matching the filters, newest first" in page
     export = _path(app, "dashboard.export_audit", **filters).replace("&", "&amp;")
@@ -181,3 +182,26 @@ def test_an_empty_detail_is_not_shown(app, support, entries):
     page = support.get(_path(app, "dashboard.audit", user="api:")).text
     row = _row_of(page, "RFD-BBB")
     assert "Original TxNo:" in row and "Reason:" not in row
+
+
+def test_a_details_json_values_read_as_words_not_as_python(app, dashboard, merchant):
+    """A batch's run wrote its totals (an object) and whether it needed approval (a boolean): the
+    page showed "Totals: {'NGN': '27000.50'}" and "Approval: False"."""
+    with app.extensions["paydesk"].uow() as uow:
+        uow.conn.execute(insert(audit_log).values(
+            merchant_id=merchant.merchant_id, mode="live", actor="ada@shop.test", action="batch.run",
+            target="BATWORDS", at=DAY_3, detail=json.dumps({
+                "kind": "payout", "rows": 2, "totals": {"NGN": "27000.50", "EUR": "1234.00"},
+                "approval": False, "reasons": ["a", "b"], "other": {"first": 1}})))
+        uow.commit()
+    admin = dashboard(merchant.merchant_id, "admin")
+    row = _row_of(admin.get(_path(app, "dashboard.audit", user="ada@")).text, "BATWORDS")
+    shown = re.sub(r"<[^>]+>", "", row)
+    assert "Totals: 27,000.50 NGN, 1,234.00 EUR" in shown
+    assert "Needs approval: no" in shown
+    assert "Reasons: a, b" in shown and "Other: First: 1" in shown
+    assert "{" not in shown and "[" not in shown and "False" not in shown
+    rows = list(csv.reader(io.StringIO(admin.get(_path(app, "dashboard.export_audit", user="ada@")).text)))
+    [exported] = [r for r in rows if r[3] == "BATWORDS"]
+    assert exported[-1] == ("kind: payout; rows: 2; totals: 27000.50 NGN, 1234.00 EUR; approval: no; "
+                            "reasons: a, b; other: First: 1")
