@@ -1,6 +1,7 @@
 """Small helpers shared by the outer layers: the clock, keys in URLs, exact JSON, backoff after failures."""
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 import simplejson
@@ -59,3 +60,32 @@ class Backoff:
     def reset(self) -> None:
         """A success: the next failure starts again from `first`."""
         self.failures = 0
+
+
+# JSON from outside (API bodies, their copies in the request log) is read at most this many arrays
+# and objects deep; Paydesk's deepest body nests four. The standard parser recurses once a level,
+# and near the interpreter's recursion limit a garbage collection that runs Python code (a
+# finalizer, a gc callback) can turn its RecursionError into a fatal "Cannot recover from stack
+# overflow" that ends the process (seen in the suite's request log writer, under the hostile corpus).
+MAX_JSON_DEPTH = 64
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_A_BRACKET = re.compile(rb"[^\[\]{}]+")
+
+
+def json_too_deep(text: str | bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the JSON text nests more than `limit` arrays and objects (brackets inside strings do
+    not count; text that is no JSON may be counted loosely: its parser refuses it anyway). One
+    count for a text with at most `limit` opening brackets in all, as ordinary bodies have."""
+    if isinstance(text, str):
+        if text.count("[") + text.count("{") <= limit:
+            return False
+        text = text.encode("utf-8", "surrogatepass")
+    elif text.count(b"[") + text.count(b"{") <= limit:
+        return False
+    depth = 0
+    for bracket in _NOT_A_BRACKET.sub(b"", _JSON_STRING.sub(b"", text)):
+        depth += 1 if bracket in b"[{" else -1
+        if depth > limit:
+            return True
+    return False
+

@@ -10,7 +10,7 @@ from decimal import Decimal
 from functools import lru_cache
 
 from app.payments.accounts import mask_account_number
-from app.util import dumps
+from app.util import dumps, json_too_deep
 
 SECRET_SHOWN = "[masked]"  # nosec B105 # what the log shows in place of a secret, not a secret
 # The most of a body the log keeps (after masking), and the most it reads to mask.
@@ -64,6 +64,8 @@ def masked_body(raw: bytes | str | None) -> tuple[str | None, object]:
     text = text[:MAX_READ]
     value = NOT_JSON
     try:
+        if json_too_deep(text):  # the API refused it unread: kept as text, never parsed
+            raise ValueError("nested too deep")
         value = _DECODER.decode(text)
         shown = dumps(_mask_value(value, "text"))
     except (ValueError, RecursionError, ArithmeticError):

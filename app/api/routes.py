@@ -30,7 +30,7 @@ from app.payments.provider import ProviderUnavailable
 from app.payments.tokens import NetworkRefused, ScopeMissing, TokenLimitExceeded
 from app.auth.scopes import needed_scopes
 from app.payments.schemas import NOT_AN_OBJECT, parse_create, parse_refund, require_object, shown_field_name
-from app.util import could_be_key, utcnow
+from app.util import MAX_JSON_DEPTH, could_be_key, json_too_deep, utcnow
 
 from app.payments.bodies import create_body, method_body, refund_body, status_body
 from app.web import deps, is_api_path, json_response
@@ -41,6 +41,7 @@ from .openapi import openapi_document
 from .schemas import Bank, SandboxReset, read_bank_list, read_sandbox_outcome
 
 AUTH_ERROR = {"error": "Authentication Error", "message": "Invalid client credentials"}
+TOO_DEEP = f"Request body must not nest arrays and objects more than {MAX_JSON_DEPTH} deep"
 # At most this many fields' errors in one answer; the rest are counted under MORE_FIELD_ERRORS.
 MAX_SHOWN_FIELD_ERRORS = 50
 MORE_FIELD_ERRORS = "More"
@@ -92,8 +93,11 @@ def _json_integer(text: str) -> int | Decimal:
 
 
 def read_json():
-    """The request body parsed exactly: numbers as int or Decimal, NaN and Infinity refused."""
+    """The request body parsed exactly: numbers as int or Decimal, NaN and Infinity refused, and
+    nothing nested deeper than MAX_JSON_DEPTH read at all."""
     raw = request.get_data(cache=True)
+    if json_too_deep(raw):
+        raise FieldErrors.one("Body", TOO_DEEP)
     try:
         return json.loads(raw, parse_float=_json_number, parse_int=_json_integer,
                           parse_constant=_reject_constant)

@@ -24,7 +24,8 @@ RAW_BODIES = [
     (b'{"amount": NaN}', {"Body": ["Request body must be valid JSON"]}),
     (b'{"amount": Infinity}', {"Body": ["Request body must be valid JSON"]}),
     (b"\xff\xfe", {"Body": ["Request body must be valid JSON"]}),
-    (b"[" * 100000, {"Body": ["Request body must be valid JSON"]}),
+    # Opens 100,000 arrays: refused by its depth before any parser reads it.
+    (b"[" * 100000, {"Body": ["Request body must not nest arrays and objects more than 64 deep"]}),
 ]
 
 
@@ -137,6 +138,25 @@ def test_ten_kilobyte_strings_are_refused(sandbox, app, merchant):
     refund = sandbox.post("/transactions/refund", {"txNo": "SBX-CAPTURED", "amount": 1, "reason": "x" * 10240})
     assert refund.json() == {"errors": {"Reason": ["Reason must be at most 255 characters"]}}
     assert count_transactions(app, merchant.merchant_id) == before
+
+
+@pytest.mark.parametrize("depth", [65, 999, 100_000])
+def test_a_body_nested_too_deep_is_refused_unread(sandbox, app, merchant, depth):
+    """Nothing Paydesk takes nests more than four levels; past MAX_JSON_DEPTH the body is not
+    parsed at all (the parser recurses once a level), and the request log keeps it as text."""
+    before = count_transactions(app, merchant.merchant_id)
+    body = '{"amount": ' + "[" * (depth - 1) + "1" + "]" * (depth - 1) + "}"
+    response = sandbox.post("/transactions", data=body.encode(), headers={"Content-Type": "application/json"})
+    assert (response.status_code, response.json()) == (400, {"errors": {"Body": [
+        "Request body must not nest arrays and objects more than 64 deep"]}})
+    assert count_transactions(app, merchant.merchant_id) == before
+
+
+def test_a_body_nested_64_deep_is_read_and_validated(sandbox):
+    body = '{"amount": ' + "[" * 63 + "1" + "]" * 63 + "}"
+    response = sandbox.post("/transactions", data=body.encode(), headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    assert response.json()["errors"]["Amount"] == ["Amount must be a number"]
 
 
 def test_unknown_fields_are_refused(sandbox):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.util import whole_number
+from app.util import MAX_JSON_DEPTH, json_too_deep, whole_number
 
 
 @pytest.mark.parametrize("text,max_digits,expected", [
@@ -22,3 +22,20 @@ from app.util import whole_number
 ])
 def test_whole_number(text, max_digits, expected):
     assert whole_number(text, max_digits) == expected
+
+
+@pytest.mark.parametrize("text, too_deep", [
+    ("[" * 64 + "]" * 64, False),
+    ("[" * 65 + "]" * 65, True),
+    ('{"a": ' * 65 + "1" + "}" * 65, True),
+    ("[" + "[]," * 500 + "[]]", False),  # many arrays side by side: wide, not deep
+    ('["' + "[" * 100 + '"]', False),  # brackets inside a string do not count
+    ('["\\"' + ", " + "[" * 65 + "]" * 65 + "]", True),  # an escaped backslash ends no string early
+    ('["\\""' + "[" * 10 + "]", False),  # nor does an escaped quote: no JSON, counted loosely
+    (b"[" * 100_000 + b"1" + b"]" * 100_000, True),
+    ("", False),
+])
+def test_json_too_deep(text, too_deep):
+    assert MAX_JSON_DEPTH == 64
+    assert json_too_deep(text) is too_deep
+
