@@ -1,0 +1,35 @@
+"""The dispute page in Chromium: its side column's tables fit the column."""
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Page, expect
+
+from tests.conftest import payment_body
+from tests.dashboard.conftest import SANDBOX, add_user
+
+from .conftest import sign_in
+
+
+def test_the_dispute_pages_refunds_fit_its_side_column(page: Page, server, merchant, sandbox):
+    """The payment's refunds sit in the page's 380 px side column: as a table of five columns their
+    status and date were cut off at its edge. Narrow, the table shows each refund as a card."""
+    tx_no = sandbox.post("/transactions", payment_body(amount=120)).json()["transactionId"]
+    sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"})
+    refund_no = sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 20}).json()["refundTxNo"]
+    sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Chargeback"})
+    [dispute_no] = [d["disputeId"] for d in sandbox.get("/disputes?limit=200").json()["disputes"]
+                    if d["txNo"] == tx_no]
+
+    page.set_viewport_size({"width": 1280, "height": 900})
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
+    page.goto(f"{server.url}{SANDBOX}/disputes/{dispute_no}")
+    expect(page).to_have_title(f"Dispute {dispute_no} · Paydesk")
+    page.wait_for_load_state("load")
+    expect(page.get_by_text(re.compile(r"submit it to Simulator\."))).to_be_visible()  # its name, not its code
+    refunds = page.locator("#refunds")
+    expect(refunds.get_by_role("link", name=refund_no)).to_be_visible()
+    column = refunds.bounding_box()
+    for cell in (refunds.locator("td[data-label=Status] .badge"), refunds.locator("td[data-label=Issued] time")):
+        box = cell.bounding_box()
+        assert box["x"] + box["width"] <= column["x"] + column["width"], (cell, box, column)
