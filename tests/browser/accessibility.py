@@ -300,7 +300,11 @@ def shown_across(locator: Locator) -> bool:
 
 
 def page_problems(page: Page) -> list[str]:
-    """axe's violations and sideways scrolling of the page or of a part of it, as sentences."""
+    """axe's violations and sideways scrolling of the page or of a part of it, as sentences, once
+    the page has loaded: a page a step's form sent the browser to may show its errors before its
+    stylesheet applies, and axe then measured unstyled links crowded together (target-size,
+    seen under load)."""
+    page.wait_for_load_state("load")
     problems = axe_violations(page)
     overflow = sideways_scroll(page)
     if overflow > 0:

@@ -45,20 +45,29 @@ def base_url():
     return None
 
 
-@pytest.fixture(autouse=True)
-def slow_network(request):
-    """BROWSER_LATENCY_MS=500 delays every request of each test's page by that much, uncached:
-    the stylesheet and htmx then arrive well after the page's HTML, as they may on a loaded
-    machine, so a test that acts before the page has loaded fails every time instead of now and
-    then (how the waits for the load event in the helpers below were found; docs/testing.md)."""
-    latency = int(os.environ.get("BROWSER_LATENCY_MS", "0"))
-    if latency and "page" in request.fixturenames:
-        page = request.getfixturevalue("page")
+# BROWSER_LATENCY_MS=500 delays every request of the tests' pages by that much, uncached: the
+# stylesheet and htmx then arrive well after the page's HTML, as they may on a loaded machine, so
+# a test that acts before the page has loaded fails every time instead of now and then (how the
+# waits for the load event in the helpers below were found; docs/testing.md).
+LATENCY_MS = int(os.environ.get("BROWSER_LATENCY_MS", "0"))
+
+
+def slow_down(page: Page) -> None:
+    """Give the page BROWSER_LATENCY_MS of latency on every request (nothing when unset)."""
+    if LATENCY_MS:
         network = page.context.new_cdp_session(page)
         network.send("Network.enable")
         network.send("Network.setCacheDisabled", {"cacheDisabled": True})
-        network.send("Network.emulateNetworkConditions", {"offline": False, "latency": latency,
+        network.send("Network.emulateNetworkConditions", {"offline": False, "latency": LATENCY_MS,
                                                           "downloadThroughput": -1, "uploadThroughput": -1})
+
+
+@pytest.fixture(autouse=True)
+def slow_network(request):
+    """Each test's `page` slowed down as BROWSER_LATENCY_MS says (pages of contexts a test makes
+    itself: `context.on("page", slow_down)`)."""
+    if LATENCY_MS and "page" in request.fixturenames:
+        slow_down(request.getfixturevalue("page"))
 
 
 @pytest.fixture(scope="package")

@@ -24,7 +24,7 @@ from tests.dashboard.conftest import add_user
 from tests.dashboard.test_payouts import nuban
 
 from .accessibility import ROLES, SIGNED_OUT, Sample, page_problems, shown_across, visits
-from .conftest import open_in_mode, sign_in
+from .conftest import open_in_mode, sign_in, slow_down
 
 WIDTHS = {"desktop": 1366, "phone": 390}
 MODES = ("live", "sandbox")
@@ -132,6 +132,7 @@ def context_at(browser: Browser):
 
     def new_context(width: int) -> BrowserContext:
         made.append(browser.new_context(bypass_csp=True, viewport={"width": width, "height": 900}))
+        made[-1].on("page", slow_down)
         return made[-1]
 
     yield new_context
