@@ -112,6 +112,9 @@ def test_filters_combine_and_the_form_shows_them_again(app, support, entries):
     # The day as the user's locale types it.
     assert re.search(r'id="from" name="from" type="text" inputmode="numeric" autocomplete="off" maxlength="10" '
                      r'size="10"\s+value="01/03/2026"', page)
+    day_fields = re.findall(r'<input id="(?:from|to)"[^>]*>', page, flags=re.S)
+    assert len(day_fields) == 2 and 'value="03/03/2026"' in day_fields[1]
+    assert not any("hx-get" in tag for tag in day_fields)  # the audit's filters apply on submit
     assert 'id="tx_no" name="tx_no" type="search" value="PAY-111"' in page
     assert "1 entry matching the filters, newest first" in page
     export = _path(app, "dashboard.export_audit", **filters).replace("&", "&amp;")

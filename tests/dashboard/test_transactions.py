@@ -303,3 +303,15 @@ def test_the_search_hint_says_what_is_searched(app, sandbox_finance):
     assert ("Any part of a reference, customer e-mail or name; a whole TxNo or provider transaction "
             "id. Results update as you type") in page
     assert "Searched TxNo" not in page
+
+
+def test_the_day_fields_show_the_days_as_typed_and_refresh_the_list(sandbox_finance):
+    page = sandbox_finance.get("/transactions?from=2026-03-01&to=nonsense").text
+    fields = re.findall(r'<input id="(from|to)" name="\1"[^>]*>', page, flags=re.S)
+    assert fields == ["from", "to"]
+    for name, shown in (("from", "01/03/2026"), ("to", "nonsense")):
+        tag = re.search(rf'<input id="{name}"[^>]*>', page, flags=re.S).group()
+        assert f'value="{shown}"' in tag
+        assert 'aria-describedby="days-hint"' in tag
+        assert re.search(r'hx-get="[^"]*/transactions" hx-trigger="change"', tag)
+    assert '<p class="hint days-hint" id="days-hint">Days in' in page
