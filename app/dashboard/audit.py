@@ -3,7 +3,6 @@ where from; filtered by user, action, days and TxNo in the URL, and exported as 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -12,7 +11,7 @@ from flask import abort, render_template, request, url_for
 from flask_login import current_user, login_required
 
 from app.auth.users import current_caller
-from app.payments.formats import storable_text
+from app.payments.formats import code_in_words, storable_text
 from app.payments.model import TX_NO_PREFIX, Mode
 from app.payments.money import format_amount, from_minor, is_currency
 from app.payments.sandbox import FIXTURE_TX_NOS
@@ -121,10 +120,7 @@ def action_words(action: str) -> str:
 
 def detail_label(key: str) -> str:
     """A detail's key as a label: "originalTxNo" -> "Original TxNo", "sessions_ended" -> "Sessions ended"."""
-    if key in DETAIL_LABELS:
-        return DETAIL_LABELS[key]
-    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).replace("_", " ").lower()
-    return spaced[:1].upper() + spaced[1:]
+    return DETAIL_LABELS.get(key) or code_in_words(key)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from markupsafe import Markup
 from app.auth.users import DEFAULT_LOCALE
 from app.payments import declines
 from app.payments.accounts import mask_account_number
+from app.payments.formats import code_in_words
 from app.payments.money import format_amount, from_minor
 
 
@@ -274,7 +275,7 @@ def code_words(text: str | None) -> str:
     Product not received. Anything else (a transaction's Captured, a provider's own sentence)
     is shown as it is."""
     if text and _CODE.fullmatch(text):
-        return text.replace("_", " ").capitalize()
+        return code_in_words(text)
     return text or ""
 
 

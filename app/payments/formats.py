@@ -1,4 +1,5 @@
-"""How the interface writes time and which text it can store: ISO 8601 UTC with Z, no controls."""
+"""How the interface writes time and which text it can store (ISO 8601 UTC with Z, no controls),
+and how a machine word reads to people."""
 from __future__ import annotations
 
 import re
@@ -22,3 +23,14 @@ def storable_text(text: str) -> bool:
     """Text both databases can store and search for: no NUL or other C0 control but tab,
     newline and carriage return, and valid UTF-8 (no lone surrogates)."""
     return _UNSTORABLE.search(text) is None
+
+
+# Where a camelCase word begins its next part: "originalTxNo" -> original | Tx | No.
+_CAMEL_PART = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def code_in_words(code: str) -> str:
+    """A machine word (snake_case or camelCase) as people read it, the one way the dashboard and
+    the CLI write codes: "needs_response" -> "Needs response", "sessionsEnded" -> "Sessions ended"."""
+    spaced = _CAMEL_PART.sub(" ", code).replace("_", " ").lower()
+    return spaced[:1].upper() + spaced[1:]

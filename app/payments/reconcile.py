@@ -23,6 +23,8 @@ from datetime import date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
 
+from .formats import code_in_words
+
 # How long after its capture a provider pays a payment out, at most (SETTLEMENT_DELAY_DAYS):
 # Paystack settles the next business day (T+1), Stripe's default schedule is two business days.
 DEFAULT_SETTLEMENT_DELAY = timedelta(days=2)
@@ -48,7 +50,7 @@ class Outcome(StrEnum):
     @property
     def label(self) -> str:
         """The outcome in words, as the dashboard and the CLI write it."""
-        return self.value.replace("_", " ").capitalize().replace("paydesk", "Paydesk")
+        return code_in_words(self.value).replace("paydesk", "Paydesk")
 
 
 # What a line of each type is matched against: the Paydesk transaction kind it names.
