@@ -260,3 +260,20 @@ def test_a_user_chooses_their_e_mail_notifications_on_the_account_page(page: Pag
     expect(failed.get_by_label("E-mail")).to_have_value("digest")
     expect(failed.get_by_label("Sandbox too")).to_be_checked()
     expect(section.get_by_role("group", name="Webhook delivery keeps failing").get_by_label("E-mail")).to_have_value("")
+
+
+def test_an_admins_sections_fit_one_row_on_a_laptop_and_wrap_on_a_phone(page: Page, server, merchant):
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "admin"))
+    links = page.get_by_role("navigation", name="Main").get_by_role("link")
+
+    def rows() -> int:
+        return len({round(box["y"]) for box in (link.bounding_box() for link in links.all())})
+
+    assert links.count() == 12
+    page.set_viewport_size({"width": 1280, "height": 900})
+    assert rows() == 1
+    page.set_viewport_size({"width": 390, "height": 900})
+    assert rows() > 1
+    for link in links.all():  # wrapped, not cut off
+        box = link.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390
