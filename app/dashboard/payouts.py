@@ -94,8 +94,8 @@ class Destination:
         self.needs_country = False
         # An IBAN names its bank: no list to pick from, the bank read from the IBAN is shown.
         self.bank_from_iban = bool(method) and create.bank_from_account(method)
-        if method is None or self.bank_from_iban:
-            return
+        if method is None or self.bank_from_iban or not method.bank_list:
+            return  # (a method without a bank list pays to the account it names: no bank to choose)
         if method.bank_list and len(method.countries) > 1 and not self.country:
             self.needs_country = True  # a whole region's banks is no list to pick from
             return

@@ -1,5 +1,5 @@
 """Every page at a desktop width and on a phone: a proper title, no sideways scrolling, a label
-for every input. Set DASHBOARD_SCREENSHOTS=<dir> to keep a screenshot of each for review."""
+for every input, no card or section touching the one under it. Set DASHBOARD_SCREENSHOTS=<dir> to keep a screenshot of each for review."""
 from __future__ import annotations
 
 import os
@@ -20,6 +20,16 @@ UNLABELLED = """() => [...document.querySelectorAll('input, select, textarea')]
     .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label')
                   && !el.getAttribute('aria-labelledby'))
     .map(el => el.outerHTML.slice(0, 120))"""
+# Blocks one under another with less than 8 px between them (side by side ones are not compared).
+TOUCHING = """() => [...document.querySelectorAll('main section, main .card, main .empty-state, main .table-wrap')]
+    .flatMap(el => {
+      const next = el.nextElementSibling;
+      if (!next || !next.matches('section, .card, .empty-state, .table-wrap, h2')) return [];
+      const a = el.getBoundingClientRect(), b = next.getBoundingClientRect();
+      if (!a.height || !b.height || b.left >= a.right || a.left >= b.right) return [];
+      const name = e => `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}.${[...e.classList].join('.')}`;
+      return b.top - a.bottom < 8 ? [`${name(el)} -> ${name(next)}: ${b.top - a.bottom}px`] : [];
+    })"""
 
 
 @pytest.fixture
@@ -38,7 +48,7 @@ def pages(server, merchant, sandbox, live):
     return [SANDBOX + path for path in (
         "/transactions", "/transactions?q=nothing-matches-this", f"/transactions/{payment}",
         "/transactions/SBX-DECLINED", "/payouts/new", "/webhooks", "/webhooks/inbox", "/audit",
-        "/settings", "/transactions/UNKNOWN-TX", "/overview", "/overview?days=90", "/developers",
+        "/settings", "/reconciliation", "/approvals", "/batches", "/disputes", "/transactions/UNKNOWN-TX", "/overview", "/overview?days=90", "/developers",
         f"/developers/requests/{refund_request}")]
 
 
@@ -63,3 +73,17 @@ def _check(page: Page, path: str, screen: str) -> None:
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"{path} scrolls sideways by {overflow}px on {screen}"
     assert page.evaluate(UNLABELLED) == [], f"{path} has inputs without labels"
+    assert page.evaluate(TOUCHING) == [], f"{path} has blocks touching on {screen}"
+
+
+def test_the_new_tokens_fields_line_up_and_its_button_sits_under_them(page: Page, server, merchant):
+    page.set_viewport_size({"width": 1280, "height": 900})
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "admin"))
+    page.goto(f"{server.url}/settings")
+    tokens = page.locator("#tokens")
+    tops = {round(tokens.get_by_text(label, exact=True).bounding_box()["y"])
+            for label in ("Expires on", "Allowed networks", "Daily limits")}
+    assert len(tops) == 1, tops
+    button = tokens.get_by_role("button", name="Create live token").bounding_box()
+    hints = [tokens.locator(f"#{name}-hint").bounding_box() for name in ("expires_on", "networks", "limits")]
+    assert button["y"] >= max(hint["y"] + hint["height"] for hint in hints)

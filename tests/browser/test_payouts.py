@@ -22,8 +22,8 @@ def test_payout_operator_picks_a_nigerian_bank_and_lands_on_the_payout(page: Pag
     open_new_payout(page)
 
     page.get_by_label("Payout method").select_option(label="Mobile money payout")
-    expect(page.locator("#bank-refusal")).to_have_text(
-        "Payment method mobile-money-payout does not support bank lists")
+    expect(page.locator("#bank-none")).to_have_text(
+        "None to choose: Mobile money payout pays straight to the mobile number.")
     page.get_by_label("Payout method").select_option(label="NGN bank payout")
     banks = page.get_by_role("listbox", name="Bank")
     expect(banks.get_by_role("option", name="Zenith Bank (057)")).to_be_attached()
@@ -128,7 +128,7 @@ def test_a_sepa_payout_takes_its_bank_from_the_iban(page: Page, server, merchant
 def _fill_kes_payout(page: Page, reference: str, amount: str = "1500") -> None:
     """A mobile money payout (no bank list), every field filled in."""
     page.get_by_label("Payout method").select_option(label="Mobile money payout")
-    expect(page.locator("#bank-refusal")).to_be_attached()
+    expect(page.locator("#bank-none")).to_be_attached()
     htmx_settled(page)
     page.get_by_label("Account holder").fill("Wanjiru Kamau")
     page.get_by_label("Mobile number").fill("+254712345678")

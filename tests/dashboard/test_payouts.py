@@ -49,9 +49,11 @@ def test_the_bank_list_is_a_cacheable_fragment_of_the_methods_banks(operator):
     assert 'data-filter-options="#bank"' in response.text
 
 
-def test_a_method_without_bank_list_shows_the_services_message(operator):
+def test_a_method_without_bank_list_says_there_is_no_bank_to_choose(operator):
     response = operator.get("/payouts/banks?method=mobile-money-payout&currency=KES")
-    assert "Payment method mobile-money-payout does not support bank lists" in response.text
+    assert ('<p class="hint" id="bank-none">None to choose: Mobile money payout pays straight to the '
+            'mobile number.</p>') in response.text
+    assert "does not support bank lists" not in response.text and 'name="bank"' not in response.text
     assert "Cache-Control" not in response.headers or "max-age" not in response.headers["Cache-Control"]
 
 
