@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
-from wtforms import BooleanField, SelectChoice, SelectField, TextAreaField
+from wtforms import BooleanField, SelectChoice, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length
 
 from app.auth.users import current_caller, requires
@@ -43,9 +43,23 @@ class EvidenceForm(FlaskForm):
         csrf = False  # CSRFProtect checks every POST already
 
 
+# The evidence fields that hold one line, and the input each is typed in (the customer's details
+# are not the user's own: the browser is not to fill them in); the others are text areas.
+ONE_LINE_EVIDENCE = {"customerName": "text", "customerEmail": "email", "customerPhone": "tel", "serviceDate": "text"}
+TEXT_ROWS = {"uncategorizedText": 8}
+
+
+def _evidence_field(name: str, words: str):
+    label = field_label(name[:1].upper() + name[1:])
+    validators = [Length(max=MAX_EVIDENCE_TEXT)]
+    if name in ONE_LINE_EVIDENCE:
+        return StringField(label, description=words, validators=validators,
+                           render_kw={"type": ONE_LINE_EVIDENCE[name], "autocomplete": "off", "spellcheck": "false"})
+    return TextAreaField(label, description=words, validators=validators, render_kw={"rows": TEXT_ROWS.get(name, 3)})
+
+
 for _name, _words in EVIDENCE_FIELDS.items():
-    setattr(EvidenceForm, _name, TextAreaField(field_label(_name[:1].upper() + _name[1:]), description=_words,
-                                               validators=[Length(max=MAX_EVIDENCE_TEXT)]))
+    setattr(EvidenceForm, _name, _evidence_field(_name, _words))
 
 
 class AcceptForm(FlaskForm):

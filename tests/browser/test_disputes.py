@@ -1,4 +1,5 @@
-"""The dispute page in Chromium: its side column's tables fit the column."""
+"""The dispute page in Chromium: its side column's tables fit the column; its evidence form's
+one-line fields look like the others."""
 from __future__ import annotations
 
 import re
@@ -11,16 +12,21 @@ from tests.dashboard.conftest import SANDBOX, add_user
 from .conftest import sign_in
 
 
-def test_the_dispute_pages_refunds_fit_its_side_column(page: Page, server, merchant, sandbox):
-    """The payment's refunds sit in the page's 380 px side column: as a table of five columns their
-    status and date were cut off at its edge. Narrow, the table shows each refund as a card."""
+def _disputed_with_a_refund(sandbox) -> tuple[str, str]:
+    """A payment partly refunded, then charged back: its refund's and its dispute's numbers."""
     tx_no = sandbox.post("/transactions", payment_body(amount=120)).json()["transactionId"]
     sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"})
     refund_no = sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 20}).json()["refundTxNo"]
     sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Chargeback"})
     [dispute_no] = [d["disputeId"] for d in sandbox.get("/disputes?limit=200").json()["disputes"]
                     if d["txNo"] == tx_no]
+    return refund_no, dispute_no
 
+
+def test_the_dispute_pages_refunds_fit_its_side_column(page: Page, server, merchant, sandbox):
+    """The payment's refunds sit in the page's 380 px side column: as a table of five columns their
+    status and date were cut off at its edge. Narrow, the table shows each refund as a card."""
+    refund_no, dispute_no = _disputed_with_a_refund(sandbox)
     page.set_viewport_size({"width": 1280, "height": 900})
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
     page.goto(f"{server.url}{SANDBOX}/disputes/{dispute_no}")
@@ -33,3 +39,15 @@ def test_the_dispute_pages_refunds_fit_its_side_column(page: Page, server, merch
     for cell in (refunds.locator("td[data-label=Status] .badge"), refunds.locator("td[data-label=Issued] time")):
         box = cell.bounding_box()
         assert box["x"] + box["width"] <= column["x"] + column["width"], (cell, box, column)
+
+
+def test_the_evidence_forms_one_line_fields_are_styled_like_its_others(page: Page, server, merchant, sandbox):
+    """The customer's phone is a tel input, which the stylesheet once left unstyled (a 20 px box)."""
+    _, dispute_no = _disputed_with_a_refund(sandbox)
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
+    page.goto(f"{server.url}{SANDBOX}/disputes/{dispute_no}")
+    page.wait_for_load_state("load")
+    name = page.get_by_label("Customer name").bounding_box()
+    for label in ("Customer email", "Customer phone", "Service date"):
+        box = page.get_by_label(label).bounding_box()
+        assert (box["height"], box["width"]) == (name["height"], name["width"]), label

@@ -2,6 +2,7 @@
 its payment's story, the evidence form and the confirmed acceptance. Both databases."""
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -105,7 +106,14 @@ def test_the_dispute_page_tells_the_payments_story_and_offers_the_draft(
     assert f'href="/test/transactions/{tx_no}"' in text
     assert ">Timeline</h2>" in text and "Webhook deliveries" in text and "Refunds" in text
     assert f"Dispute {dispute_no} of 100.00 EUR opened: Fraudulent" in text  # the payment's timeline has it
-    assert "Ada Lovelace</textarea>" in text  # Paydesk's draft
+    # Paydesk's draft: the customer's details on one line each, typed as what they are (the
+    # browser offers the user's own details for none of them), the story in a text area.
+    assert ('<input aria-describedby="customerName-hint" autocomplete="off" id="customerName" maxlength="5000" '
+            'name="customerName" spellcheck="false" type="text" value="Ada Lovelace">') in text
+    for name, kind in (("customerEmail", "email"), ("customerPhone", "tel"), ("serviceDate", "text")):
+        assert re.search(rf'<input [^>]*autocomplete="off" id="{name}"[^>]* type="{kind}"', text), name
+    assert re.search(r'<textarea [^>]*id="productDescription"[^>]* rows="3"', text)
+    assert re.search(r'<textarea [^>]*id="uncategorizedText"[^>]* rows="8">\s*Payment ', text)
     assert f"Payment {tx_no} (reference" in text
     assert "Submit evidence" in text and "Accept dispute" in text
 
