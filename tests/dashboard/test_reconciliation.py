@@ -35,6 +35,7 @@ def test_the_list_shows_totals_and_exceptions(finance, sandbox, captured_payment
     assert "Simulator" in row
     assert ">699.00</span>" in row  # 5 fixtures of 100.00 and 199.00 of the short payment
     assert "<strong>1</strong>" in row  # one exception
+    assert '<span class="tag">Pending</span>' in row  # the provider's word for its status, in words
     assert "Missing from every settlement" in page
 
 
@@ -49,6 +50,7 @@ def test_a_settlement_s_page_shows_each_line_s_result(finance, sandbox, captured
     row = re.search(rf'<tr>(?:(?!</tr>).)*?{tx_no}.*?</tr>', page.text, re.S).group(0)
     assert "<strong>Amount differs</strong>" in row and ">199.00</span>" in row
     assert page.text.count('<span class="tag">Matched</span>') == 5
+    assert "<dt>Status</dt><dd>Pending</dd>" in page.text
     assert finance.get("/reconciliation/stl_999999999").status_code == 404
 
 
