@@ -44,13 +44,19 @@ def with_attempts(conn, deliveries: list[log.Delivery]) -> list[tuple[log.Delive
 @dashboard.get("/webhooks")
 @login_required
 def webhooks():
-    """Webhook deliveries of this mode, newest first: state, attempts, last answer, next try."""
+    """Webhook deliveries of this mode, newest first (those in one state when asked): state,
+    attempts, last answer, next try."""
     page, caller = _page_number(), current_caller()
+    state = request.args.get("state", "")
+    problems = [] if state in ("", *log.DELIVERY_STATES) else [f"Unknown state {state[:20]!r}"]
+    found = []
     with deps().uow(write=False) as uow:
-        found = log.list_deliveries(uow.conn, caller, limit=PAGE_SIZE + 1,
-                                    offset=(page - 1) * PAGE_SIZE)
+        if not problems:
+            found = log.list_deliveries(uow.conn, caller, limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE,
+                                        state=state or None)
         rows = with_attempts(uow.conn, found[:PAGE_SIZE])
-    return render_template("dashboard/webhooks.html", rows=rows, page=page,
+    return render_template("dashboard/webhooks.html", rows=rows, page=page, state=state,
+                           states=log.DELIVERY_STATES, problems=problems,
                            has_more=len(found) > PAGE_SIZE and page < MAX_PAGES,
                            retry_schedule=RETRY_SCHEDULE)
 

@@ -102,13 +102,22 @@ def _delivery(row) -> Delivery:
     )
 
 
+# A delivery's states: waiting for its first or next attempt, given up on, or answered 2xx.
+DELIVERY_STATES = ("pending", "failed", "delivered")
+
+
 def list_deliveries(conn: Connection, caller: Caller, *, tx_no: str | None = None,
-                    limit: int = 50, offset: int = 0, endpoint_row_id: int | None = None) -> list[Delivery]:
-    """The caller's webhook events in its mode, newest first (only tx_no's, or only those to one
-    webhook endpoint, when given)."""
+                    limit: int = 50, offset: int = 0, endpoint_row_id: int | None = None,
+                    state: str | None = None) -> list[Delivery]:
+    """The caller's webhook events in its mode, newest first (only tx_no's, only those to one
+    webhook endpoint, or only those in one of DELIVERY_STATES, when given)."""
     query = _DELIVERY.where(*scoped_to_mode(webhook_events, caller))
     if tx_no is not None:
         query = query.where(transactions.c.tx_no == tx_no)
+    if state is not None:
+        query = query.where(webhook_events.c.state == state)
+        if state != "delivered":  # the condition of the partial index that holds the few such rows
+            query = query.where(webhook_events.c.state != "delivered")
     if endpoint_row_id is not None:
         query = query.where(webhook_events.c.endpoint_id == endpoint_row_id)
     query = query.order_by(webhook_events.c.created_at.desc(), webhook_events.c.id.desc())

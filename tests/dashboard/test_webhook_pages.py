@@ -7,10 +7,12 @@ from datetime import UTC, datetime
 
 import pytest
 import requests
-from sqlalchemy import select
+from sqlalchemy import select, update
 from standardwebhooks.webhooks import Webhook
 
-from app.store.tables import audit_log
+from app.dashboard import webhooks as webhook_pages
+from app.store.tables import audit_log, transactions, webhook_events
+from app.webhooks.log import DELIVERY_STATES
 from tests.conftest import payment_body
 
 from .conftest import SANDBOX, switch_to_sandbox
@@ -114,3 +116,39 @@ def test_a_resent_delivery_polls_until_its_new_attempt_is_made(sandbox_finance, 
     assert '<details class="delivery-details" open>' in done.text
     assert sandbox_finance.get(f"/webhooks/{webhook_id}/progress?after=x").status_code == 404
     assert sandbox_finance.get("/webhooks/msg_unknown/progress?after=0").status_code == 404
+
+
+def _delivery_in_state(sandbox, app, merchant, state: str) -> str:
+    """A new captured payment's webhook, put in `state`; its webhook-id."""
+    tx_no = sandbox.post("/transactions", payment_body(callbackUrl=merchant.inbox_url)).json()["transactionId"]
+    sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"})
+    with app.extensions["paydesk"].uow() as uow:
+        row_id, webhook_id = uow.conn.execute(
+            select(webhook_events.c.id, webhook_events.c.webhook_id)
+            .join(transactions, transactions.c.id == webhook_events.c.transaction_id)
+            .where(transactions.c.tx_no == tx_no)).one()
+        uow.conn.execute(update(webhook_events).where(webhook_events.c.id == row_id).values(state=state))
+        uow.commit()
+    return webhook_id
+
+
+def test_the_state_filter_shows_only_the_deliveries_in_that_state(sandbox_finance, sandbox, app, merchant,
+                                                                 monkeypatch):
+    ids = {state: _delivery_in_state(sandbox, app, merchant, state) for state in DELIVERY_STATES}
+    for state in DELIVERY_STATES:
+        page = sandbox_finance.get(f"/webhooks?state={state}").text
+        assert {shown for shown, webhook_id in ids.items() if f'id="delivery-{webhook_id}"' in page} == {state}
+        assert f'<option value="{state}" selected>{state.capitalize()}</option>' in page
+    everything = sandbox_finance.get("/webhooks").text
+    assert all(f'id="delivery-{webhook_id}"' in everything for webhook_id in ids.values())
+
+    monkeypatch.setattr(webhook_pages, "PAGE_SIZE", 1)  # the pages keep the filter
+    _delivery_in_state(sandbox, app, merchant, "pending")  # two pending: two pages of one
+    paged = sandbox_finance.get("/webhooks?state=pending").text
+    assert 'rel="next" href="/test/webhooks?state=pending&amp;page=2"' in paged
+    assert 'rel="prev" href="/test/webhooks?state=pending&amp;page=1"' in sandbox_finance.get(
+        "/webhooks?state=pending&page=2").text
+
+    unknown = sandbox_finance.get("/webhooks?state=lost").text
+    assert '<div class="alert alert-error" role="alert">Unknown state &#39;lost&#39;</div>' in unknown
+    assert 'id="delivery-' not in unknown
