@@ -96,7 +96,7 @@ class Destination:
         self.bank_from_iban = bool(method) and create.bank_from_account(method)
         if method is None or self.bank_from_iban or not method.bank_list:
             return  # (a method without a bank list pays to the account it names: no bank to choose)
-        if method.bank_list and len(method.countries) > 1 and not self.country:
+        if len(method.countries) > 1 and not self.country:
             self.needs_country = True  # a whole region's banks is no list to pick from
             return
         try:
