@@ -1,13 +1,15 @@
-"""What the request log may keep of a body: the one masking function (mask_body). Account
-numbers keep their last 4 (app.payments.accounts.mask_account_number), e-mails their first
-letter and domain, and secrets (bearer tokens, webhook secrets, provider keys, passwords, card
-numbers) nothing, whether they sit under a field that names them or anywhere in any text."""
+"""What the request log may keep of a body or a query string: the one masking function (mask_body,
+and mask_query with the same rules). Account numbers keep their last 4
+(app.payments.accounts.mask_account_number), e-mails their first letter and domain, and secrets
+(bearer tokens, webhook secrets, provider keys, passwords, card numbers) nothing, whether they
+sit under a field that names them or anywhere in any text."""
 from __future__ import annotations
 
 import json
 import re
 from decimal import Decimal
 from functools import lru_cache
+from urllib.parse import parse_qsl
 
 from app.payments.accounts import mask_account_number
 from app.util import dumps, json_too_deep
@@ -89,6 +91,18 @@ def storable(text: str) -> str:
     if text.isascii() and "\x00" not in text:
         return text
     return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
+
+
+def mask_query(query: str) -> str:
+    """A query string as the log shows it: each parameter decoded and its value masked as a body's
+    field of that name would be (customerEmail=a•••@example.com, token=[masked]); pairs joined
+    by & as sent, for people to read rather than a URL to follow."""
+    shown = []
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        name, kind = _field_kind(key)
+        masked = mask_text(value) if kind == "text" else _mask_value(value, kind)
+        shown.append(f"{name}={masked}")
+    return storable("&".join(shown))
 
 
 def mask_path(path: str) -> str:

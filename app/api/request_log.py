@@ -27,7 +27,7 @@ from app.store import request_log as log_rows
 from app.util import utcnow
 from app.web import deps
 
-from .masking import kept_tx_no, mask_path, mask_text, masked_body, storable
+from .masking import kept_tx_no, mask_path, mask_query, mask_text, masked_body, storable
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,8 @@ MAX_WAITING = 20_000
 # The response fields that name a transaction the request made or read.
 _TX_FIELDS = ("transactionId", "TransactionId", "refundTxNo", "originalTxNo", "txNo")
 _JSON_TYPES = ("application/json",)
+# The most of a query string the log reads to mask (the row keeps a path and query of 500).
+MAX_QUERY_READ = 2000
 
 
 # Where started() leaves the request's start in its WSGI environ.
@@ -72,6 +74,7 @@ def note(response: Response) -> Response:
         "token_label": (grant.label if grant is not None else caller.actor)[:100],
         "method": asked.method[:10],
         "path": asked.path[:500],
+        "query": environ.get("QUERY_STRING") or None,
         "status": response.status_code,
         "duration_ms": round((time.perf_counter() - began) * 1000),
         "request_id": request_id(asked),
@@ -104,7 +107,9 @@ def shaped(noted: dict) -> dict:
     """A noted request as its row: bodies masked, the transactions it touched found."""
     row = {name: noted[name] for name in ("merchant_id", "mode", "token_id", "token_label", "method",
                                             "status", "duration_ms", "request_id", "at")}
-    row["path"] = mask_path(noted["path"])[:500]
+    query = noted["query"]
+    shown_query = "?" + mask_query(query[:MAX_QUERY_READ]) if query else ""
+    row["path"] = (mask_path(noted["path"]) + shown_query)[:500]
     key = noted["idempotency_key"]
     row["idempotency_key"] = storable(mask_text(key)[:255]) if key else None
     row["request_body"], sent = masked_body(noted["request_raw"])

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from app.api.masking import NOT_JSON, mask_body, masked_body
+from app.api.masking import NOT_JSON, mask_body, mask_query, masked_body
 from app.payments.model import Mode
 from app.store.tables import request_log
 from app.util import utcnow
@@ -117,3 +117,26 @@ def test_a_body_nested_too_deep_is_kept_as_text_unparsed():
     kept, value = masked_body(deep)
     assert value is NOT_JSON
     assert kept == '{"accountNumber": "•••• 4300", "x": ' + "[" * 100 + "1" + "]" * 100 + "}"
+
+
+def test_a_query_string_is_kept_with_the_path_its_values_masked(app, sandbox, merchant):
+    listed = sandbox.get("/transactions?kind=Refund&limit=2&customerEmail=ada%40example.com"
+                         "&token=pd_test_abcdef&q=call+0801234567890")
+    assert listed.status_code == 200, listed.text
+    [row] = logged(app, merchant, path="kind=Refund")
+    assert row.path == ("/api/v1/transactions?kind=Refund&limit=2&customerEmail=a•••@example.com"
+                        "&token=[masked]&q=call •••• 7890")
+    sandbox.get("/transactions/SBX-CAPTURED/status")
+    assert logged(app, merchant, tx_no="SBX-CAPTURED")[0].path == "/api/v1/transactions/SBX-CAPTURED/status"
+
+
+@pytest.mark.parametrize(("query", "shown"), [
+    ("status=Captured,Refunded&limit=100", "status=Captured,Refunded&limit=100"),
+    ("email=ada%40example.com", "email=a•••@example.com"),
+    ("accountNumber=0123456789", "accountNumber=•••• 6789"),
+    ("x=Bearer%20abc.def", "x=[masked]"),
+    ("flag", "flag="),
+    ("%ff=%fe", "\ufffd=\ufffd"),
+])
+def test_the_query_masking_function(query, shown):
+    assert mask_query(query) == shown
