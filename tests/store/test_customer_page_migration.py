@@ -16,6 +16,7 @@ from app.store.customers import CustomerKey
 from app.store.scope import scoped_to_mode
 from app.store.tables import transactions
 from app.util import utcnow
+from tests.support.query_plans import index_names, plan
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -51,23 +52,6 @@ def _stored_before_0030(engine) -> int:
     return merchant_id
 
 
-def _plan(conn, query) -> str:
-    sql = str(query.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
-    if conn.dialect.name == "sqlite":
-        return " ".join(str(row[-1]) for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql))
-    conn.exec_driver_sql("ANALYZE transactions")
-    conn.exec_driver_sql("SET LOCAL enable_seqscan = off")  # a tiny table: ask which index serves it
-    return "\n".join(conn.exec_driver_sql("EXPLAIN " + sql).scalars())
-
-
-def _index_names(engine, table: str) -> set[str]:
-    """Every index of the table by name (reflection skips SQLite's expression indexes, with a warning)."""
-    sql = ("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = :table"
-           if engine.dialect.name == "sqlite" else "SELECT indexname FROM pg_indexes WHERE tablename = :table")
-    with engine.connect() as conn:
-        return set(conn.execute(text(sql), {"table": table}).scalars())
-
-
 def test_the_migration_fills_customer_references_and_indexes_a_customer_s_rows(database_at_0029):
     engine = create_engine(database_at_0029)
     try:
@@ -87,16 +71,16 @@ def test_the_migration_fills_customer_references_and_indexes_a_customer_s_rows(d
                 query = (select(transactions.c.id)
                          .where(*scoped_to_mode(transactions, caller), *key.conditions())
                          .order_by(transactions.c.created_at.desc(), transactions.c.id.desc()).limit(51))
-                plan = _plan(conn, query)
-                assert index in plan, plan
-                assert "Sort" not in plan and "TEMP B-TREE" not in plan, plan  # read in the index's order
+                found = plan(conn, query, "transactions")
+                assert index in found, found
+                assert "Sort" not in found and "TEMP B-TREE" not in found, found  # read in the index's order
         indexes = {i["name"]: i for i in inspect(engine).get_indexes("provider_events")}
         assert indexes["ix_provider_events_tx_no"]["column_names"] == ["merchant_id", "mode", "tx_no"]
 
         command.downgrade(alembic_config(database_at_0029), "0029")
         found = inspect(engine)
         assert "customer_reference" not in {c["name"] for c in found.get_columns("transactions")}
-        names = _index_names(engine, "transactions")
+        names = index_names(engine, "transactions")
         assert not names & {"ix_transactions_customer_reference", "ix_transactions_customer_email_listing"}
         assert "ix_provider_events_tx_no" not in {i["name"] for i in found.get_indexes("provider_events")}
     finally:
