@@ -69,7 +69,7 @@ def test_the_writer_commits_a_batch_without_waiting_for_the_disk(engine):
 
     merchant_id = 900_000 + uuid.uuid4().int % 100_000
     noted = {"merchant_id": merchant_id, "mode": "sandbox", "token_id": None, "token_label": "Sandbox token",
-             "method": "GET", "path": "/api/v1/transactions/PAY-A", "status": 200, "duration_ms": 2,
+             "method": "GET", "path": "/api/v1/transactions/PAY-A", "query": None, "status": 200, "duration_ms": 2,
              "request_id": "req-relaxed", "idempotency_key": None, "at": utcnow(), "path_tx_no": "PAY-A",
              "request_raw": None, "response_raw": b'{"Status": "Captured"}'}
     RequestLogWriter(lambda: NotingUnit(engine), flush_seconds=0, batch=10).put(noted)
