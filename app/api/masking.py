@@ -100,8 +100,7 @@ def mask_query(query: str) -> str:
     shown = []
     for key, value in parse_qsl(query, keep_blank_values=True):
         name, kind = _field_kind(key)
-        masked = mask_text(value) if kind == "text" else _mask_value(value, kind)
-        shown.append(f"{name}={masked}")
+        shown.append(f"{name}={_mask_value(value, kind)}")
     return storable("&".join(shown))
 
 
