@@ -22,6 +22,7 @@ from app.payments.disputes import (
     DisputeRejected,
     DisputeStatus,
 )
+from app.payments.formats import code_in_words
 from app.payments.model import FieldErrors
 from app.util import could_be_key
 from app.web import deps
@@ -78,8 +79,8 @@ class FileForm(FlaskForm):
         csrf = False
 
     kind = SelectField("Kind of document",
-                       choices=[SelectChoice(k, k.replace("_", " ").capitalize()) for k in FILE_KINDS],
-                       description="; ".join(f"{k.replace('_', ' ').capitalize()}: {w.lower()}"
+                       choices=[SelectChoice(k, code_in_words(k)) for k in FILE_KINDS],
+                       description="; ".join(f"{code_in_words(k)}: {w.lower()}"
                                              for k, w in FILE_KINDS.items()))
     file = FileField("File", description="A PDF, PNG or JPEG of at most 4 MB. It goes to the provider "
                                          "when the evidence is submitted.")
