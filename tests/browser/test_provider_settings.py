@@ -47,6 +47,7 @@ def test_connect_paystack_then_test_the_connection(page: Page, server, merchant,
     page.get_by_role("link", name="Back to providers").click()
     account = page.locator("article", has_text="Paystack")
     expect(account.get_by_label("Webhook URL to set at Paystack")).to_have_value(webhook_url)
+    page.wait_for_load_state("load")  # htmx binds the form, or the click posts a whole page
     account.get_by_role("button", name="Test connection").click()
     result = account.locator(".provider-test p")
     expect(result).to_have_text("Asking Paystack…")
