@@ -72,6 +72,9 @@ def test_the_queue_lists_open_disputes_by_deadline_in_words(finance_in_sandbox, 
     _, sooner = _dispute(sandbox, captured_payment, app, due_in_days=2)
     _, won = _dispute(sandbox, captured_payment, app)
     assert sandbox.post(f"/sandbox/disputes/{won}/outcome", {"outcome": "won"}).status_code == 200
+    with app.extensions["paydesk"].uow() as uow:  # evidence owed to the provider, not sent yet
+        uow.conn.execute(update(disputes).where(disputes.c.dispute_no == sooner).values(action="submit_evidence"))
+        uow.commit()
     page = finance_in_sandbox.get("/disputes")
     assert page.status_code == 200
     text = page.text
@@ -87,6 +90,7 @@ def test_the_queue_lists_open_disputes_by_deadline_in_words(finance_in_sandbox, 
     assert '<td data-label="Reason">Fraudulent</td>' in open_part
     assert '<span class="badge badge-won">Won</span>' in text
     assert "needs_response<" not in text and ">fraudulent<" not in text
+    assert '<span class="muted small">sending to Simulator</span>' in open_part  # named as its page names it
 
 
 def test_support_and_payouts_roles_do_not_see_disputes(dashboard, merchant):
