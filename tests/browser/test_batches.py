@@ -95,6 +95,7 @@ def test_a_100_row_batch_from_upload_to_approved_takes_few_actions(page: Page, b
         row = other.locator("#awaiting tbody tr")
         expect(row).to_have_count(1)
         expect(row).to_contain_text("150,000.00")
+        other.wait_for_load_state("load")  # dashboard.js binds the confirmation, or one click approves
         approver.click_and_confirm(row.get_by_role("button", name="Approve"))
         expect(other.get_by_role("status").first).to_contain_text(f"is running; a worker makes its {ROWS} rows.")
     finally:
