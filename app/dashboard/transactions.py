@@ -139,7 +139,7 @@ def export_transactions():
         (utc_cell(e.row.created_at), e.row.tx_no, e.row.kind.value, e.row.status.value,
          format_amount(e.row.amount, e.row.currency), e.row.currency, e.row.reference,
          e.row.decline_reason or "", e.row.payment_method,
-         e.original_tx_no or "", e.customer_name or "", e.customer_email or "",
+         e.row.original_tx_no or "", e.row.customer_name or "", e.row.customer_email or "",
          e.customer_reference or "", e.provider_transaction_id or "",
          plain(e.refunded, e.row.currency), plain(e.remaining_refundable, e.row.currency),
          *((local_cell(e.row.created_at, zone),) if zone else ()))

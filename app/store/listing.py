@@ -239,6 +239,7 @@ class TransactionRow:
     customer_email: str | None = None
     customer_reference: str | None = None
     refunded: Decimal = Decimal(0)  # a payment's Captured refunds (refund_captured_minor)
+    original_tx_no: str | None = None  # a refund's payment
 
     @property
     def partly_refunded(self) -> bool:
@@ -260,12 +261,16 @@ class TransactionPage:
     newer: Cursor | None = None
 
 
+_ORIGINAL = transactions.alias("original")
 _LIST_COLUMNS = (
     transactions.c.id, transactions.c.created_at, transactions.c.tx_no, transactions.c.kind,
     transactions.c.status, transactions.c.amount_minor, transactions.c.currency,
     transactions.c.reference, transactions.c.decline_reason, transactions.c.payment_method,
     transactions.c.customer_name, transactions.c.customer_email, transactions.c.customer_reference,
     transactions.c.refund_captured_minor,
+    # Read by primary key for the page's rows only (the LIMIT is applied before the select list).
+    select(_ORIGINAL.c.tx_no).where(_ORIGINAL.c.id == transactions.c.original_id)
+    .scalar_subquery().label("original_tx_no"),
 )
 
 
@@ -285,6 +290,7 @@ def _row(row: RowMapping) -> TransactionRow:
         payment_method=row["payment_method"], customer_name=row["customer_name"],
         customer_email=row["customer_email"], customer_reference=row["customer_reference"],
         refunded=from_minor(row["refund_captured_minor"], row["currency"]),
+        original_tx_no=row["original_tx_no"],
     )
 
 
@@ -367,10 +373,7 @@ class ExportRow:
     """A row of the CSV export: the list's columns and what reconciling needs beside them."""
 
     row: TransactionRow
-    original_tx_no: str | None
-    customer_name: str | None
-    customer_email: str | None
-    customer_reference: str | None
+    customer_reference: str | None  # as the billing details give it
     provider_transaction_id: str | None
     refunded: Decimal | None  # payments only: what their Captured refunds returned
     remaining_refundable: Decimal | None  # payments only: what a refund could still take now
@@ -380,12 +383,8 @@ class ExportRow:
         return self.row.cursor
 
 
-_ORIGINAL = transactions.alias("original")
 _EXPORT_COLUMNS = (
-    *_LIST_COLUMNS,
-    select(_ORIGINAL.c.tx_no).where(_ORIGINAL.c.id == transactions.c.original_id)
-    .scalar_subquery().label("original_tx_no"),
-    transactions.c.customer_name, transactions.c.customer_email, transactions.c.billing,
+    *_LIST_COLUMNS, transactions.c.billing,
     transactions.c.provider_transaction_id, transactions.c.refund_reserved_minor,
     transactions.c.refund_captured_minor, transactions.c.refund_held_minor,
     transactions.c.dispute_lost_minor,
@@ -407,8 +406,7 @@ def _export_row(row: RowMapping) -> ExportRow:
         # Only a Captured payment can be refunded (refund rule 2): any other has nothing left.
         remaining = arithmetic.remaining if listed.status is Status.CAPTURED else from_minor(0, currency)
     billing = json.loads(row["billing"]) if row["billing"] else {}
-    return ExportRow(listed, row["original_tx_no"], row["customer_name"], row["customer_email"],
-                     billing.get("customerReference") if isinstance(billing, dict) else None,
+    return ExportRow(listed, billing.get("customerReference") if isinstance(billing, dict) else None,
                      row["provider_transaction_id"], refunded, remaining)
 
 

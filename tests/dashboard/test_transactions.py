@@ -31,7 +31,9 @@ def sandbox_finance(finance):
 
 
 def _tx_nos(html: str, candidates) -> set[str]:
-    return {tx_no for tx_no in candidates if tx_no in html}
+    """The candidates listed as rows (a row's TxNo column), not only named (a refund's payment)."""
+    return {tx_no for tx_no in candidates if f'<a class="mono" href="/test/transactions/{tx_no}">' in html
+            or f'<a class="mono" href="/transactions/{tx_no}">' in html}
 
 
 def test_search_finds_part_of_a_reference_in_any_case_and_an_exact_tx_no(sandbox, sandbox_finance):
@@ -171,6 +173,20 @@ def test_csv_export_names_a_refunds_original_and_a_payments_refunded_and_remaini
         [payment, "payment", "Captured", "", "Ada Lovelace", "ada@example.com", "cust-1", provider_id,
          "20.00", "55.50"],
     ]
+
+
+def test_a_refund_row_names_its_payment_where_a_payment_names_its_customer(sandbox, sandbox_finance):
+    tag = uuid.uuid4().hex[:6]
+    payment = _create(sandbox, f"rof-{tag}")
+    sandbox.post(f"/sandbox/transactions/{payment}/outcome", {"status": "Captured"})
+    refund = sandbox.post("/transactions/refund", {"txNo": payment, "amount": 20}).json()["refundTxNo"]
+    html = sandbox_finance.get(f"/transactions?q=rof-{tag}").text
+    [refund_row] = [r for r in re.findall(r"<tr>.*?</tr>", html, re.S) if f">{refund}</a>" in r]
+    link = f'<a class="mono small" href="/test/transactions/{payment}">{payment}</a>'
+    assert f'<td class="hide-sm customer"><span class="muted small">Refund of</span> {link}</td>' in refund_row
+    assert f'<span class="show-sm customer-inline"><span class="muted small">Refund of</span> {link}</span>' in refund_row
+    [payment_row] = [r for r in re.findall(r"<tr>.*?</tr>", html, re.S) if f">{payment}</a>" in r and r != refund_row]
+    assert "Refund of" not in payment_row and "Ada Lovelace" in payment_row
 
 
 def test_csv_export_adds_the_readers_local_time_last_when_asked(app, sandbox, sandbox_finance):
