@@ -194,6 +194,9 @@ def test_tab_order_follows_what_is_seen_and_the_header_reaches_the_refund(page: 
         assert min(b["x"] for b in side) > max(b["x"] for b in details), boxes
     # The header's Refund link: the first stop after the payment's identifiers, into the panel.
     header_refund = page.locator("#header-refund")
+    if screen != "phone":  # beside the status on the right, not with the status halfway across
+        status, refund = page.locator("#tx-status").bounding_box(), header_refund.bounding_box()
+        assert 0 <= refund["x"] - (status["x"] + status["width"]) <= 24, (status, refund)
     header_refund.focus()
     page.keyboard.press("Enter")
     expect(page.locator("#refund-amount")).to_be_focused()
