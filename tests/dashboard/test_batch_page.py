@@ -19,3 +19,16 @@ def test_the_review_shows_each_rows_status_in_words(dashboard, merchant):
     statuses = re.findall(r'<td data-label="Status">([^<]*)</td>', checked.text)
     assert statuses == ["Invalid", "Valid"]  # the API's and the results file's invalid, valid
     assert "Amount must be a number" in checked.text
+
+
+def test_the_upload_asks_what_the_file_holds_only_of_a_role_that_may_make_both(dashboard, merchant):
+    admin = dashboard(merchant.merchant_id, "admin").get("/batches").text
+    assert "<legend>What the file holds</legend>" in admin
+    assert 'type="radio" name="kind" value="payout" checked' in admin
+    assert 'type="radio" name="kind" value="refund"' in admin
+    assert ">CSV file (UTF-8, first line names the columns)</label>" in admin
+    for role, kind in (("payouts", "payout"), ("finance", "refund")):
+        page = dashboard(merchant.merchant_id, role).get("/batches").text
+        assert "What the file holds" not in page and 'type="radio"' not in page, role
+        assert f'<input type="hidden" name="kind" value="{kind}">' in page
+        assert f">CSV file of {kind}s (UTF-8, first line names the columns)</label>" in page
