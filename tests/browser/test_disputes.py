@@ -51,3 +51,7 @@ def test_the_evidence_forms_one_line_fields_are_styled_like_its_others(page: Pag
     for label in ("Customer email", "Customer phone", "Service date"):
         box = page.get_by_label(label).bounding_box()
         assert (box["height"], box["width"]) == (name["height"], name["width"]), label
+    # The evidence file's button is one of the page's buttons, not the browser's grey box.
+    button = page.get_by_label("File", exact=True).evaluate(
+        "e => { const s = getComputedStyle(e, '::file-selector-button'); return [s.borderRadius, s.fontWeight]; }")
+    assert button == ["8px", "600"]
