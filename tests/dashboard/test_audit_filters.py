@@ -85,6 +85,9 @@ def test_action_filter_matches_one_action(app, support, entries):
     assert listed(app, support, entries, action="refund.create") == {"ada_refund", "api_refund"}
     assert listed(app, support, entries, action="note.add") == {"ada_note"}
     assert listed(app, support, entries, action="refund") == set()
+    none = support.get(_path(app, "dashboard.audit", action="refund")).text
+    assert '<p class="muted visually-hidden" role="status">No entries match the filters</p>' in none
+    assert "Nothing matches these filters" in none  # the card says it to the eye, once
 
 
 def test_date_range_takes_whole_utc_days_inclusive(app, support, entries):

@@ -189,6 +189,16 @@ def test_a_refund_row_names_its_payment_where_a_payment_names_its_customer(sandb
     assert "Refund of" not in payment_row and "Ada Lovelace" in payment_row
 
 
+def test_the_count_is_shown_above_rows_and_left_to_screen_readers_above_the_empty_card(sandbox, sandbox_finance):
+    tag = uuid.uuid4().hex[:8]
+    _create(sandbox, f"cnt-{tag}")
+    found = sandbox_finance.get(f"/transactions?q=cnt-{tag}").text
+    assert '<p class="muted" role="status">' in found and "Nothing matches these filters" not in found
+    none = sandbox_finance.get(f"/transactions?q=none-{tag}").text
+    assert re.search(r'<p class="muted visually-hidden" role="status">\s*No transactions', none)
+    assert "Nothing matches these filters" in none  # which the card says, once
+
+
 def test_csv_export_adds_the_readers_local_time_last_when_asked(app, sandbox, sandbox_finance):
     tag = uuid.uuid4().hex[:6]
     tx_no = _create(sandbox, f"tz-{tag}")
