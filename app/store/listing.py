@@ -268,7 +268,7 @@ _LIST_COLUMNS = (
     transactions.c.reference, transactions.c.decline_reason, transactions.c.payment_method,
     transactions.c.customer_name, transactions.c.customer_email, transactions.c.customer_reference,
     transactions.c.refund_captured_minor,
-    # Read by primary key for the page's rows only (the LIMIT is applied before the select list).
+    # A refund's payment, read by its primary key: one index probe a listed row.
     select(_ORIGINAL.c.tx_no).where(_ORIGINAL.c.id == transactions.c.original_id)
     .scalar_subquery().label("original_tx_no"),
 )
