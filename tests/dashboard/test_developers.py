@@ -36,6 +36,16 @@ def test_the_requests_of_a_transaction_are_found_and_shown_masked(admin, live, a
     assert f'href="/developers?tx={tx_no}"' in admin.get(f"/transactions/{tx_no}").text
 
 
+def test_an_empty_log_says_whether_the_filters_or_the_mode_hold_nothing(admin):
+    page = admin.get("/developers").text
+    assert '<p class="empty-title">No API requests yet</p>' in page
+    assert ">Clear</a>" not in page  # nothing to clear
+    filtered = admin.get("/developers", params={"status": "418"}).text
+    assert '<p class="empty-title">No API requests match these filters</p>' in filtered
+    assert '<a class="link" href="/developers">Clear</a>' in filtered
+    assert '<button type="submit" class="button secondary">Apply</button>' in filtered
+
+
 def test_a_token_is_made_with_scopes_expiry_networks_and_limits(admin, server, app):
     response = admin.post("/settings/tokens", {
         "label": "refunds bot", "scopes": ["read", "refunds"], "expires_on": "2999-01-01",
