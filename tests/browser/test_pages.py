@@ -52,11 +52,13 @@ def pages(server, merchant, sandbox, live):
     sandbox.post(f"/sandbox/transactions/{payment}/outcome", {"status": "Captured"})
     sandbox.post("/transactions/refund", {"txNo": payment, "amount": 34.5, "reason": "Damaged item"})
     refund_request = logged(server.app, merchant, path="/api/v1/transactions/refund")[0].id
+    endpoint = sandbox.post("/webhook-endpoints", {"url": "https://merchant.example/orders",
+                                                   "enabledEvents": ["payment.captured"]}).json()["id"]
     return [SANDBOX + path for path in (
         "/transactions", "/transactions?q=nothing-matches-this", f"/transactions/{payment}",
         "/transactions/SBX-DECLINED", "/payouts/new", "/webhooks", "/webhooks/inbox", "/audit",
         "/settings", "/reconciliation", "/approvals", "/batches", "/disputes", "/transactions/UNKNOWN-TX", "/overview", "/overview?days=90", "/developers",
-        f"/developers/requests/{refund_request}")]
+        f"/developers/requests/{refund_request}", f"/settings/webhook-endpoints/{endpoint}")]
 
 
 @pytest.mark.parametrize("screen", WIDTHS)
