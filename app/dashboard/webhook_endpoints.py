@@ -19,6 +19,7 @@ from app.webhooks import endpoints, log, receiver_check
 from app.webhooks.settings import DeliverySettings
 
 from . import dashboard
+from .formatting import display
 from .htmx import wants_fragment
 from .settings import _reveal
 from .webhooks import with_attempts
@@ -52,12 +53,17 @@ class EndpointForm(FlaskForm):
 
 
 class ResendForm(FlaskForm):
-    """Resend an endpoint's failed deliveries since a time (UTC)."""
+    """Resend an endpoint's failed deliveries since a time, in the reader's time zone as every
+    time on the page is."""
 
     class Meta:
         csrf = False
 
-    since = DateTimeLocalField("Failed since (UTC)", format="%Y-%m-%dT%H:%M")
+    since = DateTimeLocalField("Failed since", format="%Y-%m-%dT%H:%M")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.since.label.text = f"Failed since ({display().zone})"
 
 
 def _fields(form: EndpointForm) -> dict:
@@ -188,14 +194,15 @@ def webhook_endpoint_resend(endpoint_id: str):
     if not form.validate() or form.since.data is None:
         form.since.errors = ["Give the time the failures began, e.g. 2026-11-30 12:00"]
         return _endpoint_page(endpoint, resend_form=form, status=422)
-    since = form.since.data.replace(tzinfo=UTC)
+    shown = display()  # the time was typed in the reader's zone
+    since = form.since.data.replace(tzinfo=shown.tz)
     try:
-        resent = endpoints.resend_failed_since(deps(), caller, endpoint_id, since)
+        resent = endpoints.resend_failed_since(deps(), caller, endpoint_id, since.astimezone(UTC))
     except FieldErrors as error:
         form.since.errors = [message for messages in error.errors.values() for message in messages]
         return _endpoint_page(endpoint, resend_form=form, status=422)
     flash(f"{resent} failed {'delivery' if resent == 1 else 'deliveries'} since "
-          f"{since:%Y-%m-%d %H:%M} UTC will be sent again in a moment.", "success")
+          f"{since:%Y-%m-%d %H:%M} {shown.zone} will be sent again in a moment.", "success")
     return redirect(url_for("dashboard.webhook_endpoint", endpoint_id=endpoint_id), 303)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select, update
@@ -152,6 +152,34 @@ def test_the_page_shows_success_rate_last_success_and_resends_failed_since(admin
     assert [tuple(s) for s in states] == [("delivered", False), ("pending", True)]
     bad = admin.post(f"/settings/webhook-endpoints/{endpoint.public_id}/resend-failed", {"since": "yesterday"})
     assert bad.status_code == 422 and "Give the time the failures began" in bad.text
+
+
+def test_resend_failed_since_reads_the_time_in_the_readers_zone(admin, app, merchant, server):
+    """Every time on the page is in the reader's zone; so is the time they type to resend from."""
+    admin.prefix = SANDBOX
+    admin.post("/settings/webhook-endpoints", _form(url="https://merchant.example/hook", events=["*"]))
+    endpoint = _only_endpoint(app, merchant, Mode.SANDBOX)
+    assert admin.post("/account/display", {"locale": "en-GB", "time_zone": "Asia/Tokyo"}).status_code == 303
+    page = admin.get(f"/settings/webhook-endpoints/{endpoint.public_id}").text
+    assert '<label for="since">Failed since (Asia/Tokyo)</label>' in page
+    sandbox = Api(server.url, merchant.sandbox_token)
+    tx_no = sandbox.post("/transactions", payment_body()).json()["transactionId"]
+    assert sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"}).status_code == 200
+    deps = app.extensions["paydesk"]
+    while fan_out(deps):
+        pass
+    with deps.uow() as uow:  # given up on; made at 10:30 UTC, 19:30 in Tokyo
+        uow.conn.execute(update(webhook_events).where(webhook_events.c.endpoint_id == endpoint.row_id).values(
+            state="failed", attempts=8, next_attempt_at=None, created_at=datetime(2026, 11, 30, 10, 30, tzinfo=UTC)))
+        uow.commit()
+
+    def resend(since: str) -> str:
+        done = admin.post(f"/settings/webhook-endpoints/{endpoint.public_id}/resend-failed", {"since": since})
+        assert done.status_code == 303, done.text
+        return admin.get(done.headers["Location"]).text
+
+    assert "0 failed deliveries since 2026-11-30 19:31 Asia/Tokyo" in resend("2026-11-30T19:31")
+    assert "1 failed delivery since 2026-11-30 19:30 Asia/Tokyo" in resend("2026-11-30T19:30")
 
 
 def test_a_secret_made_in_the_dashboard_verifies_deliveries(admin, app, merchant, server):
