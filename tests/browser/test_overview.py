@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.dashboard.conftest import add_user
+from tests.conftest import payment_body
+from tests.dashboard.conftest import SANDBOX, add_user
 from tests.support.overview_rows import seed_three_days
 
 from .conftest import sign_in
@@ -96,3 +97,23 @@ def test_support_lands_on_transactions_without_an_overview_link(page: Page, serv
     sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "support"))
     expect(page).to_have_title("Transactions · Paydesk")
     expect(page.get_by_role("navigation", name="Main").get_by_role("link", name="Overview")).to_have_count(0)
+
+
+@pytest.mark.parametrize("screen", WIDTHS)
+def test_one_currency_reads_its_figures_beside_its_chart_on_a_wide_screen(page: Page, server, merchant,
+                                                                           sandbox, screen):
+    """A merchant with one currency: its figures and daily chart side by side on a desktop (the
+    table no longer stretched over a chart in its left third), one under the other on a phone."""
+    tx_no = sandbox.post("/transactions", payment_body()).json()["transactionId"]
+    assert sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"}).status_code == 200
+    page.set_viewport_size({"width": WIDTHS[screen], "height": 900})
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
+    page.goto(f"{server.url}{SANDBOX}/overview")
+    page.wait_for_load_state("load")
+    [currency] = page.locator(".overview-currency").all()
+    figures = currency.locator(".overview-figures").bounding_box()
+    chart = currency.locator(".overview-daily").bounding_box()
+    if screen == "desktop":
+        assert chart["x"] >= figures["x"] + figures["width"] and chart["y"] < figures["y"] + figures["height"]
+    else:
+        assert chart["y"] >= figures["y"] + figures["height"]
