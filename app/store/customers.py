@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from sqlalchemy import Connection, case, func, select
 
-from app.payments.model import Caller, Kind, Status
+from app.payments.model import EXPIRED, Caller, Kind, Status
 from app.payments.money import from_minor
 
 from . import listing
@@ -48,7 +48,8 @@ class CustomerTotals:
     refunded: Decimal  # what their Captured refunds returned
     disputed: Decimal  # what lost or accepted disputes took back
     payments: int
-    declines: int
+    declines: int  # declined or failed, but not expired: as the Overview counts them
+    expired: int  # checkouts the customer never finished (DeclineReason Transaction Expired)
 
     @property
     def net(self) -> Decimal:
@@ -68,7 +69,8 @@ def customer_totals(conn: Connection, caller: Caller, key: CustomerKey) -> list[
     columns = transactions.c
     is_payment = columns.kind == Kind.PAYMENT.value
     taken = is_payment & columns.status.in_([s.value for s in TAKEN])
-    declined = is_payment & columns.status.in_([s.value for s in DECLINES])
+    not_taken = is_payment & columns.status.in_([s.value for s in DECLINES])
+    ran_out = func.coalesce(columns.decline_reason, "") == EXPIRED
 
     def summed(condition, column):
         return func.coalesce(func.sum(case((condition, column), else_=0)), 0)
@@ -79,12 +81,13 @@ def customer_totals(conn: Connection, caller: Caller, key: CustomerKey) -> list[
                summed(taken, columns.refund_captured_minor).label("refunded"),
                summed(taken, columns.dispute_lost_minor).label("disputed"),
                func.count(case((is_payment, 1))).label("payments"),
-               func.count(case((declined, 1))).label("declines"))
+               func.count(case((not_taken & ~ran_out, 1))).label("declines"),
+               func.count(case((not_taken & ran_out, 1))).label("expired"))
         .where(*scoped_to_mode(transactions, caller), *key.conditions())
         .group_by(columns.currency).order_by(columns.currency))
     return [CustomerTotals(row.currency, from_minor(row.captured, row.currency),
                            from_minor(row.refunded, row.currency), from_minor(row.disputed, row.currency),
-                           row.payments, row.declines) for row in rows]
+                           row.payments, row.declines, row.expired) for row in rows]
 
 
 def customer_declines(conn: Connection, caller: Caller, key: CustomerKey,

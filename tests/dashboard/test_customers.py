@@ -76,6 +76,7 @@ def test_the_customer_page_has_every_transaction_totals_refunds_and_declines(san
     first = _pay(sandbox, billing, amount=100, outcome=CAPTURED)
     refund = _refund(sandbox, first, 25)
     declined = _pay(sandbox, billing, amount=40, outcome=DECLINED)
+    expired = _pay(sandbox, billing, amount=15, outcome={"status": "Declined", "declineReason": "Transaction Expired"})
     kes = _pay(sandbox, billing, amount=500, currency="KES", outcome=CAPTURED)
     stranger = _pay(sandbox, _billing(f"other-{tag}", f"x.{tag}@example.com"), outcome=CAPTURED)
 
@@ -85,12 +86,12 @@ def test_the_customer_page_has_every_transaction_totals_refunds_and_declines(san
     assert "<title>Customer Grace Hopper · Paydesk</title>" in html
     assert stranger not in html
     listed = html.split('id="customer-transactions"')[1]
-    assert [m for m in re.findall(r"(PAY-[0-9A-F]+)</a>", listed)] == [kes, declined, first]  # newest first
+    assert [m for m in re.findall(r"(PAY-[0-9A-F]+)</a>", listed)] == [kes, expired, declined, first]  # newest first
     totals = html.split('id="customer-totals"')[1].split("</table>")[0]
     eur = totals.split('data-label="Currency">EUR</th>')[1].split("</tr>")[0]
     assert [(label, _text(cell)) for label, cell in re.findall(r'data-label="(\w+)">(.*?)</td>', eur)] == [
-        ("Captured", "100.00 EUR"), ("Refunded", "25.00 EUR"), ("Net", "75.00 EUR"), ("Payments", "2"),
-        ("Declined", "1")]
+        ("Captured", "100.00 EUR"), ("Refunded", "25.00 EUR"), ("Net", "75.00 EUR"), ("Payments", "3"),
+        ("Declined", "1"), ("Expired", "1")]  # an expired checkout is no decline, as on the Overview
     assert 'data-label="Currency">KES</th>' in totals
     refunds = html.split('id="customer-refunds"')[1].split("</section>")[0]
     assert f">{refund}</a>" in refunds and f">{first}</a>" in refunds
