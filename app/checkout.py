@@ -38,6 +38,9 @@ checkout = Blueprint("checkout", __name__, url_prefix="/checkout")
 DECISION_PAGE_POLICY = content_security_policy(form_action="'self' https: http:")
 # How often a waiting page (connecting to the provider, confirming with it) reloads itself.
 RELOAD_SECONDS = 1
+# A decline without a chosen reason, and the one the page offers first: the payer went back. Not the
+# list's first (Transaction Expired), which is the expiry job's word, not a payer's or a bank's.
+DEFAULT_DECLINE_REASON = "Payment Cancelled By User"
 
 
 def _find(tx_no: str):
@@ -87,6 +90,7 @@ def page(tx_no: str):
         merchant_name=merchant.name,
         amount=format_amount(tx.amount, tx.currency),
         reasons=COMMON_DECLINE_REASONS,
+        default_reason=DEFAULT_DECLINE_REASON,
         sandbox=tx.mode is Mode.SANDBOX,
     ))
     response.headers["Content-Security-Policy"] = DECISION_PAGE_POLICY
@@ -100,7 +104,7 @@ def decide(tx_no: str):
     if at_provider:
         abort(404)  # paid at the provider: nothing here can move it
     approve = request.form.get("decision") == "approve"
-    reason = request.form.get("declineReason") or "Payment Cancelled By User"
+    reason = request.form.get("declineReason") or DEFAULT_DECLINE_REASON
     if reason not in COMMON_DECLINE_REASONS:
         abort(400)
     caller = Caller(tx.merchant_id, tx.mode, "checkout", request.remote_addr)

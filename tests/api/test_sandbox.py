@@ -112,6 +112,19 @@ def test_checkout_decline_records_the_chosen_reason(sandbox):
     assert (status["Status"], status["DeclineReason"]) == ("Declined", "Card Expired")
 
 
+def test_checkout_offers_the_payers_cancel_first_and_takes_it_when_none_is_chosen(sandbox):
+    """Not the list's first reason, Transaction Expired: that is the expiry job's, not a payer's."""
+    created = sandbox.post("/transactions", payment_body()).json()
+    browser = requests.Session()
+    page = browser.get(created["checkoutUrl"], timeout=10).text
+    assert "<option selected>Payment Cancelled By User</option>" in page
+    assert page.count(" selected>") == 1
+    token = page.split('name="csrf_token" value="')[1].split('"')[0]
+    browser.post(created["checkoutUrl"], data={"decision": "decline", "csrf_token": token}, timeout=10)
+    status = sandbox.status(created["transactionId"])
+    assert (status["Status"], status["DeclineReason"]) == ("Declined", "Payment Cancelled By User")
+
+
 def test_checkout_refuses_posts_without_csrf_token(sandbox):
     created = sandbox.post("/transactions", payment_body()).json()
     answer = requests.post(created["checkoutUrl"], data={"decision": "approve"}, timeout=10)
