@@ -116,19 +116,26 @@ def test_edit_disable_rotate_and_delete(admin, app, merchant):
     assert admin.get(page).status_code == 404
 
 
-def test_the_page_shows_success_rate_last_success_and_resends_failed_since(admin, app, merchant, server):
+def _sandbox_endpoint_with_deliveries(admin, app, merchant, server, payments: int):
+    """A sandbox endpoint for every event, made on the dashboard, and a delivery to it for each of
+    `payments` Captured payments; the endpoint and the payments' numbers."""
     admin.prefix = SANDBOX
     admin.post("/settings/webhook-endpoints", _form(url="https://merchant.example/hook", events=["*"]))
     endpoint = _only_endpoint(app, merchant, Mode.SANDBOX)
     sandbox = Api(server.url, merchant.sandbox_token)
     made = []
-    for _ in range(2):
+    for _ in range(payments):
         tx_no = sandbox.post("/transactions", payment_body()).json()["transactionId"]
         assert sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"}).status_code == 200
         made.append(tx_no)
-    deps = app.extensions["paydesk"]
-    while fan_out(deps):
+    while fan_out(app.extensions["paydesk"]):
         pass
+    return endpoint, made
+
+
+def test_the_page_shows_success_rate_last_success_and_resends_failed_since(admin, app, merchant, server):
+    endpoint, made = _sandbox_endpoint_with_deliveries(admin, app, merchant, server, payments=2)
+    deps = app.extensions["paydesk"]
     delivered_at = utcnow()
     with deps.uow() as uow:  # one delivered, one given up
         rows = uow.conn.execute(select(webhook_events.c.id).where(webhook_events.c.endpoint_id == endpoint.row_id)
@@ -156,18 +163,11 @@ def test_the_page_shows_success_rate_last_success_and_resends_failed_since(admin
 
 def test_resend_failed_since_reads_the_time_in_the_readers_zone(admin, app, merchant, server):
     """Every time on the page is in the reader's zone; so is the time they type to resend from."""
-    admin.prefix = SANDBOX
-    admin.post("/settings/webhook-endpoints", _form(url="https://merchant.example/hook", events=["*"]))
-    endpoint = _only_endpoint(app, merchant, Mode.SANDBOX)
+    endpoint, _made = _sandbox_endpoint_with_deliveries(admin, app, merchant, server, payments=1)
     assert admin.post("/account/display", {"locale": "en-GB", "time_zone": "Asia/Tokyo"}).status_code == 303
     page = admin.get(f"/settings/webhook-endpoints/{endpoint.public_id}").text
     assert '<label for="since">Failed since (Asia/Tokyo)</label>' in page
-    sandbox = Api(server.url, merchant.sandbox_token)
-    tx_no = sandbox.post("/transactions", payment_body()).json()["transactionId"]
-    assert sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"}).status_code == 200
     deps = app.extensions["paydesk"]
-    while fan_out(deps):
-        pass
     with deps.uow() as uow:  # given up on; made at 10:30 UTC, 19:30 in Tokyo
         uow.conn.execute(update(webhook_events).where(webhook_events.c.endpoint_id == endpoint.row_id).values(
             state="failed", attempts=8, next_attempt_at=None, created_at=datetime(2026, 11, 30, 10, 30, tzinfo=UTC)))
