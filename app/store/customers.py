@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from sqlalchemy import Connection, case, func, select
 
-from app.payments.model import EXPIRED, Caller, Kind, Status
+from app.payments.model import DECLINE_STATUSES, EXPIRED, Caller, Kind, Status
 from app.payments.money import from_minor
 
 from . import listing
@@ -17,7 +17,7 @@ from .tables import transactions
 
 # A payment whose money was taken: its refunds and lost disputes are counted against it.
 TAKEN = (Status.CAPTURED, Status.REFUNDED, Status.CHARGEBACK)
-DECLINES = (Status.DECLINED, Status.FAILED)
+DECLINES = tuple(sorted(DECLINE_STATUSES))  # the model's, in one order (a list filter takes a tuple)
 DECLINES_SHOWN = 20
 REFUNDS_SHOWN = 50
 
