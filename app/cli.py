@@ -13,12 +13,14 @@ from flask.cli import AppGroup, with_appcontext
 
 from app.payments.model import Caller, FieldErrors, Mode
 from app.payments.money import format_amount, from_minor
+from app.payments.reconcile import Outcome
 from app.providers import accounts
 from app.store.daily_totals import DailyMismatch, check_daily_totals, fold_changes
 from app.store.db import own_sqlite_file
 from app.store.encryption import SecretBoxError
 from app.store.ledger import Mismatch, check_refund_totals
-from app.store.settlements import LineException, MissingPayment, line_exceptions, missing_from_settlement
+from app.store.settlements import (LineException, MissingPayment, StoredLine, line_exceptions,
+                                  missing_from_settlement)
 from app.store.merchants import ROLES, create_merchant, create_user, merchant_by_name
 from app.store.provider_accounts import account_by_id
 from app.web import deps as app_deps, password_hasher
@@ -262,7 +264,15 @@ def _line_exception_text(exception: LineException) -> str:
     names = line.tx_no or line.reference or "nothing Paydesk knows"
     return (f"{line.outcome.value}: {exception.provider} settlement {exception.provider_settlement_id} "
             f"of {exception.settled_on} (merchant {exception.merchant_id}, {exception.mode}), "
-            f"{line.type.value} {line.provider_transaction_id} {gross} {line.currency}, {names}")
+            f"{line.type.value} {line.provider_transaction_id} {gross} {line.currency}, {names}{_held(line)}")
+
+
+def _held(line: StoredLine) -> str:
+    """What Paydesk holds for a line whose amount differs, so the difference reads at once."""
+    if line.outcome is not Outcome.AMOUNT_DIFFERS:
+        return ""
+    amount = format_amount(from_minor(line.paydesk_amount_minor, line.paydesk_currency), line.paydesk_currency)
+    return f" (Paydesk has {amount} {line.paydesk_currency})"
 
 
 def _missing_text(payment: MissingPayment) -> str:

@@ -17,7 +17,7 @@ PERMISSION = "reconcile"
 PAGE_SIZE = 50
 MISSING_SHOWN = 100
 CSV_COLUMNS = ("Provider transaction id", "Reference", "Type", "Direction", "Gross", "Fee", "Net", "Currency",
-               "TxNo", "Result")
+               "TxNo", "Result", "Paydesk amount", "Paydesk currency")
 
 
 @dashboard.get("/reconciliation")
@@ -70,7 +70,9 @@ def export_settlement(settlement_id: str):
     rows = ((line.provider_transaction_id, line.reference or "", line.type.value,
              "debit" if line.net_minor < 0 else "credit", amount(line.gross_minor, line.currency),
              amount(line.fee_minor, line.currency), amount(line.net_minor, line.currency), line.currency,
-             line.tx_no or "", line.outcome.value) for line in lines)
+             line.tx_no or "", line.outcome.value,
+             "" if line.paydesk_amount_minor is None else amount(line.paydesk_amount_minor, line.paydesk_currency),
+             line.paydesk_currency or "") for line in lines)
     filename = (f"paydesk-{current_caller().mode.value}-settlement-{summary.provider}-"
                 f"{summary.provider_settlement_id}.csv")
     return csv_download("".join(c if c.isalnum() or c in "-_." else "_" for c in filename), CSV_COLUMNS, rows)

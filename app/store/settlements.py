@@ -75,6 +75,8 @@ class StoredLine:
     currency: str
     tx_no: str | None
     outcome: Outcome
+    paydesk_amount_minor: int | None = None  # the matched transaction's own amount and currency
+    paydesk_currency: str | None = None
 
 
 @dataclass(frozen=True)
@@ -243,10 +245,13 @@ def get_settlement(conn: Connection, caller: Caller, settlement_id: int) -> Sett
 
 def _line(row) -> StoredLine:
     return StoredLine(row.provider_transaction_id, row.reference, LineType(row.line_type), row.gross_minor,
-                      row.fee_minor, row.net_minor, row.currency, row.tx_no, Outcome(row.match_result))
+                      row.fee_minor, row.net_minor, row.currency, row.tx_no, Outcome(row.match_result),
+                      row.paydesk_amount_minor, row.paydesk_currency)
 
 
-_LINES = (select(settlement_lines, transactions.c.tx_no)
+_LINES = (select(settlement_lines, transactions.c.tx_no,
+                 transactions.c.amount_minor.label("paydesk_amount_minor"),
+                 transactions.c.currency.label("paydesk_currency"))
           .select_from(settlement_lines.outerjoin(transactions,
                                                   transactions.c.id == settlement_lines.c.transaction_id)))
 

@@ -62,7 +62,8 @@ def test_settled_in_full_is_ok_and_a_short_line_exits_1(fresh_app):
     assert result.exit_code == 1
     assert result.output == (
         f"amount_differs: simulator settlement SIM-{day:%Y%m%d}-EUR of {day + timedelta(days=1)} "
-        f"(merchant {caller.merchant_id}, sandbox), payment sim_SBX-CAPTURED 99.00 EUR, SBX-CAPTURED\n"
+        f"(merchant {caller.merchant_id}, sandbox), payment sim_SBX-CAPTURED 99.00 EUR, SBX-CAPTURED "
+        "(Paydesk has 100.00 EUR)\n"
         "Error: reconcile: 1 settlement line and 0 missing payments\n")
     settle_sandbox(deps, caller)  # settled again, in full
     assert verify(fresh_app).exit_code == 0

@@ -49,6 +49,8 @@ def test_a_settlement_s_page_shows_each_line_s_result(finance, sandbox, captured
     assert page.status_code == 200
     row = re.search(rf'<tr>(?:(?!</tr>).)*?{tx_no}.*?</tr>', page.text, re.S).group(0)
     assert "<strong>Amount differs</strong>" in row and ">199.00</span>" in row
+    # what Paydesk holds for it, so the reader sees the difference without opening the payment
+    assert re.search(r'Paydesk has (<span[^>]*>)+200\.00</span>', row)
     assert page.text.count('<span class="tag">Matched</span>') == 5
     assert "<dt>Status</dt><dd>Pending</dd>" in page.text
     assert finance.get("/reconciliation/stl_999999999").status_code == 404
@@ -65,9 +67,10 @@ def test_the_csv_export_has_every_line_guarded_for_spreadsheets(finance, sandbox
     assert export.status_code == 200 and export.headers["Content-Type"].startswith("text/csv")
     lines = export.text.splitlines()
     assert lines[0] == ('"Provider transaction id","Reference","Type","Direction","Gross","Fee","Net",'
-                        '"Currency","TxNo","Result"')
+                        '"Currency","TxNo","Result","Paydesk amount","Paydesk currency"')
     [refund_line] = [line for line in lines if refund in line]
-    assert refund_line.endswith(f'"{refund}","refund","debit","20.00","0.00","20.00","EUR","{refund}","matched"')
+    assert refund_line.endswith(f'"{refund}","refund","debit","20.00","0.00","20.00","EUR","{refund}","matched",'
+                                '"20.00","EUR"')
     assert len(lines) == 1 + 7  # five fixtures, the payment and its refund
 
 
