@@ -122,6 +122,8 @@ def test_amounts_are_read_exactly(panel, captured_payment):
 def test_not_captured_payments_explain_why_they_cannot_be_refunded(panel):
     page = panel.get("/transactions/SBX-PENDING").text
     assert "Only Captured payments can be refunded; this one is Pending." in page
+    # nothing is refundable until it is Captured, so no "Remaining refundable" of its whole amount
+    assert 'id="remaining-refundable"' not in page and "Remaining refundable" not in page
     declined = panel.get("/transactions/SBX-DECLINED").text
     assert '<strong>Decline reason:</strong> Insufficient Funds' in declined
 
@@ -204,3 +206,16 @@ def test_the_refunds_fragment_polls_while_a_refund_is_pending_and_stops_after(da
     settled = support.get("/transactions/SBX-REFUND-ASYNC/refunds", headers=HTMX)
     assert "hx-trigger" not in settled.text  # nothing Pending: the page stops asking
     assert support.get("/transactions/SBX-NONE/refunds").status_code == 404
+
+
+def test_what_a_lost_dispute_took_back_is_a_line_of_the_arithmetic(panel, captured_payment, sandbox):
+    tx_no = captured_payment(100)
+    assert sandbox.post("/transactions/refund", {"txNo": tx_no, "amount": 30}).status_code == 200
+    assert sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Chargeback"}).status_code == 200
+    [dispute] = [d for d in sandbox.get("/disputes?limit=200").json()["disputes"] if d["txNo"] == tx_no]
+    assert sandbox.post(f"/sandbox/disputes/{dispute['disputeId']}/outcome", {"outcome": "lost"}).status_code == 200
+
+    page = panel.get(f"/transactions/{tx_no}").text
+
+    lost = f'<dt>Lost to disputes</dt><dd id="lost-to-disputes"><span class="money"><span class="money-amount">'
+    assert lost + f'{dispute["amount"]:.2f}</span>' in page
