@@ -1,5 +1,5 @@
 """Every page at a desktop width and on a phone: a proper title, no sideways scrolling, a label
-for every input, no card or section touching the one under it, one height for one-line fields. Set DASHBOARD_SCREENSHOTS=<dir> to keep a screenshot of each for review."""
+for every input, no card or section touching the one under it, one height for one-line fields and buttons. Set DASHBOARD_SCREENSHOTS=<dir> to keep a screenshot of each for review."""
 from __future__ import annotations
 
 import os
@@ -34,7 +34,8 @@ TOUCHING = """() => [...document.querySelectorAll('main section, main .card, mai
 # One-line fields (text inputs and drop-downs) of unlike heights: a filter row's Status drop-down
 # sat 2 px short of the Search box beside it. Each height with a field that has it.
 FIELD_HEIGHTS = """() => Object.fromEntries([...document.querySelectorAll(
-      'main input:not([type=hidden]):not([type=checkbox]):not([type=radio]):not([type=file]), main select:not([size])')]
+      'main input:not([type=hidden]):not([type=checkbox]):not([type=radio]):not([type=file]), main select:not([size]),'
+      + ' main .button:not(.small)')]
     .filter(el => el.offsetParent && !el.closest('.row-form, .input-suffix'))
     .map(el => [el.getBoundingClientRect().height.toFixed(1), `${el.tagName.toLowerCase()}#${el.id}`]))"""
 
@@ -84,7 +85,7 @@ def _check(page: Page, path: str, screen: str) -> None:
     assert page.evaluate(UNLABELLED) == [], f"{path} has inputs without labels"
     assert page.evaluate(TOUCHING) == [], f"{path} has blocks touching on {screen}"
     heights = page.evaluate(FIELD_HEIGHTS)
-    assert len(heights) <= 1, f"{path} has one-line fields of {len(heights)} heights on {screen}: {heights}"
+    assert len(heights) <= 1, f"{path} has one-line fields and buttons of {len(heights)} heights on {screen}: {heights}"
 
 
 def test_the_new_tokens_fields_line_up_and_its_button_sits_under_them(page: Page, server, merchant):
