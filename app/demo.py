@@ -68,7 +68,7 @@ def seed_demo(app: Flask) -> DemoCredentials:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(created.as_json(), indent=2))
             os.chmod(path, 0o600)
-            _sample_transactions(deps, created.merchant_id)
+            _sample_transactions(deps, created.merchant_id, created.inbox_url)
             _sample_recipients(deps, created.merchant_id)
     if not path.exists():
         raise RuntimeError(f"demo merchant exists but {path} is gone; remove instance/ to start over")
@@ -79,8 +79,9 @@ def seed_demo(app: Flask) -> DemoCredentials:
     return DemoCredentials(app.config["BASE_URL"], data)
 
 
-def _sample_transactions(deps, merchant_id: int) -> None:
-    """A few payments in every state so the dashboard has something to show.
+def _sample_transactions(deps, merchant_id: int, callback_url: str) -> None:
+    """A few payments in every state so the dashboard has something to show, their webhooks sent
+    to callback_url (the merchant's inbox, where the dashboard shows them received).
 
     Its live ones are the simulator's, made as a demo whatever DEMO_MODE says: they are sample
     data, and without DEMO_MODE their checkout page lets no payer decide them.
@@ -98,7 +99,7 @@ def _sample_transactions(deps, merchant_id: int) -> None:
         for reference, amount, outcome, reason in samples:
             tx = create.create_transaction(deps, caller, parse_create({
                 "amount": Decimal(amount), "currency": "EUR", "reference": reference,
-                "statementDescriptor": "DEMO SHOP", "callbackUrl": "https://merchant.example/hooks",
+                "statementDescriptor": "DEMO SHOP", "callbackUrl": callback_url,
                 "billing": {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
                             "customerReference": "cust-42"},
                 "payment": {"paymentMethod": "card"},

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 from sqlalchemy import select
 
-from app.store.tables import users
+from app.store.tables import transactions, users
 from tests.conftest import Api, make_app
 
 
@@ -54,7 +55,17 @@ def test_demo_is_idempotent_and_reprints_the_same_tokens(tmp_path, sqlite_url):
     assert "finance@demo.test" in first.output
     assert _demo_recipients(app) == [("Chinedu Okafor", "sandbox", "•••• 6785"),
                                      ("Greta Schmidt", "sandbox", "•••• 3000")]  # seeded once
+    # the sample payments' webhooks go to the merchant's own inbox, where the demo can read them,
+    # not to an address that cannot answer
+    inbox = re.search(r"Inbox URL: +(\S+)", first.output).group(1)
+    assert _demo_callback_urls(app) == {inbox}
     app.extensions["paydesk.engine"].dispose()
+
+
+def _demo_callback_urls(app) -> set[str]:
+    """The callback URLs of the demo merchant's transactions."""
+    with app.extensions["paydesk"].uow(write=False) as uow:
+        return set(uow.conn.execute(select(transactions.c.callback_url).distinct()).scalars())
 
 
 def _demo_recipients(app) -> list[tuple]:
