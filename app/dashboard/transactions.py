@@ -176,6 +176,7 @@ def detail_context(tx_no: str) -> dict:
                                                                  limit=100))
         method = uow.methods.of_transaction(tx)
         approvals = uow.approvals.of_payment(caller, tx.id) if tx.kind is Kind.PAYMENT else []
+        disputes = uow.disputes.of_payment(tx.id) if tx.kind is Kind.PAYMENT else []
         notes = uow.notes.of_transaction(caller, tx)
         fees = settlements.fees_of(uow.conn, tx.id)  # the provider's, once a settlement carried it
         timeline = build_timeline(uow.conn, caller, tx, refunds, approvals, notes)
@@ -184,7 +185,7 @@ def detail_context(tx_no: str) -> dict:
         "timeline": timeline, "deliveries": deliveries, "method": method,
         "bank_name": bank_name(tx) if tx.payment_details else None,
         "cancel_panel": cancel_panel_state(tx),
-        "approvals": approvals,
+        "approvals": approvals, "disputes": disputes,
         "notes": notes, "notes_panel": notes_panel_state(), "fees": fees,
     }
 

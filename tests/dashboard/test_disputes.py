@@ -197,3 +197,22 @@ def test_a_file_is_added_through_the_dispute_page(finance_in_sandbox, sandbox, c
                                     files={"file": ("scan.pdf", PDF + b"0" * (2 * 1024 * 1024), "application/pdf")})
     assert large.status_code == 303
     assert len(sandbox.get(f"/disputes/{dispute_no}").json()["files"]) == 2
+
+
+def test_a_disputed_payment_s_page_names_its_dispute_at_the_top(
+        finance_in_sandbox, dashboard, merchant, sandbox, captured_payment, app):
+    tx_no, dispute_no = _dispute(sandbox, captured_payment, app, due_in_days=3)
+
+    text = finance_in_sandbox.get(f"/transactions/{tx_no}").text
+
+    notice = re.search(r'<p class="alert alert-warning" id="disputes-notice">(.*?)</p>', text, re.S).group(1)
+    assert f'<a class="mono" href="/test/disputes/{dispute_no}">{dispute_no}</a>' in notice
+    assert "Needs response" in notice and "due in 3 days" in notice and ">100.00</span>" in notice
+    assert text.index('id="disputes-notice"') < text.index('class="detail-grid"')  # above the details
+    # support reads it too, without a link to a page it may not open
+    support = dashboard(merchant.merchant_id, "support")
+    switch_to_sandbox(support)
+    seen = re.search(r'id="disputes-notice">(.*?)</p>', support.get(f"/transactions/{tx_no}").text, re.S).group(1)
+    assert dispute_no in seen and "/disputes/" not in seen
+    # a payment never disputed has no notice
+    assert 'id="disputes-notice"' not in finance_in_sandbox.get(f"/transactions/{captured_payment(5)}").text
