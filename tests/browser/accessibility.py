@@ -42,6 +42,7 @@ class Sample:
     declined: str
     payout: str
     dispute: str = "DSP-NONE"  # an open dispute of another captured payment
+    disputed: str = "PAY-NONE"  # that payment
     recipient: str = "rcp_none"  # a saved recipient (an NGN bank account)
     batch_in_review: str = "bat_none"  # a payout batch with a refused row, in review
     batch_done: str = "bat_none"  # a payout batch the worker has made
@@ -74,6 +75,7 @@ def visits(sample: Sample) -> list[Visit]:
         Visit("Pending payment", f"/transactions/{sample.pending}"),
         Visit("Cancel review", f"/transactions/{sample.pending}", CANCELLERS, then=review_a_cancel),
         Visit("Declined payment", f"/transactions/{sample.declined}"),
+        Visit("Disputed payment", f"/transactions/{sample.disputed}"),
         Visit("Payout", f"/transactions/{sample.payout}"),
         Visit("New payout", "/payouts/new", PAYERS),
         Visit("New payout with errors", "/payouts/new", PAYERS, then=review_an_empty_payout),

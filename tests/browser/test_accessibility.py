@@ -101,7 +101,7 @@ def _sample(deps, merchant: NewMerchant, mode: Mode, api: Api) -> Sample:
     assert endpoint.status_code == 201, endpoint.text
     return Sample(payment=captured, pending=payment(f"ORDER-{tag}-PENDING", None),
                   declined=payment(f"ORDER-{tag}-DECLINED", Status.DECLINED, "Insufficient Funds"),
-                  payout=payout.json()["transactionId"], dispute=dispute.dispute_no,
+                  payout=payout.json()["transactionId"], dispute=dispute.dispute_no, disputed=disputed,
                   recipient=recipient.recipient.public_id, endpoint=endpoint.json()["id"],
                   batch_in_review=_batch(api, tag, refused_row=True),
                   batch_done=_batch(api, tag, refused_row=False, deps=deps))
