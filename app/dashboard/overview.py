@@ -103,9 +103,6 @@ def _changes(now: CurrencyOverview, before: CurrencyOverview | None) -> dict[str
     """Each figure's change against the previous period, in words: +12.5 %, -3.0 %, "new", "–"."""
     def minor(figures, name):
         return 0 if figures is None else getattr(figures, name)
-    names = ("captured_minor", "refunded_minor", "payouts_minor", "captured_count", "refund_count",
-             "declined_count", "expired_count", "payout_count")
-    found = {name: change_text(minor(now, name), minor(before, name)) for name in names}
-    found["net"] = change_text(now.captured_minor - now.refunded_minor,
-                               minor(before, "captured_minor") - minor(before, "refunded_minor"))
-    return found
+    names = ("captured_minor", "refunded_minor", "disputes_lost_minor", "net_minor", "payouts_minor",
+             "captured_count", "refund_count", "declined_count", "expired_count", "payout_count")
+    return {name: change_text(minor(now, name), minor(before, name)) for name in names}

@@ -5,22 +5,24 @@ Each row counts on the UTC day it was created: a payment on the day it was made,
 it was asked for (not its payment's day), so a day's refunded volume is the money that went back
 that day. Payouts are not sales: they have their own figure. A checkout that expired (DeclineReason
 "Transaction Expired") is not a decline: it is counted as expired. Fees are what the settlements
-paid out in the range carried (the providers report them only then).
+paid out in the range carried (the providers report them only then). A dispute lost or accepted
+counts on the day it closed: the money went back to the customer then.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
 from sqlalchemy import Connection, Date, and_, case, func, literal, null, select, union_all
 
+from app.payments.disputes import LOST_STATUSES
 from app.payments.model import DECLINE_STATUSES, EXPIRED, Caller, Kind, Status
 from app.payments.money import from_minor
 
 from .daily_totals import in_range
 from .scope import scoped_to_mode
-from .tables import settlements
+from .tables import dispute_history, disputes, settlements
 
 # A payment that took the customer's money counts as captured whatever came after it (a refund,
 # a chargeback): its refunds are subtracted on their own days.
@@ -68,6 +70,8 @@ class CurrencyOverview:
     days: list[DayFigures]
     declines: list[DeclineCount] = field(default_factory=list)
     fees_minor: int | None = None  # None: no settlement paid out in the range yet
+    disputes_lost_minor: int = 0  # disputes lost or accepted in the range
+    disputes_lost_count: int = 0
 
     @property
     def fees(self) -> Decimal | None:
@@ -110,9 +114,19 @@ class CurrencyOverview:
         return from_minor(self.refunded_minor, self.currency)
 
     @property
+    def disputes_lost(self) -> Decimal:
+        """What disputes lost or accepted in the range gave back to customers."""
+        return from_minor(self.disputes_lost_minor, self.currency)
+
+    @property
+    def net_minor(self) -> int:
+        return self.captured_minor - self.refunded_minor - self.disputes_lost_minor
+
+    @property
     def net(self) -> Decimal:
-        """Captured minus refunded; negative when refunds of earlier sales outweigh the range's."""
-        return from_minor(self.captured_minor - self.refunded_minor, self.currency)
+        """Captured minus refunded and lost to disputes; negative when what went back for earlier
+        sales outweighs the range's."""
+        return from_minor(self.net_minor, self.currency)
 
     @property
     def captured_count(self) -> int:
@@ -199,11 +213,12 @@ def overview(conn: Connection, caller: Caller, first_day: date, last_day: date) 
             int(row.refund_count), int(row.declined_count), int(row.expired_count),
             int(row.payouts_minor), int(row.payout_count))
     fees = settled_fees(conn, caller, first_day, last_day)
+    lost = disputes_lost(conn, caller, first_day, last_day)
     every_day = [first_day + timedelta(days=n) for n in range((last_day - first_day).days + 1)]
     return [
         CurrencyOverview(currency, [by_day.get(d) or DayFigures(d) for d in every_day],
                          sorted(_merged(reasons.get(currency, [])), key=lambda d: (-d.count, d.reason)),
-                         fees.get(currency))
+                         fees.get(currency), *lost.get(currency, (0, 0)))
         for currency, by_day in sorted(by_currency.items())
     ]
 
@@ -216,6 +231,23 @@ def settled_fees(conn: Connection, caller: Caller, first_day: date, last_day: da
                     settlements.c.settled_on <= last_day)
              .group_by(settlements.c.currency))
     return {currency: int(fees) for currency, fees in conn.execute(query)}
+
+
+def disputes_lost(conn: Connection, caller: Caller, first_day: date,
+                  last_day: date) -> dict[str, tuple[int, int]]:
+    """Per currency, the amount and number of the caller's disputes lost or accepted from
+    first_day to last_day (inclusive UTC days), each on the day of its move to that status."""
+    lost = [status.value for status in LOST_STATUSES]
+    closed_at = (select(func.min(dispute_history.c.at)).where(dispute_history.c.dispute_id == disputes.c.id,
+                                                             dispute_history.c.to_status.in_(lost))
+                 .scalar_subquery())
+    start = datetime.combine(first_day, time(), UTC)
+    end = datetime.combine(last_day + timedelta(days=1), time(), UTC)
+    query = (select(disputes.c.currency, func.sum(disputes.c.amount_minor), func.count())
+             .where(*scoped_to_mode(disputes, caller), disputes.c.status.in_(lost),
+                    closed_at >= start, closed_at < end)
+             .group_by(disputes.c.currency))
+    return {currency: (int(amount), int(count)) for currency, amount, count in conn.execute(query)}
 
 
 def _merged(declines: list[DeclineCount]) -> list[DeclineCount]:

@@ -4,13 +4,14 @@ the range the URL names, in the current mode only."""
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import date, timedelta
 
 import pytest
 from babel.dates import format_date
 from sqlalchemy import insert
 
-from app.store.tables import settlements
+from app.store.tables import dispute_history, disputes, settlements
 from app.util import utcnow
 from tests.support.overview_rows import Rows, at, seed_three_days
 
@@ -168,3 +169,37 @@ def test_each_day_of_the_chart_names_its_values_for_pointer_and_keyboard(finance
         "3 Mar 2026: captured 10.00 EUR, refunded 7.50 EUR")]
     assert '<text class="chart-label chart-unit" x="0" y="12">EUR</text>' in eur
     assert ">Day (UTC)</text>" in eur
+
+
+def test_disputes_lost_in_the_period_are_a_figure_and_come_off_net(app, finance, seeded):
+    """A dispute lost or accepted counts on the day it closed (as a refund on the day it was made);
+    one still open, one won, one lost outside the range or in the sandbox does not."""
+    with app.extensions["paydesk.engine"].begin() as conn:
+        rows = Rows(conn, seeded.merchant_id)
+
+        def dispute(status, amount_minor, closed_at, *, mode="live", moves=None):
+            # the payment before both periods, so that only the dispute's close counts in them
+            payment = rows.add("payment", "Chargeback", amount_minor, "EUR", at(-5, 9), mode=mode)
+            dispute_id = conn.execute(insert(disputes).values(
+                dispute_no=f"DSP-{uuid.uuid4().hex[:16].upper()}", merchant_id=seeded.merchant_id, mode=mode,
+                payment_id=payment, provider="simulator", provider_dispute_id=uuid.uuid4().hex,
+                amount_minor=amount_minor, currency="EUR", status=status, created_at=at(-5, 9),
+                updated_at=closed_at)).inserted_primary_key[0]
+            for from_status, to_status in moves or [(None, "needs_response"), ("needs_response", status)]:
+                conn.execute(insert(dispute_history).values(
+                    dispute_id=dispute_id, from_status=from_status, to_status=to_status, source="test",
+                    at=at(-5, 9) if from_status is None else closed_at))
+
+        dispute("lost", 2000, at(2, 8))
+        dispute("accepted", 550, at(3, 23, 59))
+        dispute("won", 7000, at(2))
+        dispute("needs_response", 8000, at(2), moves=[(None, "needs_response")])
+        dispute("lost", 9000, at(4, 0))  # the day after the range
+        dispute("lost", 6000, at(2), mode="sandbox")
+
+    page = finance.get(SEEDED_RANGE).text
+
+    assert _figures_row(page, "EUR", "Lost to disputes") == "25.50 EUR 2 new"
+    assert _figures_row(page, "EUR", "Net") == "97.05 EUR -90.3 %"  # 180.05 - 57.50 - 25.50
+    assert _figures_row(page, "JPY", "Lost to disputes") == "0 JPY 0 –"
+    assert "Lost to disputes: disputes lost or accepted in the period" in page
