@@ -99,3 +99,24 @@ def test_the_new_tokens_fields_line_up_and_its_button_sits_under_them(page: Page
     button = tokens.get_by_role("button", name="Create live token").bounding_box()
     hints = [tokens.locator(f"#{name}-hint").bounding_box() for name in ("expires_on", "networks", "limits")]
     assert button["y"] >= max(hint["y"] + hint["height"] for hint in hints)
+
+
+# A form's button and the fields in its row: level with the fields' boxes, or on a row of its own.
+BUTTON_BESIDE_FIELDS = """selector => {
+  const form = document.querySelector(selector), button = form.querySelector('button[type=submit]');
+  const b = button.getBoundingClientRect();
+  const beside = [...form.querySelectorAll('input:not([type=hidden]), select')].map(f => f.getBoundingClientRect())
+    .filter(f => f.top < b.bottom && b.top < f.bottom);
+  return beside.map(f => Math.round(f.top - b.top));
+}"""
+
+
+@pytest.mark.parametrize("screen", WIDTHS)
+@pytest.mark.parametrize("path, form", [("/developers", "main form.filters"), ("/transactions", "main form.filters"),
+                                        ("/settings", "#time-zone form"), ("/webhooks", "main form.filters")])
+def test_a_forms_button_is_level_with_the_fields_beside_it(page: Page, server, merchant, screen, path, form):
+    page.set_viewport_size({"width": WIDTHS[screen], "height": 900})
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "admin"))
+    page.goto(server.url + path)
+    offsets = page.evaluate(BUTTON_BESIDE_FIELDS, form)
+    assert set(offsets) <= {0}, f"{path} on {screen}: fields beside the button start {offsets} px from its top"
