@@ -79,8 +79,8 @@ def test_a_100_row_batch_from_upload_to_approved_takes_few_actions(page: Page, b
     uploader.click(page.get_by_role("button", name="Check the file"))
     # The review: every row valid, the total shown, nothing made yet.
     expect(page.locator("#batch-progress").get_by_role("status")).to_have_text("In review: nothing is created yet.")
-    expect(page.locator(".facts")).to_contain_text(f"{ROWS}: {ROWS} valid, 0 with errors")
-    expect(page.locator(".facts")).to_contain_text("150,000.00")
+    expect(page.locator("#summary-title + dl")).to_contain_text(f"{ROWS}: {ROWS} valid, 0 with errors")
+    expect(page.locator("#summary-title + dl")).to_contain_text("150,000.00")
     batch_url = page.url
     uploader.click(page.get_by_role("button", name=f"Run the {ROWS} valid rows"))
     expect(page.locator("#batch-progress").get_by_role("status")).to_contain_text("Awaiting another user's approval")
