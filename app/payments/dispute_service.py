@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from . import notifications
 from .deps import Deps
 from .dispute_files import DisputeFile, check_file, safe_filename
 from .disputes import (
@@ -76,6 +77,8 @@ def record_from_provider(deps: Deps, payment: Transaction, provider: str, accoun
                                    uow.disputes.delivered_webhooks(payment.id))
             dispute = uow.disputes.insert_dispute(_new_dispute(payment, provider, account_id, facts, draft, now))
             _moved(uow, dispute, None, payment, source, now)
+            if dispute.is_open:
+                uow.notify(notifications.dispute_opened(dispute))
             uow.commit()
             return Recorded("applied", f"Dispute {dispute.dispute_no} opened: {dispute.status}", dispute)
         previous = dispute.status

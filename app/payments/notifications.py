@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from .formats import code_in_words
 from .model import Kind, Mode, Transaction
 from .money import format_amount
 
-if TYPE_CHECKING:  # approvals records these events: imported for the annotation only
+if TYPE_CHECKING:  # approvals and disputes record these events: imported for the annotations only
     from .approvals import ApprovalRequest
+    from .disputes import Dispute
 
 
 class Delivery(StrEnum):
@@ -46,7 +48,11 @@ MONEY_FAILED = NotificationKind(
 WEBHOOK_FAILING = NotificationKind(
     "webhook_failing", "Webhook delivery keeps failing",
     "A webhook to a callbackUrl has failed all its attempts: the merchant's system missed an update.")
-KINDS: tuple[NotificationKind, ...] = (APPROVAL_WAITING, MONEY_FAILED, WEBHOOK_FAILING)
+DISPUTE_OPENED = NotificationKind(
+    "dispute_opened", "A customer disputed a payment",
+    "A chargeback was opened: answer it with evidence, or accept it, before its deadline.",
+    "answer_disputes")
+KINDS: tuple[NotificationKind, ...] = (APPROVAL_WAITING, MONEY_FAILED, DISPUTE_OPENED, WEBHOOK_FAILING)
 KINDS_BY_KEY = {kind.key: kind for kind in KINDS}
 
 
@@ -93,6 +99,22 @@ def money_failed(tx: Transaction) -> NotificationEvent:
         f"{kind} {tx.tx_no}{of} of {amount} is {tx.status.value}{reason}. "
         f"Reference {tx.reference}.",
         f"transactions/{tx.tx_no}")
+
+
+def dispute_opened(dispute: Dispute) -> NotificationEvent:
+    """A provider opened a dispute of a payment: someone must answer it before its deadline."""
+    mode = Mode(dispute.mode)
+    amount = f"{format_amount(dispute.amount, dispute.currency)} {dispute.currency}"
+    reason = f" ({code_in_words(dispute.reason)})" if dispute.reason else ""
+    deadline = (f"by {dispute.due_by:%Y-%m-%d %H:%M} UTC" if dispute.due_by
+                else "before the provider's deadline (none given)")
+    return NotificationEvent(
+        dispute.merchant_id, mode, DISPUTE_OPENED,
+        f"{_mode_note(mode)}Dispute opened: {amount}"
+        + (f", answer by {dispute.due_by:%Y-%m-%d}" if dispute.due_by else ""),  # short: one line
+        f"The customer disputed payment {dispute.payment_tx_no} of {amount}{reason}. Answer with "
+        f"evidence, or accept it, {deadline}.",
+        f"disputes/{dispute.dispute_no}")
 
 
 def webhook_failing(merchant_id: int, mode: Mode, tx_no: str, url: str, attempts: int) -> NotificationEvent:

@@ -234,3 +234,27 @@ def test_a_webhook_given_up_on_tells_who_chose_to_know(server, merchant, app, sm
     mail, = _mails_to(smtp, support.email)
     assert f"Subject: Paydesk: [Sandbox] Webhook delivery failed: {tx_no}" in mail
     assert f"The webhook of {tx_no} to {url} failed all 1 attempts." in mail
+
+
+def test_a_dispute_opened_mails_who_may_answer_it_with_its_deadline(server, merchant, app, smtp, sandbox,
+                                                                    captured_payment):
+    finance, support = _signed_in(server, merchant, "finance"), _signed_in(server, merchant, "support")
+    assert "A customer disputed a payment" in finance.get("/account").text
+    assert "A customer disputed a payment" not in support.get("/account").text  # answers no dispute
+    _choose(finance, dispute_opened="immediate sandbox")
+    tx_no = captured_payment(80)
+    assert sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Chargeback"}).status_code == 200
+    [dispute] = [d for d in sandbox.get("/disputes?limit=200").json()["disputes"] if d["txNo"] == tx_no]
+
+    _pass(app)
+
+    mail, = _mails_to(smtp, finance.email)
+    due = dispute["dueBy"][:16].replace("T", " ")
+    assert f"Subject: Paydesk: [Sandbox] Dispute opened: 80.00 EUR, answer by {due[:10]}\n" in mail
+    assert (f"The customer disputed payment {tx_no} of 80.00 EUR (Fraudulent). Answer with evidence, "
+            f"or accept it, by {due} UTC.") in mail
+    assert f"Open it: {app.config['BASE_URL']}/test/disputes/{dispute['disputeId']}" in mail
+    # its later moves (won, lost) tell nobody: they are the provider's answer, not work to do
+    assert sandbox.post(f"/sandbox/disputes/{dispute['disputeId']}/outcome", {"outcome": "won"}).status_code == 200
+    _pass(app)
+    assert len(_mails_to(smtp, finance.email)) == 1
