@@ -10,7 +10,7 @@ from app.payments.schemas import max_length
 
 from . import formatting
 from .modes import InOtherMode, ModeBlueprint, switch_links
-from .navigation import MAIN_NAV, WEBHOOK_TABS, nav_items, with_waiting_approvals
+from .navigation import MAIN_NAV, WEBHOOK_TABS, nav_items, with_counts
 
 # Every route of it answers at /path (live) and /test/path (sandbox): see modes.py.
 dashboard = ModeBlueprint("dashboard", __name__)
@@ -49,10 +49,17 @@ def navigation_context() -> dict:
 
 def main_nav() -> list:
     """The main navigation of a whole page (base.html calls it, so fragments never count), the
-    Approvals item with the requests waiting for an approver."""
+    Approvals item with the requests waiting for an approver, Disputes with those awaiting an
+    answer."""
     main = nav_items(MAIN_NAV, request.endpoint)
-    if current_user.can("approve") and request.blueprint == "dashboard":
-        main = with_waiting_approvals(main, approvals.waiting_for_me(), current_mode())
+    if request.blueprint != "dashboard":
+        return main
+    if current_user.can("approve"):
+        main = with_counts(main, "dashboard.approvals_list", approvals.waiting_for_me(), "waiting for you",
+                           current_mode())
+    if current_user.can("answer_disputes"):
+        main = with_counts(main, "dashboard.disputes", disputes.needing_response(), "needing a response",
+                           current_mode())
     return main
 
 

@@ -4,6 +4,7 @@ the acceptance, both through the same services as the API."""
 from __future__ import annotations
 
 from flask import abort, flash, redirect, render_template, request, url_for
+from flask_login import current_user
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
 from wtforms import BooleanField, SelectChoice, SelectField, StringField, TextAreaField
@@ -110,6 +111,12 @@ def _dispute_or_404(dispute_no: str) -> Dispute:
 def dispute_words() -> dict:
     """deadline(dispute) for the queue and the dispute page: the deadline in people's words."""
     return {"deadline": lambda dispute: deadline_words(dispute.due_by, deps().clock())}
+
+
+def needing_response() -> dict:
+    """The signed-in user's merchant's disputes awaiting an answer, per mode (the menu's count)."""
+    with deps().uow(write=False) as uow:
+        return uow.disputes.needing_response(current_user.merchant_id)
 
 
 @dashboard.get("/disputes")

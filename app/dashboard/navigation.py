@@ -88,15 +88,15 @@ def nav_items(sections: tuple[Section, ...], endpoint: str | None) -> list[NavIt
             for s in sections if s.permission is None or current_user.can(s.permission)]
 
 
-def with_waiting_approvals(items: list[NavItem], waiting: dict, mode) -> list[NavItem]:
-    """The Approvals item with the number of requests waiting for the user in both modes
-    ("Approvals 2"), each mode's share said in words ("1 in live, 1 in sandbox")."""
-    total = sum(waiting.values())
+def with_counts(items: list[NavItem], endpoint: str, counts: dict, what: str, mode) -> list[NavItem]:
+    """The item linking to endpoint with a count of what waits in both modes ("Approvals 2"),
+    each mode's share said in words ("waiting for you: 1 in live, 1 in sandbox")."""
+    total = sum(counts.values())
     if not total:
         return items
     # This page's mode first: it is the one the reader is in.
-    modes = sorted(waiting, key=lambda m: m is not mode)
-    shares = ", ".join(f"{waiting[m]} in {m.value}" for m in modes if waiting[m])
-    words = f"waiting for you: {shares}"
+    modes = sorted(counts, key=lambda m: m is not mode)
+    shares = ", ".join(f"{counts[m]} in {m.value}" for m in modes if counts[m])
+    words = f"{what}: {shares}"
     return [replace(item, badge=str(total), badge_label=f"{total} {words}", badge_words=words)
-            if item.endpoint == "dashboard.approvals_list" else item for item in items]
+            if item.endpoint == endpoint else item for item in items]

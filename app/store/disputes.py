@@ -10,12 +10,12 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, delete, insert, or_, select, update
+from sqlalchemy import Connection, delete, func, insert, or_, select, update
 
 from app.payments.dispute_files import DisputeFile
 from app.payments.disputes import Action, Dispute, DisputeStatus
 from app.payments.events import new_event_id
-from app.payments.model import Caller
+from app.payments.model import Caller, Mode
 from app.payments.money import from_minor, to_minor
 from app.util import dumps
 
@@ -104,6 +104,19 @@ class DisputeRepository:
                                disputes.c.status.in_(statuses))
                  .order_by(disputes.c.due_by.is_(None), disputes.c.due_by, disputes.c.id).limit(limit))
         return [_row_to_dispute(row) for row in self.conn.execute(query).mappings().all()]
+
+    def needing_response(self, merchant_id: int) -> dict[Mode, int]:
+        """How many of the merchant's disputes await an answer in each mode: needing a response,
+        with nothing owed to the provider yet (evidence or an acceptance on its way)."""
+        found = {mode: 0 for mode in Mode}
+        rows = self.conn.execute(
+            select(disputes.c.mode, func.count())
+            .where(disputes.c.merchant_id == merchant_id,
+                   disputes.c.status == DisputeStatus.NEEDS_RESPONSE.value, disputes.c.action.is_(None))
+            .group_by(disputes.c.mode))
+        for mode, count in rows:
+            found[Mode(mode)] = count
+        return found
 
     def insert_dispute(self, dispute: Dispute) -> Dispute:
         """Store a new dispute; it comes back with its database id."""

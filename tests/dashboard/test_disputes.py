@@ -84,7 +84,9 @@ def test_the_queue_lists_open_disputes_by_deadline_in_words(finance_in_sandbox, 
     due = utcnow() + timedelta(days=2)
     # The day as en-GB writes it (CLDR: "5 Sept", not strftime's "5 Sep").
     assert f"due in 2 days, {format_date(due, 'd MMM', locale='en_GB')}" in text
-    assert '<a href="/test/disputes" aria-current="page">Disputes</a>' in text
+    # the menu counts the one still to answer (not the one whose evidence is on its way, nor the won)
+    assert ('<a href="/test/disputes" aria-current="page" title="1 needing a response: 1 in sandbox">Disputes '
+            '<span class="nav-count">1</span>') in text
     # The API's words in people's words: needs_response, the provider's fraudulent.
     assert '<span class="badge badge-needs_response">Needs response</span>' in open_part
     assert '<td data-label="Reason">Fraudulent</td>' in open_part

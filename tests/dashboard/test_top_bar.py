@@ -93,3 +93,29 @@ def test_the_approvals_item_counts_what_waits_for_the_user_in_each_mode(server, 
             'approvals</a>.') in live_page
     sandbox_page = approver.get(f"{SANDBOX}/approvals").text
     assert "awaiting-elsewhere" not in sandbox_page and "Nothing awaits approval" not in sandbox_page
+
+
+def _nav_disputes(html: str) -> str:
+    return re.search(r'<a href="[^"]*disputes"[^>]*>.*?</a>', html, re.S).group(0)
+
+
+def test_the_disputes_item_counts_those_needing_a_response_in_each_mode(server, merchant, sandbox,
+                                                                        captured_payment):
+    finance = _signed_in(server, merchant, "finance")
+    assert _nav_disputes(finance.get("/transactions").text) == '<a href="/disputes">Disputes</a>'
+    disputed = []
+    for _ in range(2):
+        tx_no = captured_payment(100)
+        assert sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Chargeback"}).status_code == 200
+        disputed.append(tx_no)
+
+    item = _nav_disputes(finance.get("/transactions").text)
+
+    assert item == ('<a href="/disputes" title="2 needing a response: 2 in sandbox">Disputes '
+                    '<span class="nav-count">2</span>'
+                    '<span class="visually-hidden"> needing a response: 2 in sandbox</span></a>')
+    # one answered (evidence on its way to the provider) and one closed: none left to answer
+    ids = {d["txNo"]: d["disputeId"] for d in sandbox.get("/disputes?limit=200").json()["disputes"]}
+    assert sandbox.post(f"/disputes/{ids[disputed[0]]}/accept").status_code == 200
+    assert sandbox.post(f"/sandbox/disputes/{ids[disputed[1]]}/outcome", {"outcome": "won"}).status_code == 200
+    assert _nav_disputes(finance.get(f"{SANDBOX}/transactions").text) == '<a href="/test/disputes">Disputes</a>'
