@@ -64,6 +64,11 @@ class Action(StrEnum):
     SUBMIT_EVIDENCE = "submit_evidence"
     ACCEPT = "accept"
 
+    @property
+    def words(self) -> str:
+        """What is being sent, as a sentence names it: "evidence", "acceptance"."""
+        return "evidence" if self is Action.SUBMIT_EVIDENCE else "acceptance"
+
 
 # The evidence text fields the API and the dashboard take (camelCase on the wire), with what
 # each is for. Each connector maps them onto its provider's own fields.
@@ -169,7 +174,7 @@ def check_can_act(dispute: Dispute, action: Action) -> None:
         raise DisputeRejected(f"Cannot {words} dispute {dispute.dispute_no}: its status is {dispute.status}")
     if dispute.action is not None:
         raise DisputeRejected(f"Cannot {words} dispute {dispute.dispute_no}: "
-                              f"its {dispute.action.value.replace('_', ' ')} is still being sent to the provider")
+                              f"its {dispute.action.words} is still being sent to the provider")
 
 
 def check_can_draft(dispute: Dispute) -> None:

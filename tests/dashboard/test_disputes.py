@@ -93,6 +93,9 @@ def test_the_queue_lists_open_disputes_by_deadline_in_words(finance_in_sandbox, 
     assert '<span class="badge badge-won">Won</span>' in text
     assert "needs_response<" not in text and ">fraudulent<" not in text
     assert '<span class="muted small">sending to Simulator</span>' in open_part  # named as its page names it
+    owed = finance_in_sandbox.get(f"/disputes/{sooner}").text
+    assert "<dt>Being sent</dt><dd>Evidence, to Simulator</dd>" in owed
+    assert "This dispute cannot be answered any more (needs response, its evidence being sent)." in owed
 
 
 def test_support_and_payouts_roles_do_not_see_disputes(dashboard, merchant):

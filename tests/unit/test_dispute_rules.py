@@ -66,6 +66,8 @@ def test_only_a_dispute_that_needs_a_response_can_be_answered(status):
         check_can_act(dispute(status), Action.ACCEPT)
 
 
-def test_one_answer_at_a_time():
-    with pytest.raises(DisputeRejected, match="its submit evidence is still being sent to the provider"):
-        check_can_act(dispute(action=Action.SUBMIT_EVIDENCE), Action.ACCEPT)
+@pytest.mark.parametrize("owed, words", [(Action.SUBMIT_EVIDENCE, "its evidence"),
+                                         (Action.ACCEPT, "its acceptance")])
+def test_one_answer_at_a_time(owed, words):
+    with pytest.raises(DisputeRejected, match=f"{words} is still being sent to the provider"):
+        check_can_act(dispute(action=owed), Action.ACCEPT)
