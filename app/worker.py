@@ -16,7 +16,7 @@ from flask import Flask, current_app
 
 from app.auth import throttle
 from app.auth.notifications import notification_pass
-from app.payments import approvals, batches, dispute_calls, expiry
+from app.payments import approvals, batches, dispute_calls, dispute_reminders, expiry
 from app.payments.idempotency import REPLAY_WINDOW
 from app.providers.account_resolutions import account_resolution_pass
 from app.providers.bank_refresh import bank_list_pass
@@ -73,10 +73,12 @@ _CALLS_KEY = "paydesk.provider_calls"
 
 def dispute_pass(deps, _providers) -> BackgroundPass:
     """One worker process's passes of the dispute calls: the evidence and acceptances due, then
-    where open disputes stand (app.payments.dispute_calls)."""
+    where open disputes stand (app.payments.dispute_calls), then the reminders of deadlines near
+    (app.payments.dispute_reminders)."""
     def run() -> None:
         dispute_calls.run_due_dispute_calls(deps)
         dispute_calls.check_open_disputes(deps)
+        dispute_reminders.remind_due_disputes(deps)
     return BackgroundPass("dispute-calls", run)
 
 

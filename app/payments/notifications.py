@@ -52,7 +52,12 @@ DISPUTE_OPENED = NotificationKind(
     "dispute_opened", "A customer disputed a payment",
     "A chargeback was opened: answer it with evidence, or accept it, before its deadline.",
     "answer_disputes")
-KINDS: tuple[NotificationKind, ...] = (APPROVAL_WAITING, MONEY_FAILED, DISPUTE_OPENED, WEBHOOK_FAILING)
+DISPUTE_DUE = NotificationKind(
+    "dispute_due", "A dispute's deadline is near",
+    "A dispute still needs a response and its deadline is less than two days away.",
+    "answer_disputes")
+KINDS: tuple[NotificationKind, ...] = (APPROVAL_WAITING, MONEY_FAILED, DISPUTE_OPENED, DISPUTE_DUE,
+                                       WEBHOOK_FAILING)
 KINDS_BY_KEY = {kind.key: kind for kind in KINDS}
 
 
@@ -114,6 +119,19 @@ def dispute_opened(dispute: Dispute) -> NotificationEvent:
         + (f", answer by {dispute.due_by:%Y-%m-%d}" if dispute.due_by else ""),  # short: one line
         f"The customer disputed payment {dispute.payment_tx_no} of {amount}{reason}. Answer with "
         f"evidence, or accept it, {deadline}.",
+        f"disputes/{dispute.dispute_no}")
+
+
+def dispute_due(dispute: Dispute) -> NotificationEvent:
+    """A dispute still needs a response close to its deadline (app.payments.dispute_reminders)."""
+    mode = Mode(dispute.mode)
+    amount = f"{format_amount(dispute.amount, dispute.currency)} {dispute.currency}"
+    return NotificationEvent(
+        dispute.merchant_id, mode, DISPUTE_DUE,
+        f"{_mode_note(mode)}Dispute due {dispute.due_by:%Y-%m-%d}: {amount} unanswered",
+        f"Dispute {dispute.dispute_no} of payment {dispute.payment_tx_no} ({amount}) still needs a "
+        f"response by {dispute.due_by:%Y-%m-%d %H:%M} UTC. Without one the provider decides for the "
+        f"customer: answer with evidence, or accept it.",
         f"disputes/{dispute.dispute_no}")
 
 

@@ -28,6 +28,11 @@ _SELECT = select(disputes, transactions.c.tx_no.label("payment_tx_no")).join(
     transactions, transactions.c.id == disputes.c.payment_id)
 
 
+# A dispute a reminder may be sent for: still to answer, not reminded of yet.
+_TO_REMIND = (disputes.c.status == DisputeStatus.NEEDS_RESPONSE.value, disputes.c.action.is_(None),
+              disputes.c.reminded_at.is_(None))
+
+
 def _row_to_dispute(m) -> Dispute:
     return Dispute(
         id=m["id"], dispute_no=m["dispute_no"], merchant_id=m["merchant_id"], mode=m["mode"],
@@ -222,6 +227,20 @@ class DisputeRepository:
             disputes.c.id == dispute_id, disputes.c.action.is_not(None), disputes.c.action_due_at <= now,
             or_(disputes.c.action_claimed_until.is_(None), disputes.c.action_claimed_until <= now),
         ).values(action_claimed_until=until, action_attempts=disputes.c.action_attempts + 1))
+        return taken.rowcount == 1
+
+    def due_reminders(self, due_before: datetime, now: datetime, limit: int) -> list[int]:
+        """Disputes still to answer (needing a response, nothing owed to the provider) whose
+        deadline falls before `due_before` and has not passed, not yet reminded of, soonest first."""
+        rows = self.conn.execute(select(disputes.c.id).where(*_TO_REMIND, disputes.c.due_by < due_before,
+                                                             disputes.c.due_by > now)
+                                 .order_by(disputes.c.due_by, disputes.c.id).limit(limit)).all()
+        return [row.id for row in rows]
+
+    def claim_reminder(self, dispute_id: int, now: datetime) -> bool:
+        """Note the dispute's reminder as sent now; False when it was, or it needs none any more."""
+        taken = self.conn.execute(update(disputes).where(disputes.c.id == dispute_id, *_TO_REMIND)
+                                  .values(reminded_at=now))
         return taken.rowcount == 1
 
     def due_status_checks(self, checked_before: datetime, statuses: list[str], limit: int) -> list[int]:

@@ -258,3 +258,56 @@ def test_a_dispute_opened_mails_who_may_answer_it_with_its_deadline(server, merc
     assert sandbox.post(f"/sandbox/disputes/{dispute['disputeId']}/outcome", {"outcome": "won"}).status_code == 200
     _pass(app)
     assert len(_mails_to(smtp, finance.email)) == 1
+
+
+def test_a_dispute_still_unanswered_near_its_deadline_is_a_reminder_once(server, merchant, app, smtp, sandbox,
+                                                                         captured_payment):
+    from sqlalchemy import update
+
+    from app.payments.dispute_reminders import REMIND_BEFORE, remind_due_disputes
+    from app.store.tables import disputes
+
+    finance = _signed_in(server, merchant, "finance")
+    _choose(finance, dispute_due="immediate sandbox")
+    ids = {}
+    for name in ("due soon", "due later", "answered", "won"):
+        tx_no = captured_payment(60)
+        assert sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Chargeback"}).status_code == 200
+        [found] = [d for d in sandbox.get("/disputes?limit=200").json()["disputes"] if d["txNo"] == tx_no]
+        ids[name] = found["disputeId"]
+    soon = utcnow() + REMIND_BEFORE - timedelta(hours=1)
+    with _deps(app).uow() as uow:
+        uow.conn.execute(update(disputes).where(disputes.c.dispute_no.in_([ids["due soon"], ids["answered"],
+                                                                            ids["won"]])).values(due_by=soon))
+        uow.conn.execute(update(disputes).where(disputes.c.dispute_no == ids["answered"])
+                         .values(action="submit_evidence"))
+        uow.commit()
+    assert sandbox.post(f"/sandbox/disputes/{ids['won']}/outcome", {"outcome": "won"}).status_code == 200
+    _pass(app)
+    opened = len(_mails_to(smtp, finance.email))  # none: the opening mails are another kind
+
+    assert remind_due_disputes(_deps(app)) == 1
+    assert remind_due_disputes(_deps(app)) == 0  # never twice
+    _pass(app)
+
+    mails = _mails_to(smtp, finance.email)[opened:]
+    assert len(mails) == 1
+    mail = mails[0]
+    assert f"Subject: Paydesk: [Sandbox] Dispute due {soon:%Y-%m-%d}: 60.00 EUR unanswered\n" in mail
+    assert (f"Dispute {ids['due soon']} of payment ") in mail
+    assert f"still needs a response by {soon:%Y-%m-%d %H:%M} UTC" in mail
+    assert f"Open it: {app.config['BASE_URL']}/test/disputes/{ids['due soon']}" in mail
+
+
+def test_the_worker_s_dispute_pass_sends_the_reminders(app, monkeypatch):
+    from app import worker
+    from app.payments import dispute_calls, dispute_reminders
+
+    ran = []
+    monkeypatch.setattr(dispute_calls, "run_due_dispute_calls", lambda deps: ran.append("calls"))
+    monkeypatch.setattr(dispute_calls, "check_open_disputes", lambda deps: ran.append("checks"))
+    monkeypatch.setattr(dispute_reminders, "remind_due_disputes", lambda deps: ran.append("reminders"))
+
+    worker.dispute_pass(_deps(app), None).run()
+
+    assert ran == ["calls", "checks", "reminders"]
