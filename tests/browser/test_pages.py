@@ -120,3 +120,14 @@ def test_a_forms_button_is_level_with_the_fields_beside_it(page: Page, server, m
     page.goto(server.url + path)
     offsets = page.evaluate(BUTTON_BESIDE_FIELDS, form)
     assert set(offsets) <= {0}, f"{path} on {screen}: fields beside the button start {offsets} px from its top"
+
+
+def test_a_notification_s_sandbox_box_is_level_with_its_drop_down(page: Page, server, merchant):
+    page.set_viewport_size({"width": WIDTHS["desktop"], "height": 900})
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
+    page.goto(f"{server.url}/account")
+    for kind in ("approval_waiting", "dispute_due"):
+        drop_down = page.locator(f"#delivery-{kind}").bounding_box()
+        box = page.locator(f"#sandbox-{kind}").bounding_box()
+        middle = drop_down["y"] + drop_down["height"] / 2
+        assert abs(box["y"] + box["height"] / 2 - middle) <= 1, (kind, drop_down, box)
