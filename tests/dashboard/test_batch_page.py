@@ -32,3 +32,17 @@ def test_the_upload_asks_what_the_file_holds_only_of_a_role_that_may_make_both(d
         assert "What the file holds" not in page and 'type="radio"' not in page, role
         assert f'<input type="hidden" name="kind" value="{kind}">' in page
         assert f">CSV file of {kind}s (UTF-8, first line names the columns)</label>" in page
+
+
+def test_a_review_longer_than_the_page_says_which_rows_are_not_shown(dashboard, merchant, monkeypatch):
+    from app.dashboard import batches as batch_pages
+
+    monkeypatch.setattr(batch_pages, "MAX_SHOWN_ROWS", 1)  # the page's limit, as a 1,001-row file meets it
+    payouts = dashboard(merchant.merchant_id, "payouts")
+    switch_to_sandbox(payouts)
+    checked = payouts.post("/batches", {"kind": "payout"}, files={"file": ("salaries.csv", FILE, "text/csv")},
+                           allow_redirects=True)
+
+    assert re.findall(r'<td data-label="Status">([^<]*)</td>', checked.text) == ["Invalid"]  # errors first
+    assert "1 more row is not shown here: the rows with errors come first." in checked.text
+    assert "results file" not in checked.text  # there is none until the batch runs
