@@ -280,3 +280,21 @@ def test_an_admins_sections_fit_one_row_on_a_laptop_and_wrap_on_a_phone(page: Pa
     for link in links.all():  # wrapped, not cut off
         box = link.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+
+
+def test_an_admin_s_menu_with_both_counts_is_one_row_on_a_desktop(page: Page, server, merchant, sandbox):
+    deps = server.app.extensions["paydesk"]
+    asker = Caller(merchant.merchant_id, Mode.SANDBOX, f"asker-{uuid.uuid4().hex[:6]}@shop.test")
+    with deps.uow() as uow:
+        set_threshold(uow.conn, asker, "EUR", Decimal("50"), utcnow())
+        uow.commit()
+    request_refund(deps, asker, parse_refund({"txNo": _captured(sandbox, f"w-{uuid.uuid4().hex[:8]}"),
+                                              "amount": 70}), uuid.uuid4().hex)
+    disputed = _captured(sandbox, f"d-{uuid.uuid4().hex[:8]}")
+    assert sandbox.post(f"/sandbox/transactions/{disputed}/outcome", {"status": "Chargeback"}).status_code == 200
+    page.set_viewport_size({"width": 1280, "height": 900})
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "admin"))
+    menu = page.get_by_role("navigation", name="Main")
+    expect(menu.locator(".nav-count")).to_have_count(2)  # Disputes 1, Approvals 1
+    tops = {round(box["y"]) for box in (link.bounding_box() for link in menu.get_by_role("link").all())}
+    assert len(tops) == 1, f"the menu wraps: its links start at {sorted(tops)}"
