@@ -79,9 +79,14 @@ def _mode_note(mode: Mode) -> str:
     return "[Sandbox] " if mode is Mode.SANDBOX else ""
 
 
+def _money(amount, currency: str) -> str:
+    """An amount as a mail writes it: 70.00 EUR."""
+    return f"{format_amount(amount, currency)} {currency}"
+
+
 def approval_waiting(approval: ApprovalRequest) -> NotificationEvent:
     """A refund or payout request awaits a second user (not its requester)."""
-    amount = f"{format_amount(approval.amount, approval.currency)} {approval.currency}"
+    amount = _money(approval.amount, approval.currency)
     what = (f"a refund of {amount} of payment {approval.original_tx_no}"
             if approval.original_tx_no else f"a payout of {amount}")
     return NotificationEvent(
@@ -94,7 +99,7 @@ def approval_waiting(approval: ApprovalRequest) -> NotificationEvent:
 
 def money_failed(tx: Transaction) -> NotificationEvent:
     """A refund or payout moved to Failed or Declined."""
-    amount = f"{format_amount(tx.amount, tx.currency)} {tx.currency}"
+    amount = _money(tx.amount, tx.currency)
     kind = "Refund" if tx.kind is Kind.REFUND else "Payout"
     of = f" of payment {tx.original_tx_no}" if tx.original_tx_no else ""
     reason = f" ({tx.decline_reason})" if tx.decline_reason else ""
@@ -108,31 +113,32 @@ def money_failed(tx: Transaction) -> NotificationEvent:
 
 def dispute_opened(dispute: Dispute) -> NotificationEvent:
     """A provider opened a dispute of a payment: someone must answer it before its deadline."""
-    mode = Mode(dispute.mode)
-    amount = f"{format_amount(dispute.amount, dispute.currency)} {dispute.currency}"
+    amount = _money(dispute.amount, dispute.currency)
     reason = f" ({code_in_words(dispute.reason)})" if dispute.reason else ""
     deadline = (f"by {dispute.due_by:%Y-%m-%d %H:%M} UTC" if dispute.due_by
                 else "before the provider's deadline (none given)")
-    return NotificationEvent(
-        dispute.merchant_id, mode, DISPUTE_OPENED,
-        f"{_mode_note(mode)}Dispute opened: {amount}"
-        + (f", answer by {dispute.due_by:%Y-%m-%d}" if dispute.due_by else ""),  # short: one line
+    return _about_dispute(
+        dispute, DISPUTE_OPENED,
+        f"Dispute opened: {amount}" + (f", answer by {dispute.due_by:%Y-%m-%d}" if dispute.due_by else ""),
         f"The customer disputed payment {dispute.payment_tx_no} of {amount}{reason}. Answer with "
-        f"evidence, or accept it, {deadline}.",
-        f"disputes/{dispute.dispute_no}")
+        f"evidence, or accept it, {deadline}.")
 
 
 def dispute_due(dispute: Dispute) -> NotificationEvent:
     """A dispute still needs a response close to its deadline (app.payments.dispute_reminders)."""
-    mode = Mode(dispute.mode)
-    amount = f"{format_amount(dispute.amount, dispute.currency)} {dispute.currency}"
-    return NotificationEvent(
-        dispute.merchant_id, mode, DISPUTE_DUE,
-        f"{_mode_note(mode)}Dispute due {dispute.due_by:%Y-%m-%d}: {amount} unanswered",
+    amount = _money(dispute.amount, dispute.currency)
+    return _about_dispute(
+        dispute, DISPUTE_DUE, f"Dispute due {dispute.due_by:%Y-%m-%d}: {amount} unanswered",
         f"Dispute {dispute.dispute_no} of payment {dispute.payment_tx_no} ({amount}) still needs a "
         f"response by {dispute.due_by:%Y-%m-%d %H:%M} UTC. Without one the provider decides for the "
-        f"customer: answer with evidence, or accept it.",
-        f"disputes/{dispute.dispute_no}")
+        f"customer: answer with evidence, or accept it.")
+
+
+def _about_dispute(dispute: Dispute, kind: NotificationKind, subject: str, text: str) -> NotificationEvent:
+    """An event naming a dispute's page; its subject kept to one line of a mail's header."""
+    mode = Mode(dispute.mode)
+    return NotificationEvent(dispute.merchant_id, mode, kind, f"{_mode_note(mode)}{subject}", text,
+                             f"disputes/{dispute.dispute_no}")
 
 
 def webhook_failing(merchant_id: int, mode: Mode, tx_no: str, url: str, attempts: int) -> NotificationEvent:
