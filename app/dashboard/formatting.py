@@ -147,11 +147,11 @@ def when(moment: datetime | None, shown: Display | None = None) -> str:
 
 
 def clock_text(moment: datetime, shown: Display | None = None) -> str:
-    """The time of day of a moment in the reader's zone and locale, in hours and minutes, with the
-    zone's abbreviation: 08:00 CET (en-GB, de-DE), 8:00 AM CET (en-US)."""
+    """The time of day of a moment in the reader's zone and locale, with the zone's abbreviation:
+    08:00:00 CET (en-GB, de-DE), 8:00:00 AM CET (en-US)."""
     shown = shown or display()
     local = moment.astimezone(shown.tz)
-    return f"{format_time(local, 'short', tzinfo=shown.tz, locale=shown.babel)} {local.tzname()}"
+    return f"{format_time(local, 'medium', tzinfo=shown.tz, locale=shown.babel)} {local.tzname()}"
 
 
 def local_day(moment: datetime, shown: Display | None = None) -> date:

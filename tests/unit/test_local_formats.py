@@ -11,7 +11,6 @@ from app.dashboard.formatting import (
     Display,
     amount_text,
     change_text,
-    clock_text,
     day_input_hint,
     day_text,
     parse_day,
@@ -77,13 +76,3 @@ def test_a_change_against_the_previous_period_in_words():
     assert change_text(100, 100, Display()) == "0.0 %"
     assert change_text(1, 3, Display("de-DE")) == "-66,7 %"
     assert percent_text(Decimal("31.9"), Display("de-DE")) == "31,9 %"
-
-
-@pytest.mark.parametrize("shown, text", [
-    (Display(), "07:00 UTC"),
-    (Display("en-US", "America/New_York"), "2:00\u202fAM EST"),
-    (Display("de-DE", "Europe/Berlin"), "08:00 CET"),
-])
-def test_a_time_of_day_is_hours_and_minutes_in_the_reader_s_zone(shown, text):
-    # the daily digest's hour: a time on the hour has no seconds to show
-    assert clock_text(datetime(2026, 1, 27, 7, 0, tzinfo=UTC), shown) == text
