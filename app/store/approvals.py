@@ -22,7 +22,7 @@ from app.payments.approvals import (
 from app.payments.model import Caller, Mode
 from app.payments.money import from_minor, to_minor
 
-from .scope import scoped_to_merchant, scoped_to_mode
+from .scope import counts_per_mode, scoped_to_merchant, scoped_to_mode
 from .tables import approval_requests, approval_thresholds, transactions, user_limits, users
 
 originals = transactions.alias("approval_originals")
@@ -217,16 +217,12 @@ def awaiting_counts(conn: Connection, merchant_id: int, kinds: list[ApprovalKind
                     not_requested_by: str) -> dict[Mode, int]:
     """How many requests of these kinds await a decision in each mode of the merchant, leaving
     out the user's own (which another user must approve)."""
-    found = {mode: 0 for mode in Mode}
     if not kinds:
-        return found
-    rows = conn.execute(
+        return counts_per_mode(())
+    return counts_per_mode(conn.execute(
         select(approval_requests.c.mode, func.count()).where(
             approval_requests.c.merchant_id == merchant_id,
             approval_requests.c.state == ApprovalState.AWAITING.value,
             approval_requests.c.kind.in_([kind.value for kind in kinds]),
             approval_requests.c.requested_by != not_requested_by,
-        ).group_by(approval_requests.c.mode))
-    for mode, count in rows:
-        found[Mode(mode)] = count
-    return found
+        ).group_by(approval_requests.c.mode)))

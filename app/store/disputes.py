@@ -19,6 +19,7 @@ from app.payments.model import Caller, Mode
 from app.payments.money import from_minor, to_minor
 from app.util import dumps
 
+from .scope import counts_per_mode
 from .tables import dispute_files, dispute_history, disputes, events, transactions, webhook_events
 
 if TYPE_CHECKING:
@@ -28,9 +29,10 @@ _SELECT = select(disputes, transactions.c.tx_no.label("payment_tx_no")).join(
     transactions, transactions.c.id == disputes.c.payment_id)
 
 
-# A dispute a reminder may be sent for: still to answer, not reminded of yet.
-_TO_REMIND = (disputes.c.status == DisputeStatus.NEEDS_RESPONSE.value, disputes.c.action.is_(None),
-              disputes.c.reminded_at.is_(None))
+# A dispute still to answer: needing a response, nothing owed to the provider (check_can_act's rule).
+_TO_ANSWER = (disputes.c.status == DisputeStatus.NEEDS_RESPONSE.value, disputes.c.action.is_(None))
+# One a reminder may be sent for: still to answer, not reminded of yet.
+_TO_REMIND = (*_TO_ANSWER, disputes.c.reminded_at.is_(None))
 
 
 def _row_to_dispute(m) -> Dispute:
@@ -113,15 +115,9 @@ class DisputeRepository:
     def needing_response(self, merchant_id: int) -> dict[Mode, int]:
         """How many of the merchant's disputes await an answer in each mode: needing a response,
         with nothing owed to the provider yet (evidence or an acceptance on its way)."""
-        found = {mode: 0 for mode in Mode}
-        rows = self.conn.execute(
-            select(disputes.c.mode, func.count())
-            .where(disputes.c.merchant_id == merchant_id,
-                   disputes.c.status == DisputeStatus.NEEDS_RESPONSE.value, disputes.c.action.is_(None))
-            .group_by(disputes.c.mode))
-        for mode, count in rows:
-            found[Mode(mode)] = count
-        return found
+        return counts_per_mode(self.conn.execute(
+            select(disputes.c.mode, func.count()).where(disputes.c.merchant_id == merchant_id, *_TO_ANSWER)
+            .group_by(disputes.c.mode)))
 
     def insert_dispute(self, dispute: Dispute) -> Dispute:
         """Store a new dispute; it comes back with its database id."""
