@@ -1,6 +1,7 @@
 """Reminders of dispute deadlines: a dispute still needing a response (nothing on its way to the
 provider) whose deadline is less than REMIND_BEFORE away is told once to the users who chose
-"A dispute's deadline is near" (app.payments.notifications).
+"A dispute's deadline is near" (app.payments.notifications); once per deadline: a deadline the
+provider moves clears `reminded_at` (app.store.disputes, save).
 
 A worker round (the dispute pass, app.worker) claims each such dispute by writing its
 `reminded_at` and records the notification in the same unit, so a reminder is neither lost by a

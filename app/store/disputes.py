@@ -10,7 +10,7 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, case, delete, func, insert, or_, select, update
 
 from app.payments.dispute_files import DisputeFile
 from app.payments.disputes import Action, Dispute, DisputeStatus
@@ -133,8 +133,11 @@ class DisputeRepository:
         return dispute
 
     def save(self, dispute: Dispute, *, claimed_until: datetime | None = None) -> None:
-        """Write back what may change on a dispute (its claim is set to `claimed_until`)."""
+        """Write back what may change on a dispute (its claim is set to `claimed_until`). A
+        deadline the provider moved gets a reminder of its own: the one sent was for the old."""
         self.conn.execute(update(disputes).where(disputes.c.id == dispute.id).values(
+            reminded_at=case((disputes.c.due_by.is_distinct_from(dispute.due_by), None),
+                             else_=disputes.c.reminded_at),
             amount_minor=to_minor(dispute.amount, dispute.currency), reason=dispute.reason,
             status=dispute.status.value, provider_status=dispute.provider_status, due_by=dispute.due_by,
             evidence=dumps(dispute.evidence) if dispute.evidence else None,

@@ -299,6 +299,50 @@ def test_a_dispute_still_unanswered_near_its_deadline_is_a_reminder_once(server,
     assert f"Open it: {app.config['BASE_URL']}/test/disputes/{ids['due soon']}" in mail
 
 
+def test_a_deadline_the_provider_moves_gets_a_reminder_of_its_own(server, merchant, app, smtp, sandbox,
+                                                                   captured_payment):
+    from sqlalchemy import update
+
+    from app.payments.dispute_reminders import REMIND_BEFORE, remind_due_disputes
+    from app.store.tables import disputes
+
+    finance = _signed_in(server, merchant, "finance")
+    _choose(finance, dispute_due="immediate sandbox")
+    tx_no = captured_payment(60)
+    assert sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Chargeback"}).status_code == 200
+    [found] = [d for d in sandbox.get("/disputes?limit=200").json()["disputes"] if d["txNo"] == tx_no]
+    first = utcnow() + REMIND_BEFORE - timedelta(hours=2)
+    with _deps(app).uow() as uow:
+        uow.conn.execute(update(disputes).where(disputes.c.dispute_no == found["disputeId"]).values(due_by=first))
+        dispute_id = uow.conn.execute(select(disputes.c.id).where(
+            disputes.c.dispute_no == found["disputeId"])).scalar_one()
+        uow.commit()
+    assert remind_due_disputes(_deps(app)) == 1
+    _pass(app)
+
+    def provider_says(due_by):
+        """What a provider's update does to the dispute: read it, change it, save it."""
+        with _deps(app).uow() as uow:
+            dispute = uow.disputes.by_id_for_worker(dispute_id, for_update=True)
+            dispute.due_by = due_by
+            dispute.provider_status = "needs_response"
+            uow.disputes.save(dispute)
+            uow.commit()
+
+    provider_says(first)  # the same deadline, told again
+    assert remind_due_disputes(_deps(app)) == 0
+    moved = first + timedelta(hours=1)
+    provider_says(moved)
+    assert remind_due_disputes(_deps(app)) == 1
+    assert remind_due_disputes(_deps(app)) == 0
+    _pass(app)
+
+    reminders = [mail for mail in _mails_to(smtp, finance.email) if "Dispute due" in mail.splitlines()[0]]
+    assert len(reminders) == 2
+    assert f"still needs a response by {first:%Y-%m-%d %H:%M} UTC" in reminders[0]
+    assert f"still needs a response by {moved:%Y-%m-%d %H:%M} UTC" in reminders[1]
+
+
 def test_the_worker_s_dispute_pass_sends_the_reminders(app, monkeypatch):
     from app import worker
     from app.payments import dispute_calls, dispute_reminders
