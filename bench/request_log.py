@@ -8,10 +8,14 @@ their environment: the log off (REQUEST_LOG_ENABLED=0), batched, and on the requ
 Creates and refunds go through a Paystack account's method, the path production takes (no worker
 runs: the provider is never called). wrk drives each server in turn, the order reversed every
 round, so drifts on the machine fall on all three alike (`--variants off,batched` runs two;
-`--fresh-servers` starts each server anew for its round). `--endpoints status,create,refund` adds
-status reads (the issue bounds create and refund only; a read is the cheapest request, so the
-log's largest share); each result also gives the CPU a request took, and the rounds' median
-ratio to the log off with its 95% interval and verdict (bench/paired.py).
+`--fresh-servers` starts each server anew for its round; `--one-server` serves every variant from
+one server whose log is switched between rounds, bench/switched_app.py, with an A/A variant, the
+log off against itself, that shows the method's own spread). Each variant reports the rows the
+log gained in its rounds, so a variant that writes none, or fewer than it answered, shows.
+`--endpoints status,create,refund` adds status reads (the issue bounds create and refund only; a
+read is the cheapest request, so the log's largest share); each result also gives the CPU a
+request took, and the rounds' median ratio to the log off with its 95% interval and verdict
+(bench/paired.py).
 
 Events: on this path a create and a refund are answered Pending and write no event (a webhook, and
 with it an event, is written when a status moves, by the worker that records the provider's
@@ -25,11 +29,14 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
 from cryptography.fernet import Fernet
+from sqlalchemy import create_engine, text
+from sqlalchemy.pool import NullPool
 
 from app.cli import upgrade_database
 
@@ -47,6 +54,14 @@ VARIANTS = {
     "batched": {},
     "on the request's thread": {"REQUEST_LOG_FLUSH_MS": "0"},
 }
+# --one-server: one server (bench/switched_app.py) for every variant, its log switched between
+# rounds; what each variant writes in the switch's file. "off again" is the A/A check: the log
+# off against itself, so its ratio shows the method's own spread.
+SWITCHED = {"off": "0", "batched": "1", "off again": "0"}
+# Seconds after the switch is written: every worker has read it (bench/switched_app.py polls at 0.1).
+SWITCH_SETTLE = 0.5
+# Seconds after a round for the writer's last batch (REQUEST_LOG_FLUSH_MS is 200) before its rows are counted.
+FLUSH_WAIT = 0.5
 ENDPOINTS = ("create", "refund")
 # Status reads are logged too; the cheapest request, so the log's largest share of it.
 CHOICES = ("status", "create", "refund")
@@ -73,20 +88,27 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--endpoints", default=",".join(ENDPOINTS),
                         help=f"comma-separated, of {', '.join(CHOICES)}")
-    parser.add_argument("--variants", default=",".join(VARIANTS),
-                        help="comma-separated, of: " + "; ".join(VARIANTS) + " (the log off always runs)")
+    parser.add_argument("--variants", help="comma-separated, of: " + "; ".join(VARIANTS)
+                        + " (default: all; the log off always runs); with --one-server, of: "
+                        + "; ".join(SWITCHED))
     parser.add_argument("--fresh-servers", action="store_true",
                         help="start each variant's server anew for every round (see FRESH_WARMUP)")
+    parser.add_argument("--one-server", action="store_true",
+                        help="serve every variant from one server, its log switched between rounds "
+                             f"(variants: {', '.join(SWITCHED)}; see bench/switched_app.py)")
     parser.add_argument("--smoke", action="store_true", help="seconds-long run (what the test suite runs)")
     args = parser.parse_args(argv)
     args.endpoints = [name.strip() for name in args.endpoints.split(",") if name.strip()]
     unknown = set(args.endpoints) - set(CHOICES)
     if unknown:
         parser.error(f"unknown endpoints: {', '.join(sorted(unknown))}")
-    chosen = {name.strip() for name in args.variants.split(",") if name.strip()} | {"off"}
-    if chosen - set(VARIANTS):
-        parser.error(f"unknown variants: {', '.join(sorted(chosen - set(VARIANTS)))}")
-    args.variants = [name for name in VARIANTS if name in chosen]
+    known = SWITCHED if args.one_server else VARIANTS
+    chosen = {name.strip() for name in (args.variants or ",".join(known)).split(",") if name.strip()} | {"off"}
+    if chosen - set(known):
+        parser.error(f"unknown variants: {', '.join(sorted(chosen - set(known)))}")
+    if args.one_server and args.fresh_servers:
+        parser.error("--one-server and --fresh-servers do not go together")
+    args.variants = [name for name in known if name in chosen]
     if args.smoke:
         args.rows, args.duration, args.rounds, args.warmup = 300, 3, 3, 0
     return args
@@ -116,32 +138,48 @@ def main(argv=None) -> None:
             return start_gunicorn(name.replace(" ", "-").replace("'", ""), "app:create_app()",
                                   env | VARIANTS[name], args.workers, args.threads, work)
 
-        if not args.fresh_servers:
+        switch = work / "request-log-switch"
+        if args.one_server:
+            switch.write_text(SWITCHED["off"])
+            started_servers.append("switched")
+            shared = start_gunicorn("switched", "bench.switched_app:create_app()",
+                                    env | {"REQUEST_LOG_SWITCH": str(switch)}, args.workers, args.threads, work)
+            servers.update((name, shared) for name in args.variants)
+        elif not args.fresh_servers:
             servers.update((name, start(name)) for name in args.variants)
         header = ("Authorization", f"Bearer {seeded.token}")
         results: dict = {}
         for endpoint in args.endpoints:
-            def drive(name: str, seconds: float):
+            def drive(name: str, seconds: float, counted: bool = False):
                 server = servers[name]
+                if args.one_server:
+                    switch.write_text(SWITCHED[name])
+                    time.sleep(SWITCH_SETTLE)
+                rows_before = logged_rows(database.url)
                 result = run_wrk(server.url, endpoint, files[endpoint], f"r{uuid.uuid4().hex[:8]}", seconds,
                                  args.concurrency, 2, lambda: server.cpu_seconds() + database.cluster_cpu(),
                                  header)
                 server.wait_until_idle()
+                time.sleep(FLUSH_WAIT)  # the writer's last batch
+                if counted:
+                    logged[name] += logged_rows(database.url) - rows_before
                 return result
 
             if args.warmup:
                 for name in servers:
                     drive(name, args.warmup)
             rounds: dict[str, list] = {name: [] for name in args.variants}
+            logged = dict.fromkeys(args.variants, 0)  # rows the log gained in each variant's rounds
             for order in round_orders(args.variants, args.rounds):
                 for name in order:
                     if args.fresh_servers:
                         servers[name] = start(name)
                         drive(name, FRESH_WARMUP)
-                    rounds[name].append(drive(name, args.duration / args.rounds))
+                    rounds[name].append(drive(name, args.duration / args.rounds, counted=True))
                     if args.fresh_servers:
                         servers.pop(name).stop()
-            measured = {name: combine(runs).as_dict() | {"rounds": [r.rps for r in runs]}
+            measured = {name: combine(runs).as_dict() | {"rounds": [r.rps for r in runs],
+                                                         "logged": logged[name]}
                         for name, runs in rounds.items()}
             for name, result in measured.items():
                 result["ratio_to_off"] = round(result["rps"] / measured["off"]["rps"], 3)
@@ -155,18 +193,29 @@ def main(argv=None) -> None:
                 print(f"[{endpoint}] {name:24} {result['rps']:7.1f} req/s  ratio {result['ratio_to_off']:.3f}  "
                       f"rounds' median {result['median_round_ratio']:.3f} [{low:.3f}, {high:.3f}]  "
                       f"cpu {result['cpu_ms']:.3f} ms/req  "
-                      f"p99 {result['p99_ms']:.1f} ms  failed {result['failed']}", flush=True)
+                      f"p99 {result['p99_ms']:.1f} ms  failed {result['failed']}  logged {result['logged']}",
+                      flush=True)
             results[endpoint] = measured
         report = {"started_at": started.isoformat(timespec="seconds"), "commit": commit(), "machine": machine(),
                   "database_version": database.version(), "settings": vars(args) | {"out": str(args.out)},
                   "endpoints": results, "cpu_stolen": stolen_share(times_before, cpu_times()),
                   "servers_started": len(started_servers)}
     finally:
-        for server in servers.values():
+        for server in {id(server): server for server in servers.values()}.values():  # one, shared
             server.stop()
         database.drop()
     for path in write_json_and_markdown(report, markdown(report), args.out, "request-log", started, args.smoke):
         print(f"wrote {path}")
+
+
+def logged_rows(url: str) -> int:
+    """The rows in the request log now (every variant's rounds add to one table)."""
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text("SELECT count(*) FROM request_log")).scalar_one()
+    finally:
+        engine.dispose()
 
 
 def markdown(report: dict) -> str:
@@ -178,12 +227,13 @@ def markdown(report: dict) -> str:
         f"{report['database_version']}; gunicorn --workers {s['workers']} --threads {s['threads']} per server; "
         f"{s['rows']:,} rows; wrk at {s['concurrency']} connections, {s['duration']:.0f} s per endpoint and "
         f"server in {s['rounds']} rounds"
-        f"{', each server started anew for its round' if s.get('fresh_servers') else ''}; "
+        f"{', each server started anew for its round' if s.get('fresh_servers') else ''}"
+        f"{'; one server for every variant, its log switched between rounds' if s.get('one_server') else ''}; "
         f"CPU stolen {report['cpu_stolen']:.0%}.",
         "",
         "| endpoint | log | req/s | of the log off | rounds' median [95% interval] | CPU ms a request "
-        "| log off's CPU / this | cores busy | p99 | rounds' req/s | within 5% |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
+        "| log off's CPU / this | cores busy | p99 | rounds' req/s | rows logged | within 5% |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|",
     ]
     for endpoint, measured in report["endpoints"].items():
         off_cpu = measured["off"]["cpu_ms"]
@@ -194,7 +244,7 @@ def markdown(report: dict) -> str:
             lines.append(f"| {endpoint} | {name} | {result['rps']:.1f} | {result['ratio_to_off']:.3f} | "
                          f"{result['median_round_ratio']:.3f} [{low:.3f}, {high:.3f}] | {result['cpu_ms']:.3f} | "
                          f"{off_cpu / result['cpu_ms']:.3f} | {result['server_cpu'] + result['generator_cpu']:.2f} | "
-                         f"{result['p99_ms']:.1f} ms | {rounds} | {within} |")
+                         f"{result['p99_ms']:.1f} ms | {rounds} | {result.get('logged', 0):,} | {within} |")
     lines += ["", "CPU a request: the server's processes (the writer thread included) and every process of "
               "the PostgreSQL cluster (backends, WAL writer, checkpointer), over the requests answered. "
               "Cores busy: those processes and wrk. Where they are all busy (status reads), the log "

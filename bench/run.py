@@ -84,8 +84,18 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def round_orders(names: list[str], rounds: int) -> list[list[str]]:
     """The servers' order in each round: A B, B A, A B, ... so slow drifts (checkpoints,
-    other work on the machine) fall on both alike rather than on whichever runs first."""
-    return [names if number % 2 == 0 else names[::-1] for number in range(rounds)]
+    other work on the machine) fall on both alike rather than on whichever runs first. Three or
+    more take every place equally often, not only the ends: each rotation of the names, then the
+    same reversed (A B C, C B A, B C A, A C B, ...), since a middle one would always run
+    right after another (and under what that one left behind, an autovacuum it woke)."""
+    if len(names) <= 2:
+        return [names if number % 2 == 0 else names[::-1] for number in range(rounds)]
+    orders = []
+    for number in range(rounds):
+        shift = (number // 2) % len(names)
+        rotated = names[shift:] + names[:shift]
+        orders.append(rotated if number % 2 == 0 else rotated[::-1])
+    return orders
 
 
 def sizes(spec: str) -> list[int]:

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from bench.request_log import CHOICES, VARIANTS
+from bench.request_log import CHOICES, SWITCHED, VARIANTS
 from tests.support.databases import create_postgres_database, postgres_admin_url
 from tests.support.servers import ROOT
 
@@ -33,6 +33,8 @@ def test_each_variant_is_measured_on_each_endpoint(tmp_path):
             assert result["requests"] > 0 and result["failed"] == 0, (endpoint, variant)
             assert result["cpu_ms"] > 0, (endpoint, variant)
         assert measured[endpoint]["off"]["ratio_to_off"] == 1.0
+        assert measured[endpoint]["off"]["logged"] == 0
+        assert measured[endpoint]["batched"]["logged"] >= measured[endpoint]["batched"]["requests"]
         batched = measured[endpoint]["batched"]
         low, high = batched["median_interval"]
         assert low <= batched["median_round_ratio"] <= high
@@ -61,3 +63,28 @@ def test_fresh_servers_start_each_variants_server_for_each_round(tmp_path):
         assert result["requests"] > 0 and result["failed"] == 0, variant
     [markdown] = tmp_path.glob("*-request-log-smoke.md")
     assert "each server started anew for its round" in markdown.read_text()
+
+
+@pytest.mark.postgres
+def test_one_server_switches_its_log_between_rounds(tmp_path):
+    """--one-server: every variant on one server; the log writes in the batched rounds only, one
+    row for each request, and the A/A variant ("off again") writes none."""
+    _url, drop = create_postgres_database()
+    drop()
+    finished = subprocess.run(
+        [sys.executable, "-m", "bench.request_log", "--smoke", "--postgres-url", postgres_admin_url(),
+         "--out", str(tmp_path), "--endpoints", "create", "--one-server", "--warmup", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    [raw] = tmp_path.glob("*-request-log-smoke.json")
+    report = json.loads(raw.read_text())
+    measured = report["endpoints"]["create"]
+    assert list(measured) == list(SWITCHED)
+    assert report["servers_started"] == 1
+    assert measured["off"]["logged"] == measured["off again"]["logged"] == 0
+    batched = measured["batched"]
+    assert batched["requests"] > 0 and batched["failed"] == 0
+    assert batched["logged"] >= batched["requests"]  # and those wrk left in flight at its stop
+    [markdown] = tmp_path.glob("*-request-log-smoke.md")
+    assert "its log switched between rounds" in markdown.read_text()
