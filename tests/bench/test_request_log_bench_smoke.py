@@ -14,18 +14,25 @@ from tests.support.databases import create_postgres_database, postgres_admin_url
 from tests.support.servers import ROOT
 
 
-@pytest.mark.postgres
-def test_each_variant_is_measured_on_each_endpoint(tmp_path):
+def _smoke(tmp_path, *options: str) -> tuple[dict, str]:
+    """`python -m bench.request_log --smoke` with these options: its JSON report and its markdown."""
     _url, drop = create_postgres_database()  # skips (or fails, in CI) without PostgreSQL
     drop()
     finished = subprocess.run(
         [sys.executable, "-m", "bench.request_log", "--smoke", "--postgres-url", postgres_admin_url(),
-         "--out", str(tmp_path), "--endpoints", ",".join(CHOICES)],
+         "--out", str(tmp_path), *options],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     assert finished.returncode == 0, finished.stdout + finished.stderr
     [raw] = tmp_path.glob("*-request-log-smoke.json")
-    measured = json.loads(raw.read_text())["endpoints"]
+    [markdown] = tmp_path.glob("*-request-log-smoke.md")
+    return json.loads(raw.read_text()), markdown.read_text()
+
+
+@pytest.mark.postgres
+def test_each_variant_is_measured_on_each_endpoint(tmp_path):
+    report, markdown = _smoke(tmp_path, "--endpoints", ",".join(CHOICES))
+    measured = report["endpoints"]
     assert set(measured) == set(CHOICES)
     for endpoint in CHOICES:
         assert set(measured[endpoint]) == set(VARIANTS)
@@ -39,46 +46,26 @@ def test_each_variant_is_measured_on_each_endpoint(tmp_path):
         low, high = batched["median_interval"]
         assert low <= batched["median_round_ratio"] <= high
         assert batched["verdict"] in ("met", "missed", "undecided")
-    [markdown] = tmp_path.glob("*-request-log-smoke.md")
-    assert "| create | batched |" in markdown.read_text()
+    assert "| create | batched |" in markdown
 
 
 @pytest.mark.postgres
 def test_fresh_servers_start_each_variants_server_for_each_round(tmp_path):
-    _url, drop = create_postgres_database()
-    drop()
-    finished = subprocess.run(
-        [sys.executable, "-m", "bench.request_log", "--smoke", "--postgres-url", postgres_admin_url(),
-         "--out", str(tmp_path), "--endpoints", "create", "--variants", "batched", "--fresh-servers"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )
-    assert finished.returncode == 0, finished.stdout + finished.stderr
-    [raw] = tmp_path.glob("*-request-log-smoke.json")
-    report = json.loads(raw.read_text())
+    report, markdown = _smoke(tmp_path, "--endpoints", "create", "--variants", "batched", "--fresh-servers")
     measured = report["endpoints"]["create"]
     assert set(measured) == {"off", "batched"}  # the log off always runs, to compare with
     assert report["servers_started"] == 2 * report["settings"]["rounds"]
     for variant, result in measured.items():
         assert len(result["rounds"]) == report["settings"]["rounds"], variant
         assert result["requests"] > 0 and result["failed"] == 0, variant
-    [markdown] = tmp_path.glob("*-request-log-smoke.md")
-    assert "each server started anew for its round" in markdown.read_text()
+    assert "each server started anew for its round" in markdown
 
 
 @pytest.mark.postgres
 def test_one_server_switches_its_log_between_rounds(tmp_path):
     """--one-server: every variant on one server; the log writes in the batched rounds only, one
     row for each request, and the A/A variant ("off again") writes none."""
-    _url, drop = create_postgres_database()
-    drop()
-    finished = subprocess.run(
-        [sys.executable, "-m", "bench.request_log", "--smoke", "--postgres-url", postgres_admin_url(),
-         "--out", str(tmp_path), "--endpoints", "create", "--one-server", "--warmup", "1"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )
-    assert finished.returncode == 0, finished.stdout + finished.stderr
-    [raw] = tmp_path.glob("*-request-log-smoke.json")
-    report = json.loads(raw.read_text())
+    report, markdown = _smoke(tmp_path, "--endpoints", "create", "--one-server", "--warmup", "1")
     measured = report["endpoints"]["create"]
     assert list(measured) == list(SWITCHED)
     assert report["servers_started"] == 1
@@ -86,5 +73,4 @@ def test_one_server_switches_its_log_between_rounds(tmp_path):
     batched = measured["batched"]
     assert batched["requests"] > 0 and batched["failed"] == 0
     assert batched["logged"] >= batched["requests"]  # and those wrk left in flight at its stop
-    [markdown] = tmp_path.glob("*-request-log-smoke.md")
-    assert "its log switched between rounds" in markdown.read_text()
+    assert "its log switched between rounds" in markdown
