@@ -180,3 +180,44 @@ def test_the_audit_log_reads_in_words_links_the_original_and_breaks_no_word(page
     expect(row).to_contain_text("Refund issued")
     row.get_by_role("link", name=captured).click()  # the refund's original, in its details
     expect(page).to_have_title(f"Payment {captured} · Paydesk")
+
+
+# Each reference cell's first child (the reference): the tops of the lines it was laid out on.
+REFERENCE_LINES = """(cells) => cells.map((cell) => {
+  const range = document.createRange();
+  range.selectNodeContents(cell.firstChild);
+  return [cell.firstChild.textContent, new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size];
+})"""
+
+
+@pytest.mark.parametrize("width", [390, 1280], ids=["phone", "laptop"])
+def test_a_short_reference_is_not_broken_at_its_hyphen_in_the_transactions_list(page: Page, server, merchant,
+                                                                                 sandbox, width):
+    tag = uuid.uuid4().hex[:6]
+
+    def declined(reference: str, email: str):
+        billing = {"firstName": "Margaret", "lastName": f"Hamilton-{tag}", "customerReference": f"customer-{tag}",
+                   "email": email}
+        created = sandbox.post("/transactions", payment_body(reference=reference, billing=billing))
+        tx_no = created.json()["transactionId"]
+        assert sandbox.post(f"/sandbox/transactions/{tx_no}/outcome",
+                            {"status": "Declined", "declineReason": "Insufficient Funds"}).status_code == 200
+
+    shorts = [f"ORDER-{int(tag, 16) % 10000}", f"ORD-{tag}"]
+    for reference in shorts:
+        declined(reference, f"margaret.hamilton.{tag}@a-shop-with-a-rather-long-name.example")
+    long = f"INVOICE-2026-12-05-{tag}-MONTHLY-SUBSCRIPTION-FOR-THE-WHOLE-TEAM"
+    declined(long, f"long.{tag}@example.com")
+    page.set_viewport_size({"width": width, "height": 900})
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "support"))
+
+    open_in_mode(page, server.url, f"/transactions?q=margaret.hamilton.{tag}", "sandbox")
+    cells = page.locator("td.ref")
+    expect(cells).to_have_count(2)
+    assert dict(cells.evaluate_all(REFERENCE_LINES)) == {reference: 1 for reference in shorts}
+
+    # A long one still wraps where its cell needs it to: nothing scrolls sideways.
+    page.goto(f"{server.url}/test/transactions?q=long.{tag}")
+    [(shown, lines)] = page.locator("td.ref").evaluate_all(REFERENCE_LINES)
+    assert shown == long and lines > 1
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
