@@ -140,7 +140,7 @@ def main(argv=None) -> None:
 
         switch = work / "request-log-switch"
         if args.one_server:
-            switch.write_text(SWITCHED["off"])
+            turn(switch, SWITCHED["off"])
             started_servers.append("switched")
             shared = start_gunicorn("switched", "bench.switched_app:create_app()",
                                     env | {"REQUEST_LOG_SWITCH": str(switch)}, args.workers, args.threads, work)
@@ -153,7 +153,7 @@ def main(argv=None) -> None:
             def drive(name: str, seconds: float, counted: bool = False):
                 server = servers[name]
                 if args.one_server:
-                    switch.write_text(SWITCHED[name])
+                    turn(switch, SWITCHED[name])
                     time.sleep(SWITCH_SETTLE)
                 rows_before = logged_rows(database.url)
                 result = run_wrk(server.url, endpoint, files[endpoint], f"r{uuid.uuid4().hex[:8]}", seconds,
@@ -206,6 +206,13 @@ def main(argv=None) -> None:
         database.drop()
     for path in write_json_and_markdown(report, markdown(report), args.out, "request-log", started, args.smoke):
         print(f"wrote {path}")
+
+
+def turn(switch: Path, state: str) -> None:
+    """Write the switch's file whole at once (a worker's poll never reads it half-written)."""
+    written = switch.with_suffix(".new")
+    written.write_text(state)
+    os.replace(written, switch)
 
 
 def logged_rows(url: str) -> int:
