@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cryptography.fernet import Fernet
-from sqlalchemy import create_engine, text
+from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.pool import NullPool
 
 from app.cli import upgrade_database
@@ -130,6 +130,8 @@ def main(argv=None) -> None:
         seeded = seed(database.url, args.rows, refund_method=PAYSTACK_CARD)
         connect_paystack(database.url, key, seeded.merchant_id, UNCALLED_PROVIDER)
         files = write_data_files(seeded, work)
+        # Counts the log's rows between rounds; no connection kept open through them (NullPool).
+        counting = create_engine(database.url, poolclass=NullPool)
         env = {"DATABASE_URL": database.url, "SECRET_KEY": "bench-secret", "DEMO_MODE": "1",
                "PAYDESK_ENCRYPTION_KEY": key}
 
@@ -155,14 +157,14 @@ def main(argv=None) -> None:
                 if args.one_server:
                     turn(switch, SWITCHED[name])
                     time.sleep(SWITCH_SETTLE)
-                rows_before = logged_rows(database.url)
+                rows_before = logged_rows(counting) if counted else 0
                 result = run_wrk(server.url, endpoint, files[endpoint], f"r{uuid.uuid4().hex[:8]}", seconds,
                                  args.concurrency, 2, lambda: server.cpu_seconds() + database.cluster_cpu(),
                                  header)
                 server.wait_until_idle()
                 time.sleep(FLUSH_WAIT)  # the writer's last batch
                 if counted:
-                    logged[name] += logged_rows(database.url) - rows_before
+                    logged[name] += logged_rows(counting) - rows_before
                 return result
 
             if args.warmup:
@@ -215,14 +217,10 @@ def turn(switch: Path, state: str) -> None:
     os.replace(written, switch)
 
 
-def logged_rows(url: str) -> int:
+def logged_rows(engine: Engine) -> int:
     """The rows in the request log now (every variant's rounds add to one table)."""
-    engine = create_engine(url, poolclass=NullPool)
-    try:
-        with engine.connect() as conn:
-            return conn.execute(text("SELECT count(*) FROM request_log")).scalar_one()
-    finally:
-        engine.dispose()
+    with engine.connect() as conn:
+        return conn.execute(text("SELECT count(*) FROM request_log")).scalar_one()
 
 
 def markdown(report: dict) -> str:
