@@ -5,7 +5,7 @@ Three servers started side by side each have a speed of their own (memory layout
 which falls on every round of their variant: in a run of 2026-12-05 a server that noted each
 request and dropped it, work of about 6 us, took 0.889 of the log off's creates a second (that
 run's order also put the log off first or last in every round, bench.run.round_orders). One
-server switched between rounds removes that difference; the run's A/A variant ("off, again")
+server switched between rounds removes that difference; the run's A/A variant ("off again")
 measures what is left.
 
 REQUEST_LOG_SWITCH names a file: "0" in it turns the log off, anything else on. Each worker

@@ -734,7 +734,7 @@ disputes = Table(
     Column("action_error", String(500)),  # why the provider refused or could not take it
     # When a worker last asked the provider where an open dispute stands (missed webhooks).
     Column("status_checked_at", UtcDateTime()),
-    # When the users who answer disputes were reminded that its deadline is near (once).
+    # When the users who answer disputes were reminded that its deadline is near (once per deadline).
     Column("reminded_at", UtcDateTime()),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("updated_at", UtcDateTime(), nullable=False),
