@@ -69,12 +69,17 @@ COMMON_DECLINE_REASONS = (
 )
 EXPIRED = "Transaction Expired"
 
-# The moves a payment or payout may make through its provider (checkout, sandbox
-# helper, worker). Refunded is reached only through refunds, never set directly.
+# The moves a payment may make through its provider (checkout, sandbox helper, worker).
+# Refunded is reached only through refunds, never set directly.
 PAYMENT_MOVES: dict[Status, frozenset[Status]] = {
     Status.PENDING: frozenset({Status.AUTHORIZED, Status.CAPTURED, Status.DECLINED, Status.FAILED}),
     Status.AUTHORIZED: frozenset({Status.CAPTURED, Status.DECLINED, Status.FAILED}),
     Status.CAPTURED: frozenset({Status.CHARGEBACK}),
+}
+# A payout is sent, never held for capture nor disputed: no connector reports an Authorized or
+# a Chargeback for one (Paystack's reversed transfer is Declined), so the sandbox helper does not either.
+PAYOUT_MOVES: dict[Status, frozenset[Status]] = {
+    Status.PENDING: frozenset({Status.CAPTURED, Status.DECLINED, Status.FAILED}),
 }
 REFUND_MOVES: dict[Status, frozenset[Status]] = {
     Status.PENDING: frozenset({Status.CAPTURED, Status.FAILED, Status.DECLINED}),
@@ -86,7 +91,7 @@ DECLINE_STATUSES = frozenset({Status.DECLINED, Status.FAILED})
 
 def can_move(kind: Kind, current: Status, target: Status) -> bool:
     """Whether a transaction of this kind may move from current to target."""
-    moves = REFUND_MOVES if kind is Kind.REFUND else PAYMENT_MOVES
+    moves = {Kind.REFUND: REFUND_MOVES, Kind.PAYOUT: PAYOUT_MOVES}.get(kind, PAYMENT_MOVES)
     return target in moves.get(current, frozenset())
 
 

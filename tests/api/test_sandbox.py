@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 import requests
 
+from tests.api.test_create_and_status import payout_body
 from tests.conftest import payment_body
 
 FIXTURES = {
@@ -78,6 +79,20 @@ def test_outcome_refuses_a_move_the_status_does_not_allow(sandbox):
     response = sandbox.post("/sandbox/transactions/SBX-DECLINED/outcome", {"status": "Captured"})
     assert response.status_code == 409
     assert response.json() == {"error": "Transaction SBX-DECLINED cannot move from Declined to Captured"}
+
+
+def test_outcome_never_holds_nor_charges_back_a_payout(sandbox):
+    """No provider holds a payout for capture or disputes one: the helper moves it as they would."""
+    tx_no = sandbox.post("/transactions", payout_body()).json()["transactionId"]
+    response = sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Authorized"})
+    assert (response.status_code, response.json()) == (
+        409, {"error": f"Transaction {tx_no} cannot move from Pending to Authorized"})
+    assert sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Captured"}).status_code == 200
+    response = sandbox.post(f"/sandbox/transactions/{tx_no}/outcome", {"status": "Chargeback"})
+    assert (response.status_code, response.json()) == (
+        409, {"error": f"Transaction {tx_no} cannot move from Captured to Chargeback"})
+    assert sandbox.status(tx_no)["Status"] == "Captured"
+    assert [d for d in sandbox.get("/disputes?limit=200").json()["disputes"] if d["txNo"] == tx_no] == []
 
 
 def test_outcome_refuses_unknown_status_words(sandbox):
