@@ -76,8 +76,9 @@ PAYMENT_MOVES: dict[Status, frozenset[Status]] = {
     Status.AUTHORIZED: frozenset({Status.CAPTURED, Status.DECLINED, Status.FAILED}),
     Status.CAPTURED: frozenset({Status.CHARGEBACK}),
 }
-# A payout is sent, never held for capture nor disputed: no connector reports an Authorized or
-# a Chargeback for one (Paystack's reversed transfer is Declined), so the sandbox helper does not either.
+# A payout is sent, never held for capture nor disputed: no connector reports an Authorized or a
+# Chargeback for one (Paystack's reversed transfer is Declined), so the sandbox helper does not
+# either.
 PAYOUT_MOVES: dict[Status, frozenset[Status]] = {
     Status.PENDING: frozenset({Status.CAPTURED, Status.DECLINED, Status.FAILED}),
 }
