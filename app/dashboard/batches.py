@@ -19,7 +19,7 @@ from app.web import deps
 
 from . import dashboard, once
 from .formatting import money
-from .htmx import page_or_fragment
+from .htmx import page_or_fragment, wants_fragment
 
 # The upload form's file is at most this large (a 5,000-row payouts file is about 700 kB).
 UPLOAD_LIMIT = 4 * 1024 * 1024
@@ -113,11 +113,12 @@ def upload_batch():
     return redirect(url_for("dashboard.batch", public_id=batch.public_id), 303)
 
 
-def _batch_page(batch: Batch, status: int = 200):
+def _batch_page(batch: Batch, mark: str, status: int = 200):
     rows = batches.rows_of(deps(), current_caller(), batch.public_id)
     if batch.state is BatchState.REVIEW:
         rows = [row for row in rows if row.errors] + [row for row in rows if not row.errors]
     return page_or_fragment("dashboard/batch.html", "dashboard/_batch_progress.html", status, batch=batch,
+                            mark=mark,
                             rows=rows[:MAX_SHOWN_ROWS], more=max(0, len(rows) - MAX_SHOWN_ROWS),
                             row_status=batches.row_status, row_reason=batches.row_reason,
                             batch_states=batches.RowState)
@@ -127,8 +128,13 @@ def _batch_page(batch: Batch, status: int = 200):
 @requires("batches")
 def batch(public_id: str):
     """A batch: in review its rows' errors and totals and what to do; then its progress (htmx
-    polls it while it runs) and results."""
-    return _batch_page(_batch_or_404(public_id))
+    polls it while it runs, or awaits approval) and results. A poll that saw what is there now
+    (its `seen` mark) is answered 204: nothing is redrawn, the rows of up to 1,000 not read."""
+    found = _batch_or_404(public_id)
+    mark = batches.progress_mark(deps(), found)
+    if wants_fragment() and request.args.get("seen") == mark:
+        return Response(status=204)
+    return _batch_page(found, mark=mark)
 
 
 @dashboard.post("/batches/<public_id>/run")

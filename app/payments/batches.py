@@ -592,6 +592,17 @@ def rows_of(deps: Deps, caller: Caller, public_id: str) -> list[BatchRow]:
         return uow.batches.rows(batch.id)
 
 
+def progress_mark(deps: Deps, batch: Batch) -> str:
+    """What the batch's page shows of it, in a few characters: its state, its rows' counts per
+    state and their transactions' per status. The page's poll sends the mark it drew; the same
+    mark means nothing it shows has moved (its rows are not read again)."""
+    with deps.uow(write=False) as uow:
+        made = uow.batches.made_statuses(batch.id)
+    counted = [*(f"{state}{n}" for state, n in sorted(batch.counts.items())),
+               *(f"{status}{n}" for status, n in sorted(made.items()))]
+    return "-".join([batch.state.value, *counted])
+
+
 def run(deps: Deps, caller: Caller, public_id: str) -> Batch:
     """Run a batch in review: its invalid rows are skipped; its valid rows run now, or once a
     second user approves them when a currency's total is above the merchant's threshold (one

@@ -33,6 +33,10 @@ from .transactions import _SELECT_TX, _row_to_transaction
 
 # At most this many values in one IN (...) list (SQLite's default limit is 32766 parameters).
 IN_LIST = 500
+# A batch's rows with the transaction each made, in the batch's merchant and mode (none yet: NULLs).
+_ROWS_MADE = batch_rows.join(batches, batches.c.id == batch_rows.c.batch_id).outerjoin(
+    transactions, (transactions.c.tx_no == batch_rows.c.tx_no)
+    & (transactions.c.merchant_id == batches.c.merchant_id) & (transactions.c.mode == batches.c.mode))
 
 
 def dumps_exact(value) -> str:
@@ -184,16 +188,20 @@ class BatchRepository:
 
     def rows(self, batch_id: int) -> list[BatchRow]:
         """A batch's rows in order, with their transactions' statuses (the batch read in scope)."""
-        joined = batch_rows.join(batches, batches.c.id == batch_rows.c.batch_id).outerjoin(
-            transactions, (transactions.c.tx_no == batch_rows.c.tx_no)
-            & (transactions.c.merchant_id == batches.c.merchant_id) & (transactions.c.mode == batches.c.mode))
-        query = (select(batch_rows, transactions.c.status, transactions.c.decline_reason).select_from(joined)
+        query = (select(batch_rows, transactions.c.status, transactions.c.decline_reason).select_from(_ROWS_MADE)
                  .where(batch_rows.c.batch_id == batch_id).order_by(batch_rows.c.row_number))
         return [BatchRow(number=m["row_number"], body=loads_exact(m["input"]),
                          errors=json.loads(m["errors"]) if m["errors"] else None,
                          state=RowState(m["state"]), tx_no=m["tx_no"], tx_status=m["status"],
                          decline_reason=m["decline_reason"])
                 for m in self.conn.execute(query).mappings()]
+
+    def made_statuses(self, batch_id: int) -> dict[str, int]:
+        """How many of a batch's rows' transactions are in each status (rows() shows them)."""
+        found = self.conn.execute(select(transactions.c.status, func.count()).select_from(_ROWS_MADE)
+                                  .where(batch_rows.c.batch_id == batch_id, transactions.c.status.is_not(None))
+                                  .group_by(transactions.c.status))
+        return {status: count for status, count in found}
 
     # -- the worker ---------------------------------------------------------------------------------
 
