@@ -85,6 +85,8 @@ PAYOUT_MOVES: dict[Status, frozenset[Status]] = {
 REFUND_MOVES: dict[Status, frozenset[Status]] = {
     Status.PENDING: frozenset({Status.CAPTURED, Status.FAILED, Status.DECLINED}),
 }
+# Each kind's moves (can_move).
+_MOVES = {Kind.PAYMENT: PAYMENT_MOVES, Kind.PAYOUT: PAYOUT_MOVES, Kind.REFUND: REFUND_MOVES}
 # Refunds that hold part of the original: Failed and Declined ones free their amount.
 ACTIVE_REFUND_STATUSES = (Status.PENDING, Status.CAPTURED)
 DECLINE_STATUSES = frozenset({Status.DECLINED, Status.FAILED})
@@ -92,8 +94,7 @@ DECLINE_STATUSES = frozenset({Status.DECLINED, Status.FAILED})
 
 def can_move(kind: Kind, current: Status, target: Status) -> bool:
     """Whether a transaction of this kind may move from current to target."""
-    moves = {Kind.REFUND: REFUND_MOVES, Kind.PAYOUT: PAYOUT_MOVES}.get(kind, PAYMENT_MOVES)
-    return target in moves.get(current, frozenset())
+    return target in _MOVES[kind].get(current, frozenset())
 
 
 TX_NO_PREFIX = {Kind.PAYMENT: "PAY", Kind.PAYOUT: "POU", Kind.REFUND: "RFD"}

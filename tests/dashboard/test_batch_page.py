@@ -73,7 +73,6 @@ def test_a_running_batchs_poll_redraws_only_what_moved(dashboard, merchant, serv
     assert "hx-get" not in moved.text.split('id="batch-progress"')[1].split(">")[0]  # done: no more polls
 
 
-
 def test_a_made_rows_payout_that_moves_is_redrawn_though_no_row_did(dashboard, merchant, server, sandbox):
     """A made row shows its payout's status: the mark a poll compares moves with it, though no
     row's own state did."""
