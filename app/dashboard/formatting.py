@@ -146,6 +146,16 @@ def when(moment: datetime | None, shown: Display | None = None) -> str:
     return f"{format_datetime(local, 'medium', tzinfo=shown.tz, locale=shown.babel)} {local.tzname()}"
 
 
+def when_lines(moment: datetime, shown: Display | None = None) -> tuple[str, str]:
+    """when's text as its day and its time of day, for a narrow column to show on two lines:
+    ("27 Nov 2026,", "10:44:48 CET"); ("", the whole text) where the locale puts the time first."""
+    whole = when(moment, shown)
+    clock = clock_text(moment, shown)
+    if len(whole) > len(clock) and whole.endswith(clock):
+        return whole[:-len(clock)].rstrip(), clock
+    return "", whole
+
+
 def clock_text(moment: datetime, shown: Display | None = None) -> str:
     """The time of day of a moment in the reader's zone and locale, with the zone's abbreviation:
     08:00:00 CET (en-GB, de-DE), 8:00:00 AM CET (en-US)."""
@@ -285,6 +295,7 @@ def register(app: Flask) -> None:
     app.add_template_global(money_of_minor, "money_minor")
     app.add_template_filter(when, "when")
     app.add_template_filter(clock_text, "clock")
+    app.add_template_filter(when_lines, "when_lines")
     app.add_template_filter(when_iso, "when_iso")
     app.add_template_filter(day_text, "day")
     app.add_template_filter(day_input_text, "day_input")

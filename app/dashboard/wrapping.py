@@ -1,4 +1,5 @@
-"""Long tokens (e-mail addresses, URLs, IP addresses) that may wrap only where a reader expects a break."""
+"""Long tokens (e-mail addresses, URLs, IP addresses) that may wrap only where a reader expects a break,
+and short references that may not wrap at all."""
 from __future__ import annotations
 
 import re
@@ -26,3 +27,16 @@ def wrap_at_parts(text: str | None) -> Markup:
         else:
             out.append(escape(part))
     return Markup("").join(out)
+
+
+# A reference up to this long is shown in one piece: "ORDER-1005" broken at its hyphen reads as two
+# references. A longer one wraps anywhere, as its cell (td.ref) lets it.
+WHOLE_REFERENCE = 16
+
+
+@dashboard.app_template_filter("reference")
+def reference(text: str | None) -> Markup:
+    """A merchant's reference for a table cell: in one piece when short, as it is otherwise."""
+    if text and len(text) <= WHOLE_REFERENCE:
+        return Markup('<span class="nowrap">') + escape(text) + Markup("</span>")
+    return escape(text or "")

@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from app.dashboard.wrapping import WHOLE_REFERENCE
+from tests.conftest import payment_body
 from tests.dashboard.conftest import SANDBOX, add_user
 from tests.support.request_log import logged
 
+from .accessibility import parts_scrolling_sideways
 from .conftest import sign_in, to_sandbox
 
 WIDTHS = {"desktop": 1280, "phone": 390}
@@ -131,3 +134,41 @@ def test_a_notification_s_sandbox_box_is_level_with_its_drop_down(page: Page, se
         box = page.locator(f"#sandbox-{kind}").bounding_box()
         middle = drop_down["y"] + drop_down["height"] / 2
         assert abs(box["y"] + box["height"] / 2 - middle) <= 1, (kind, drop_down, box)
+
+
+# Each short reference's lines on the transactions page: "ORDER-1005" broken at its hyphen reads
+# as two references (it was, at 1,280 px: the created time held its column to one line).
+BROKEN_REFERENCES = """longest => [...document.querySelectorAll('td.ref')].flatMap(cell => {
+  const text = cell.firstChild, range = document.createRange();
+  if (text.textContent.length > longest) return [];
+  range.selectNodeContents(text);
+  const lines = new Set([...range.getClientRects()].map(rect => Math.round(rect.top)));
+  return lines.size > 1 ? [`${text.textContent} on ${lines.size} lines`] : [];
+})"""
+
+
+@pytest.mark.parametrize("width", [390, 700, 900, 1025, 1100, 1280, 1440])
+def test_the_transactions_list_shows_every_row_whole_at_every_width(page: Page, server, merchant, sandbox, width):
+    """A laptop's half screen or a tablet (641 to 1,200 px) scrolled the list sideways, its
+    created times and decline reasons out of sight; a short reference broke at its hyphen."""
+    declined = None
+    for number in range(1001, 1004):
+        made = sandbox.post("/transactions", payment_body(amount=75.5, reference=f"ORDER-{number}")).json()
+        sandbox.post(f"/sandbox/transactions/{made['transactionId']}/outcome",
+                     {"status": "Declined", "declineReason": "Insufficient Funds"} if number == 1002
+                     else {"status": "Captured"})
+        if number == 1002:
+            declined = made["transactionId"]
+        if number == 1003:
+            refund = sandbox.post("/transactions/refund", {"txNo": made["transactionId"], "amount": 20})
+            assert refund.status_code == 200, refund.text
+    page.set_viewport_size({"width": width, "height": 900})
+    sign_in(page, server.url, add_user(server.app, merchant.merchant_id, "finance"))
+    to_sandbox(page)
+    page.goto(f"{server.url}{SANDBOX}/transactions")
+    row = page.locator("tbody tr", has_text="ORDER-1002")
+    expect(row.get_by_role("link", name=declined).filter(visible=True)).to_have_count(1)
+    expect(row.get_by_text("Insufficient Funds").filter(visible=True)).to_have_count(1)
+    assert page.evaluate(BROKEN_REFERENCES, WHOLE_REFERENCE) == []
+    assert parts_scrolling_sideways(page) == []
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0

@@ -17,6 +17,7 @@ from app.dashboard.formatting import (
     percent_text,
     retyped_day,
     when,
+    when_lines,
 )
 
 WINTER = datetime(2026, 1, 27, 9, 44, 48, tzinfo=UTC)
@@ -33,6 +34,16 @@ SUMMER = datetime(2026, 7, 27, 9, 44, 48, tzinfo=UTC)
 ])
 def test_a_moment_is_written_in_the_readers_zone_and_locale_with_the_zone(shown, moment, text):
     assert when(moment, shown) == text
+
+
+@pytest.mark.parametrize("shown, lines", [
+    (Display(), ("27 Jan 2026,", "09:44:48 UTC")),
+    (Display("en-US", "America/New_York"), ("Jan 27, 2026,", "4:44:48\u202fAM EST")),
+    (Display("de-DE", "Europe/Berlin"), ("27.01.2026,", "10:44:48 CET")),
+])
+def test_a_moment_on_two_lines_is_its_day_then_its_time_as_the_locale_joins_them(shown, lines):
+    assert when_lines(WINTER, shown) == lines
+    assert " ".join(lines) == when(WINTER, shown)
 
 
 @pytest.mark.parametrize("locale, amount, currency, text", [
