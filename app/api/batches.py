@@ -137,7 +137,7 @@ def create_batch(kind: str):
     key = idempotency_key()
 
     def answer(batch: Batch):
-        return json_response(batch_body(batch, batches.rows_of(deps(), g.caller, batch.public_id)), 201)
+        return json_response(batch_body(batch, batches.rows_of(deps(), batch)), 201)
 
     if key is None:
         return answer(_create(batch_kind, body, None))
@@ -176,7 +176,7 @@ def create_batch(kind: str):
 def get_batch(kind: str, batch_id: str):
     """The batch, its counts and each row's result (txNo, status, decline reason or messages)."""
     batch = _of_kind(batches.get_batch(deps(), g.caller, _batch_id(batch_id)), _kind(kind))
-    return json_response(batch_body(batch, batches.rows_of(deps(), g.caller, batch.public_id)))
+    return json_response(batch_body(batch, batches.rows_of(deps(), batch)))
 
 
 @api.post("/payouts/batches/<batch_id>/run", defaults={"kind": "payouts"})

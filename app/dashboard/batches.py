@@ -114,7 +114,7 @@ def upload_batch():
 
 
 def _batch_page(batch: Batch, mark: str, status: int = 200):
-    rows = batches.rows_of(deps(), current_caller(), batch.public_id)
+    rows = batches.rows_of(deps(), batch)
     if batch.state is BatchState.REVIEW:
         rows = [row for row in rows if row.errors] + [row for row in rows if not row.errors]
     return page_or_fragment("dashboard/batch.html", "dashboard/_batch_progress.html", status, batch=batch,
@@ -179,6 +179,6 @@ def cancel_batch(public_id: str):
 def batch_results(public_id: str):
     """The results file: row, txNo, status, decline reason."""
     found = _batch_or_404(public_id)
-    rows = batches.rows_of(deps(), current_caller(), found.public_id)
+    rows = batches.rows_of(deps(), found)
     return Response(batches.results_csv(rows), mimetype="text/csv", headers={
         "Content-Disposition": f"attachment; filename={found.public_id}-results.csv"})

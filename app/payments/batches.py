@@ -585,9 +585,9 @@ class BatchNotFound(PaymentError):
         super().__init__(f"Batch {shown_field_name(public_id)} not found")
 
 
-def rows_of(deps: Deps, caller: Caller, public_id: str) -> list[BatchRow]:
-    """The batch's rows in order, with the status of each transaction made."""
-    batch = get_batch(deps, caller, public_id)
+def rows_of(deps: Deps, batch: Batch) -> list[BatchRow]:
+    """The batch's rows in order, with the status of each transaction made (the batch as
+    get_batch gave it the caller: not read again)."""
     with deps.uow(write=False) as uow:
         return uow.batches.rows(batch.id)
 

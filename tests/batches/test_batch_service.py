@@ -89,7 +89,7 @@ def test_each_row_gets_the_single_payouts_messages(deps, alice, merchant):
         row(f"{prefix}-1"), row(f"{prefix}-2", bank="999"), row(f"{prefix}-3", account="0123456789"),
         row(f"{prefix}-1"), row(f"{prefix}-5", amount='"1,5"'), row(f"{prefix}-6", method="card"),
         row(f"{prefix}-7", amount="100.001")))
-    rows = batches.rows_of(deps, alice, batch.public_id)
+    rows = batches.rows_of(deps, batch)
     assert [r.errors for r in rows] == [
         None,
         {"Payment.Bank": ["Bank 999 is not in the bank list of payment method ng-bank-payout"],
@@ -125,13 +125,13 @@ def test_a_row_naming_a_saved_recipient_pays_its_account(deps, alice, merchant):
     data = csv_file(f",75.00,,,,,{prefix}-1,,{recipient_id}", header=RECIPIENT_HEADER)
 
     batch = upload(deps, alice, data)
-    [checked] = batches.rows_of(deps, alice, batch.public_id)
+    [checked] = batches.rows_of(deps, batch)
     assert checked.errors is None
     batches.run(deps, alice, batch.public_id)
     run_worker(deps)
 
     with deps.uow(write=False) as uow:
-        payout = uow.transactions.get(alice, batches.rows_of(deps, alice, batch.public_id)[0].tx_no)
+        payout = uow.transactions.get(alice, batches.rows_of(deps, batch)[0].tx_no)
     assert (payout.amount, payout.currency) == (Decimal("75.00"), "NGN")
     assert payout.payment_details == {"bank": "058", "holder": "Chidi Eze",
                                       "accountNumber": nuban("058", "111111111")}
@@ -145,14 +145,14 @@ def test_a_row_naming_an_unknown_recipient_or_another_account_is_refused(deps, a
 
     batch = upload(deps, alice, data)
 
-    assert [row.errors["Recipient"] for row in batches.rows_of(deps, alice, batch.public_id)] == [
+    assert [row.errors["Recipient"] for row in batches.rows_of(deps, batch)] == [
         ["Recipient rcp_nobody not found (or archived)"],
         [f"Recipient {recipient_id} has its own account: leave method, account empty"]]
     live = Caller(merchant.merchant_id, Mode.LIVE, "alice@shop.test", "127.0.0.1")
     other_mode = batches.create_batch(deps, live, BatchKind.PAYOUT, batches.read_csv(
         csv_file(f",1.00,,,,,r-3,,{recipient_id}", header=RECIPIENT_HEADER), BatchKind.PAYOUT),
         source="dashboard", file_name="p.csv", request_key=None, defaults=DEFAULTS)
-    assert batches.rows_of(deps, live, other_mode.public_id)[0].errors == {
+    assert batches.rows_of(deps, other_mode)[0].errors == {
         "Recipient": [f"Recipient {recipient_id} not found (or archived)"]}
 
 
@@ -168,7 +168,7 @@ def test_running_the_valid_rows_creates_each_once_and_a_reupload_creates_nothing
     assert done.state is BatchState.DONE
     assert (done.count(RowState.CREATED), done.count(RowState.SKIPPED)) == (2, 1)
     assert payouts_with(deps, merchant, prefix) == 2
-    rows = batches.rows_of(deps, alice, batch.public_id)
+    rows = batches.rows_of(deps, batch)
     assert [(r.number, r.state, r.tx_no is not None) for r in rows] == [
         (1, RowState.CREATED, True), (2, RowState.SKIPPED, False), (3, RowState.CREATED, True)]
     results = batches.results_csv(rows).splitlines()
@@ -178,7 +178,7 @@ def test_running_the_valid_rows_creates_each_once_and_a_reupload_creates_nothing
     assert results[1].startswith(f"1,{rows[0].tx_no},")
 
     again = upload(deps, alice, data)
-    again_rows = batches.rows_of(deps, alice, again.public_id)
+    again_rows = batches.rows_of(deps, again)
     assert again_rows[0].errors == {"Reference": [f"Transaction with reference {prefix}-1 already exists"]}
     assert again.count(RowState.VALID) == 0
     with pytest.raises(batches.BatchRefused) as refused:
